@@ -1,0 +1,53 @@
+"""The dptx error hierarchy (DESIGN.md conventions): one root, messages that say what, where
+and what to do."""
+
+
+class DptxError(Exception):
+    """Root of every error dptx raises on purpose."""
+
+
+class CompileError(DptxError):
+    """CUDA C did not compile. ``log`` holds NVRTC's log."""
+
+    def __init__(self, message, log=""):
+        super().__init__(message + ("\n" + log if log else ""))
+        self.log = log
+
+
+class PtxSyntaxError(DptxError):
+    """PTX text does not parse. Carries the line, the column (both 1-based), the offending
+    text and what the parser expected there."""
+
+    def __init__(self, message, line, column, text="", expected="", source_line=""):
+        where = f"line {line}, column {column}"
+        detail = f"{message} at {where}"
+        if text:
+            detail += f": found {text!r}"
+        if expected:
+            detail += f", expected {expected}"
+        if source_line:
+            detail += f"\n    {source_line}\n    {' ' * (column - 1)}^"
+        super().__init__(detail)
+        self.line = line
+        self.column = column
+        self.text = text
+        self.expected = expected
+
+
+class PtxUnsupportedError(DptxError):
+    """An instruction or modifier that a back-end does not implement."""
+
+
+class LaunchError(DptxError):
+    """A launch's configuration or arguments are wrong."""
+
+
+class DptxMemoryError(DptxError):
+    """A kernel accessed memory outside any mapped buffer."""
+
+
+class KernelNotFoundError(DptxError, KeyError):
+    """``get_function`` asked for a kernel that the module does not define."""
+
+    def __str__(self):
+        return self.args[0] if self.args else ""

@@ -1,0 +1,132 @@
+"""``dptx.RawModule`` and ``dptx.RawKernel``: CUDA C or PTX in, kernels with their parameters
+and static facts out, following CuPy's names."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Optional
+
+from .errors import DptxError, KernelNotFoundError
+from .nvrtc import compile_to_ptx
+from .ptx import ir, parse
+from .ptx.analysis import KernelFacts, kernel_facts
+
+
+@dataclass(frozen=True)
+class KernelParam:
+    """One kernel parameter as the PTX declares it, with its place in the parameter buffer."""
+    index: int
+    name: str
+    type: str          # PTX type without the dot: "u64", "f32", "b8" (structs: b8 array)
+    size: int          # bytes
+    offset: int        # byte offset in the parameter buffer
+    align: int
+    is_pointer: bool   # .ptr, or a 64-bit integer parameter (how compilers pass pointers)
+
+
+class RawModule:
+    """A module of kernels.
+
+    ``RawModule(code)`` compiles CUDA C with NVRTC (no GPU, no nvcc), ``RawModule(ptx=text)``
+    takes PTX, ``RawModule(path=file)`` reads a ``.cu`` or ``.ptx`` file.
+    """
+
+    def __init__(self, code: Optional[str] = None, *, ptx: Optional[str] = None,
+                 path: Optional[str] = None, options=(), arch: str = "compute_80",
+                 name: Optional[str] = None):
+        given = [x is not None for x in (code, ptx, path)]
+        if sum(given) != 1:
+            raise DptxError("RawModule needs exactly one of code= (CUDA C), ptx= (PTX text) "
+                            "or path= (a .cu or .ptx file)")
+        self.options = tuple(options)
+        self.arch = arch
+        self.code = code
+        if path is not None:
+            path = os.fspath(path)
+            with open(path) as fh:
+                text = fh.read()
+            if path.endswith(".ptx"):
+                ptx = text
+            else:
+                code = self.code = text
+        if code is not None:
+            ptx = compile_to_ptx(code, self.options, arch,
+                                 name=os.path.basename(path) if path else (name or "module.cu"))
+        self.ptx: str = ptx
+        self.module: ir.Module = parse(ptx)
+        self._kernels: dict = {}
+
+    @property
+    def kernel_names(self) -> list:
+        return [f.name for f in self.module.kernels]
+
+    def get_function(self, name: str) -> "RawKernel":
+        if name not in self._kernels:
+            if name not in self.kernel_names:
+                listed = ", ".join(self.kernel_names) or "none"
+                hint = ""
+                if self.code is not None and "extern \"C\"" not in self.code:
+                    hint = " (C++ kernel names are mangled: declare kernels extern \"C\")"
+                raise KernelNotFoundError(
+                    f"no kernel named {name!r} in this module; kernels: {listed}{hint}")
+            self._kernels[name] = RawKernel._from_module(self, name)
+        return self._kernels[name]
+
+    def __repr__(self):
+        return f"<dptx.RawModule kernels={self.kernel_names}>"
+
+
+class RawKernel:
+    """A kernel. ``RawKernel(code, name, options=())`` compiles CUDA C as in CuPy;
+    ``RawModule.get_function`` returns one for a kernel of a module."""
+
+    def __init__(self, code: str, name: str, options=(), *, arch: str = "compute_80"):
+        raw = RawModule(code, options=options, arch=arch)
+        self._init(raw, name)
+
+    @classmethod
+    def _from_module(cls, raw_module: RawModule, name: str) -> "RawKernel":
+        self = cls.__new__(cls)
+        self._init(raw_module, name)
+        return self
+
+    def _init(self, raw_module: RawModule, name: str):
+        if name not in raw_module.kernel_names:
+            raw_module.get_function(name)  # raises the error that lists the kernels
+        self.raw_module = raw_module
+        self.name = name
+        self.module: ir.Module = raw_module.module
+        self.ptx: str = raw_module.ptx
+        self.function: ir.Function = next(f for f in self.module.kernels if f.name == name)
+        self.params = [
+            KernelParam(i, p.name, p.type, p.size, off, p.alignment,
+                        p.ptr or (p.type in ("u64", "b64", "s64") and not p.dims
+                                  and self.module.address_size == 64 and _looks_like_pointer(p)))
+            for i, (p, off) in enumerate(self.function.param_layout())
+        ]
+        self.facts: KernelFacts = kernel_facts(self.module, self.function)
+
+    # Static facts, as attributes for convenience.
+    def __getattr__(self, item):
+        facts = self.__dict__.get("facts")
+        if facts is not None and hasattr(facts, item):
+            return getattr(facts, item)
+        raise AttributeError(item)
+
+    @property
+    def param_size(self) -> int:
+        return self.function.param_size
+
+    def __call__(self, grid, block, args, shared_mem: int = 0):
+        from .launch import launch
+        return launch(self, grid, block, args, shared_mem=shared_mem)
+
+    def __repr__(self):
+        params = ", ".join(f"{p.type}{'*' if p.is_pointer else ''} {p.name}" for p in self.params)
+        return f"<dptx.RawKernel {self.name}({params})>"
+
+
+def _looks_like_pointer(p: ir.Param) -> bool:
+    # nvcc/NVRTC pass pointers as .u64 parameters without .ptr; a 64-bit integer argument is
+    # indistinguishable, so callers may pass either an array or an integer there.
+    return p.type == "u64"

@@ -1,0 +1,113 @@
+"""CUDA C -> PTX through NVRTC from PyPI (``cuda-bindings`` + ``nvidia-cuda-nvrtc``).
+
+No GPU and no nvcc are needed: NVRTC is a library, and the CUDA headers (``cuda_fp16.h``...)
+come from the ``nvidia-cuda-runtime``/``nvidia-cuda-crt`` wheels. Results are cached in memory
+and on disk by (source, options, arch, NVRTC version), since compiling takes 0.1-1 s.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import pathlib
+import threading
+
+from .errors import CompileError
+
+_lock = threading.Lock()
+_memory_cache: dict = {}
+
+
+def _nvrtc():
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise CompileError(
+            "compiling CUDA C needs NVRTC: pip install cuda-bindings nvidia-cuda-nvrtc "
+            "nvidia-cuda-runtime nvidia-cuda-crt (or pass PTX with ptx=...)") from exc
+    return nvrtc
+
+
+@functools.lru_cache(maxsize=None)
+def version() -> tuple:
+    err, major, minor = _nvrtc().nvrtcVersion()
+    _check(err, "nvrtcVersion")
+    return (major, minor)
+
+
+@functools.lru_cache(maxsize=None)
+def include_dirs() -> tuple:
+    """Directories holding the CUDA headers shipped in the nvidia-* wheels."""
+    dirs = []
+    try:
+        import nvidia
+        for root in getattr(nvidia, "__path__", []):
+            for sub in sorted(pathlib.Path(root).glob("cu*/include")) + [pathlib.Path(root) / "cuda_runtime" / "include"]:
+                if (sub / "cuda_fp16.h").exists() or (sub / "cuda_runtime.h").exists():
+                    dirs.append(str(sub))
+    except ImportError:
+        pass
+    return tuple(dict.fromkeys(dirs))
+
+
+def _check(err, what, log=""):
+    nvrtc = _nvrtc()
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        _, msg = nvrtc.nvrtcGetErrorString(err)
+        raise CompileError(f"NVRTC {what} failed: {msg.decode()}", log)
+
+
+def _cache_dir() -> pathlib.Path:
+    base = os.environ.get("DPTX_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "dptx")
+    return pathlib.Path(base) / "nvrtc"
+
+
+def compile_to_ptx(source: str, options=(), arch: str = "compute_80", name: str = "kernel.cu") -> str:
+    """Compile CUDA C ``source`` to PTX text. Raises CompileError with NVRTC's log."""
+    options = tuple(options)
+    key_text = "\0".join([source, arch, *options, repr(version())])
+    key = hashlib.sha256(key_text.encode()).hexdigest()
+    with _lock:
+        if key in _memory_cache:
+            return _memory_cache[key]
+    path = _cache_dir() / f"{key}.ptx"
+    try:
+        ptx = path.read_text()
+    except OSError:
+        ptx = _compile(source, options, arch, name)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(ptx)
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only cache is not an error
+    with _lock:
+        _memory_cache[key] = ptx
+    return ptx
+
+
+def _compile(source: str, options: tuple, arch: str, name: str) -> str:
+    nvrtc = _nvrtc()
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+    _check(err, "nvrtcCreateProgram")
+    try:
+        opts = [f"--gpu-architecture={arch}".encode()]
+        opts += [f"-I{d}".encode() for d in include_dirs()]
+        opts += [o.encode() if isinstance(o, str) else o for o in options]
+        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+        log = b" " * size
+        nvrtc.nvrtcGetProgramLog(prog, log)
+        log = log.rstrip(b"\0 ").decode(errors="replace")
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise CompileError(f"CUDA C compilation of {name} failed (arch {arch}):", log)
+        err, size = nvrtc.nvrtcGetPTXSize(prog)
+        _check(err, "nvrtcGetPTXSize")
+        buf = b" " * size
+        (err,) = nvrtc.nvrtcGetPTX(prog, buf)
+        _check(err, "nvrtcGetPTX")
+        return buf.rstrip(b"\0").decode()
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)

@@ -5,11 +5,18 @@ cluster of CPU and GPU workers. See README.md and DESIGN.md.
 """
 from .errors import (CompileError, DptxError, DptxMemoryError, KernelNotFoundError,
                      LaunchError, PtxSyntaxError, PtxUnsupportedError)
+from . import config  # registers the dptx.* settings with dask.config
+from .array import (array, asarray, asnumpy, empty, empty_like, full, ndarray, ones, zeros,
+                    zeros_like)
 from .module import KernelParam, RawKernel, RawModule
+from .runtime import connect, shutdown
+from .stream import synchronize
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ndarray", "array", "asarray", "asnumpy", "empty", "empty_like", "zeros", "zeros_like",
+    "ones", "full", "connect", "shutdown", "synchronize",
     "RawModule", "RawKernel", "KernelParam", "DptxError", "CompileError", "PtxSyntaxError",
     "PtxUnsupportedError", "LaunchError", "DptxMemoryError", "KernelNotFoundError",
     "__version__",

@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass
 from typing import Optional
 
+import numpy as np
+
 from .errors import DptxError, KernelNotFoundError
 from .nvrtc import compile_to_ptx
 from .ptx import ir, parse
@@ -55,6 +57,7 @@ class RawModule:
         self.ptx: str = ptx
         self.module: ir.Module = parse(ptx)
         self._kernels: dict = {}
+        self._global_buffers = None  # name -> DeviceBuffer, made on first launch/get_global
 
     @property
     def kernel_names(self) -> list:
@@ -72,8 +75,49 @@ class RawModule:
             self._kernels[name] = RawKernel._from_module(self, name)
         return self._kernels[name]
 
+    @property
+    def global_names(self) -> list:
+        """Module ``.global`` and ``.const`` variables (``__device__``/``__constant__``)."""
+        return [v.name for v in self.module.global_variables
+                if v.space in ("global", "const") and v.size and "extern" not in v.linkage]
+
+    def global_buffers(self) -> dict:
+        """Device buffers of the module variables, created from their initializers on first
+        use and kept across launches (the module's device state)."""
+        if self._global_buffers is None:
+            from .array import DeviceBuffer
+            from .cpu import global_image
+            image = global_image(self.module)
+            self._global_buffers = {name: DeviceBuffer.from_host(image[name])
+                                    for name in self.global_names}
+        return self._global_buffers
+
+    def get_global(self, name: str):
+        """A ``dptx.ndarray`` over a ``__device__`` or ``__constant__`` variable: read it with
+        ``get()``, write it with ``set()`` (as cudaMemcpyToSymbol); launches see the writes."""
+        from .array import ndarray
+        variables = {v.name: v for v in self.module.global_variables}
+        if name not in self.global_names:
+            listed = ", ".join(self.global_names) or "none"
+            raise KeyError(f"no module variable named {name!r}; variables: {listed}")
+        v = variables[name]
+        dtype = _GLOBAL_DTYPES.get(v.type, np.uint8)
+        itemsize = np.dtype(dtype).itemsize * (v.vector or 1)
+        if v.vector:
+            dtype = np.dtype((dtype, (v.vector,)))
+        shape = (v.size // itemsize,) if v.dims else ()
+        return ndarray(shape, dtype, _buffer=self.global_buffers()[name])
+
     def __repr__(self):
         return f"<dptx.RawModule kernels={self.kernel_names}>"
+
+
+_GLOBAL_DTYPES = {
+    "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
+    "s8": np.int8, "s16": np.int16, "s32": np.int32, "s64": np.int64,
+    "b8": np.uint8, "b16": np.uint16, "b32": np.uint32, "b64": np.uint64,
+    "f16": np.float16, "f32": np.float32, "f64": np.float64,
+}
 
 
 class RawKernel:

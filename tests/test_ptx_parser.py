@@ -23,7 +23,7 @@ def find(function, text):
     raise AssertionError(f"no instruction starting with {text!r}")
 
 
-@pytest.mark.parametrize("name", ["old_style.ptx", "modern.ptx"])
+@pytest.mark.parametrize("name", ["old_style.ptx", "modern.ptx", "triton_style.ptx"])
 def test_samples_round_trip(name):
     m = parse(sample(name))
     printed = print_module(m)

@@ -129,3 +129,205 @@ def _calls_back(module: ir.Module, f: ir.Function) -> bool:
         if g.body is not None:
             stack.extend(callees(module, g))
     return False
+
+
+# ----------------------------------------------------------------------------------------------
+# Where global writes go: what the distributed layer needs to merge chunk results
+# (DESIGN.md point 6).
+# ----------------------------------------------------------------------------------------------
+UNKNOWN = "unknown"   # a pointer of unknown origin (loaded from memory, returned by a call)
+SHARED = "shared"
+LOCAL = "local"
+
+# Atomic operations whose effects from several chunks combine exactly (or, for float add,
+# within rounding) from their results alone.
+REDUCIBLE_ATOMICS = frozenset({"add", "min", "max", "and", "or", "xor"})
+_ATOMIC_OPS = ("add", "min", "max", "and", "or", "xor", "inc", "dec", "exch", "cas")
+_PROPAGATING = frozenset({"mov", "add", "sub", "mad", "cvta", "cvt", "and", "or", "selp", "shl",
+                          "mul", "xor", "not"})
+_WIDE = frozenset({"u64", "b64", "s64"})
+
+
+@dataclass(frozen=True)
+class MergeFacts:
+    """``mergeable``: chunks of a launch may run apart and their results be merged.
+    ``reductions`` maps a target (``("param", index)`` or ``("var", name)``) to the single
+    ``(op, type)`` of the reduction atomics applied to it; every other written target is merged
+    by byte diffs. ``reason`` says why a kernel is not mergeable."""
+    mergeable: bool
+    reductions: dict
+    reason: str = ""
+    # Targets the kernel may write (plain stores or atomics); None when a store goes through a
+    # pointer of unknown origin, so any buffer may change.
+    written: object = None
+
+
+def _atomic_op(inst: ir.Instruction):
+    for m in inst.modifiers:
+        if m in _ATOMIC_OPS:
+            return m
+    return None
+
+
+def _value_type(inst: ir.Instruction) -> str:
+    types = inst.types
+    return types[-1] if types else "b32"
+
+
+def pointer_provenance(module: ir.Module, function: ir.Function) -> dict:
+    """Register -> set of origins: ``("param", i)``, ``("var", name)``, ``"shared"``,
+    ``"local"`` or ``"unknown"``. A may-analysis iterated to a fixpoint (loops carry pointers).
+    Values loaded from memory count as data, except 64-bit ones, which may be pointers."""
+    param_index = {p.name: i for i, p in enumerate(function.params)}
+    variables = {v.name: v for v in module.global_variables}
+    for v in function.local_variables:
+        variables[v.name] = v
+
+    def symbol_origin(name):
+        v = variables.get(name)
+        if v is None:
+            return set()
+        if v.space in ("global", "const"):
+            return {("var", name)}
+        if v.space == "shared":
+            return {SHARED}
+        if v.space == "local":
+            return {LOCAL}
+        return set()
+
+    prov: dict = {}
+
+    def origins(op):
+        if isinstance(op, ir.Reg):
+            return prov.get(op.name, set())
+        if isinstance(op, ir.Sym):
+            return symbol_origin(op.name)
+        return set()
+
+    changed = True
+    insts = function.instructions
+    while changed:
+        changed = False
+        for inst in insts:
+            if not inst.operands or not isinstance(inst.operands[0], ir.Reg):
+                continue
+            dest = inst.operands[0].name
+            new = set()
+            if inst.opcode in ("ld", "ldu"):
+                addr = inst.operands[1] if len(inst.operands) > 1 else None
+                if "param" in inst.modifiers and isinstance(addr, ir.Addr) and \
+                        isinstance(addr.base, ir.Sym) and addr.base.name in param_index:
+                    new = {("param", param_index[addr.base.name])}
+                elif set(inst.types) & _WIDE:
+                    new = {UNKNOWN}
+            elif inst.opcode in _PROPAGATING:
+                for src in inst.operands[1:]:
+                    new |= origins(src)
+            elif inst.opcode == "atom" and set(inst.types) & _WIDE:
+                new = {UNKNOWN}
+            if new - prov.get(dest, set()):
+                prov[dest] = prov.get(dest, set()) | new
+                changed = True
+    return prov
+
+
+def _address_origins(inst, prov, module, function):
+    addr = next((o for o in inst.operands if isinstance(o, ir.Addr)), None)
+    if addr is None:
+        return {UNKNOWN}
+    if isinstance(addr.base, ir.Sym):
+        name = addr.base.name
+        for v in list(module.global_variables) + function.local_variables:
+            if v.name == name:
+                if v.space in ("global", "const"):
+                    return {("var", name)}
+                return {SHARED} if v.space == "shared" else {LOCAL}
+        return {UNKNOWN}
+    if isinstance(addr.base, ir.Reg):
+        return prov.get(addr.base.name) or {UNKNOWN}
+    return {UNKNOWN}
+
+
+def _reads(function: ir.Function) -> set:
+    names = set()
+
+    def visit(op):
+        if isinstance(op, ir.Reg):
+            names.add(op.name)
+        elif isinstance(op, ir.Addr) and isinstance(op.base, ir.Reg):
+            names.add(op.base.name)
+        elif isinstance(op, (ir.Vec, ir.ParamList, ir.AddrList)):
+            for item in op.items:
+                if item is not None:
+                    visit(item)
+    for inst in function.instructions:
+        for op in inst.sources:
+            visit(op)
+        if inst.guard is not None:
+            names.add(inst.guard.name)
+        for op in inst.destinations:  # addresses of stores read their base register
+            if isinstance(op, ir.Addr):
+                visit(op)
+    return names
+
+
+def merge_facts(module: ir.Module, kernel: ir.Function) -> MergeFacts:
+    """Whether chunks of ``kernel`` can run apart and be merged, and how."""
+    def no(reason):
+        return MergeFacts(False, {}, reason, None)
+
+    callee_stores = False  # a device function storing through a pointer it was given
+    for f in reachable_functions(module, kernel):
+        if f is kernel or f.body is None:
+            continue
+        for inst in f.instructions:
+            if inst.opcode in ("atom", "red") and "shared" not in inst.modifiers:
+                return no(f"device function {f.name} performs a global atomic (line {inst.line})")
+            if inst.opcode == "st" and not any(s in inst.modifiers for s in ("shared", "local", "param")):
+                callee_stores = True
+    prov = pointer_provenance(module, kernel)
+    reads = _reads(kernel)
+    reductions: dict = {}
+    stores: set = set()
+    for inst in kernel.instructions:
+        mods = inst.modifiers
+        if inst.opcode in ("ld", "ldu") and ("volatile" in mods or "acquire" in mods) and \
+                "shared" not in mods and "local" not in mods and "param" not in mods:
+            return no(f"line {inst.line}: {inst.full_opcode} reads memory other blocks may write")
+        if inst.opcode in ("membar", "fence") and any(m in mods for m in ("gl", "sys", "gpu")):
+            return no(f"line {inst.line}: {inst.full_opcode} orders memory between blocks")
+        if inst.opcode == "st":
+            if not any(s in mods for s in ("shared", "local", "param")):
+                stores |= _address_origins(inst, prov, module, kernel) - {SHARED, LOCAL}
+            continue
+        if inst.opcode not in ("atom", "red") or "shared" in mods:
+            continue
+        targets = _address_origins(inst, prov, module, kernel) - {SHARED, LOCAL}
+        if not targets:
+            continue
+        if UNKNOWN in targets:
+            return no(f"line {inst.line}: {inst.full_opcode} on an address of unknown origin")
+        op = _atomic_op(inst)
+        if inst.opcode == "atom" and isinstance(inst.operands[0], ir.Reg) and \
+                inst.operands[0].name in reads:
+            return no(f"line {inst.line}: the value returned by {inst.full_opcode} is used")
+        vtype = _value_type(inst)
+        if op in ("inc", "dec"):
+            limit = inst.operands[-1]
+            if not (isinstance(limit, ir.Imm) and limit.kind == "int"
+                    and limit.value & 0xFFFFFFFF == 0xFFFFFFFF):  # -1 or 0xffffffff
+                return no(f"line {inst.line}: {inst.full_opcode} wraps at a bound")
+            # With bound 2^32-1, inc/dec add +-1 modulo 2^32: merged as the sum of deltas.
+            op = "add"
+            vtype = "u32"
+        if op not in REDUCIBLE_ATOMICS:
+            return no(f"line {inst.line}: {inst.full_opcode} cannot be merged across chunks")
+        for t in targets:
+            previous = reductions.setdefault(t, (op, vtype))
+            if previous != (op, vtype):
+                return no(f"line {inst.line}: {t} receives different atomic operations")
+    mixed = stores & set(reductions)
+    if mixed:
+        return no(f"{sorted(mixed, key=str)[0]} receives both plain stores and atomics")
+    written = None if UNKNOWN in stores or callee_stores else frozenset(stores | set(reductions))
+    return MergeFacts(True, reductions, "", written)

@@ -1,0 +1,185 @@
+"""``dptx.ndarray``: a C-contiguous device array that lives on the Dask cluster, following
+CuPy's conventions.
+
+The bytes of an array are a ``DeviceBuffer``: a virtual allocation cut into segments, each
+segment version a Dask future (DESIGN.md point 6). Operations are asynchronous in stream
+order; ``get()`` synchronizes.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import config, runtime
+from .errors import DptxError
+from .stream import default_stream
+
+
+class DeviceBuffer:
+    """A device allocation: ``nbytes`` bytes in segments of at most ``dptx.segment-bytes``.
+    ``segments`` is the list of futures of the current version of each segment."""
+
+    def __init__(self, nbytes: int, segments=None):
+        from graphs.launch import segment_bounds
+        self.nbytes = int(nbytes)
+        self.bounds = segment_bounds(self.nbytes, int(config.get("segment-bytes")))
+        self.segments = segments if segments is not None else []
+
+    @classmethod
+    def from_host(cls, data: np.ndarray) -> "DeviceBuffer":
+        from graphs.launch import submit_htod
+        buf = cls(data.nbytes)
+        buf.segments = submit_htod(runtime.get_client(), data, buf.bounds)
+        return buf
+
+    @classmethod
+    def filled(cls, nbytes: int, pattern: bytes) -> "DeviceBuffer":
+        from graphs.launch import submit_fill
+        buf = cls(nbytes)
+        buf.segments = submit_fill(runtime.get_client(), buf.bounds, pattern)
+        return buf
+
+    def copy(self) -> "DeviceBuffer":
+        from graphs.launch import submit_dtod
+        return DeviceBuffer(self.nbytes, submit_dtod(runtime.get_client(), self.segments))
+
+    def read(self) -> np.ndarray:
+        """The current bytes, after every pending operation (raises a launch's error)."""
+        from graphs.launch import submit_dtoh
+        default_stream.synchronize()
+        client = runtime.get_client()
+        if len(self.segments) == 1:
+            data = client.gather(self.segments[0])
+        else:
+            data = client.gather(submit_dtoh(client, self.segments))
+        return np.asarray(data, dtype=np.uint8)
+
+
+def _dtype(dtype) -> np.dtype:
+    dt = np.dtype(dtype)
+    if dt.hasobject:
+        raise DptxError(f"dtype {dt} holds Python objects; device arrays need plain data")
+    return dt
+
+
+def _shape(shape) -> tuple:
+    if isinstance(shape, numbers.Integral):
+        shape = (int(shape),)
+    shape = tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise DptxError(f"negative dimensions are not allowed: {shape}")
+    return shape
+
+
+class ndarray:
+    """A device array. Create one with ``dptx.asarray``, ``dptx.zeros``... and read it back with
+    ``get()`` or ``numpy.asarray``."""
+
+    __array_priority__ = 100
+
+    def __init__(self, shape, dtype=np.float64, _buffer: DeviceBuffer = None):
+        self._shape = _shape(shape)
+        self._dtype = _dtype(dtype)
+        nbytes = int(np.prod(self._shape, dtype=np.int64)) * self._dtype.itemsize
+        if _buffer is None:
+            _buffer = DeviceBuffer.filled(nbytes, b"\0")
+        if _buffer.nbytes != nbytes:
+            raise DptxError(f"buffer of {_buffer.nbytes} bytes does not hold shape "
+                            f"{self._shape} of {self._dtype}")
+        self._buffer = _buffer
+
+    # -- attributes ----------------------------------------------------------------------------
+    shape = property(lambda self: self._shape)
+    dtype = property(lambda self: self._dtype)
+    ndim = property(lambda self: len(self._shape))
+    size = property(lambda self: int(np.prod(self._shape, dtype=np.int64)))
+    itemsize = property(lambda self: self._dtype.itemsize)
+    nbytes = property(lambda self: self._buffer.nbytes)
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d array")
+        return self._shape[0]
+
+    # -- data movement -------------------------------------------------------------------------
+    def get(self) -> np.ndarray:
+        """Copy to the host (synchronizes)."""
+        raw = self._buffer.read()
+        return raw.view(self._dtype).reshape(self._shape).copy() if raw.size else \
+            np.empty(self._shape, self._dtype)
+
+    def set(self, arr) -> None:
+        """Copy a host array of the same shape and dtype into this array."""
+        arr = np.asarray(arr)
+        if arr.shape != self._shape or arr.dtype != self._dtype:
+            raise DptxError(f"set() needs an array of shape {self._shape} and dtype "
+                            f"{self._dtype}, got shape {arr.shape} and dtype {arr.dtype}")
+        self._buffer.segments = DeviceBuffer.from_host(np.ascontiguousarray(arr)).segments
+
+    def copy(self) -> "ndarray":
+        return ndarray(self._shape, self._dtype, self._buffer.copy())
+
+    def fill(self, value) -> None:
+        pattern = np.array(value, dtype=self._dtype).tobytes()
+        self._buffer.segments = DeviceBuffer.filled(self.nbytes, pattern).segments
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.get()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __repr__(self):
+        if self.size <= 1000:
+            body = np.array2string(self.get(), separator=", ", prefix="dptx.ndarray(")
+            return f"dptx.ndarray({body}, dtype={self._dtype})"
+        return f"<dptx.ndarray shape={self._shape} dtype={self._dtype}>"
+
+
+# ----------------------------------------------------------------------------------------------
+# creation, following CuPy / numpy names
+# ----------------------------------------------------------------------------------------------
+def array(obj, dtype=None, copy=True) -> ndarray:
+    if isinstance(obj, ndarray):
+        if dtype is None or np.dtype(dtype) == obj.dtype:
+            return obj.copy() if copy else obj
+        return array(obj.get(), dtype)
+    host = np.ascontiguousarray(np.asarray(obj, dtype=dtype))
+    return ndarray(host.shape, host.dtype, DeviceBuffer.from_host(host))
+
+
+def asarray(obj, dtype=None) -> ndarray:
+    return array(obj, dtype, copy=False)
+
+
+def empty(shape, dtype=np.float64) -> ndarray:
+    # Device memory is zeroed rather than left undefined: a chunk's copy-on-write diff then
+    # never depends on stale bytes, and results are reproducible.
+    return ndarray(shape, dtype)
+
+
+def zeros(shape, dtype=np.float64) -> ndarray:
+    return ndarray(shape, dtype)
+
+
+def full(shape, fill_value, dtype=None) -> ndarray:
+    dt = np.dtype(dtype) if dtype is not None else np.array(fill_value).dtype
+    shape = _shape(shape)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    pattern = np.array(fill_value, dtype=dt).tobytes()
+    return ndarray(shape, dt, DeviceBuffer.filled(nbytes, pattern))
+
+
+def ones(shape, dtype=np.float64) -> ndarray:
+    return full(shape, 1, dtype)
+
+
+def empty_like(a, dtype=None) -> ndarray:
+    return empty(a.shape, dtype or a.dtype)
+
+
+def zeros_like(a, dtype=None) -> ndarray:
+    return zeros(a.shape, dtype or a.dtype)
+
+
+def asnumpy(a) -> np.ndarray:
+    return a.get() if isinstance(a, ndarray) else np.asarray(a)

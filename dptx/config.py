@@ -1,0 +1,34 @@
+"""dptx settings, through ``dask.config`` under the ``dptx`` namespace (DESIGN.md point 10).
+
+Environment variables follow Dask's convention: ``DASK_DPTX__SCHEDULER_ADDRESS``,
+``DASK_DPTX__LOCAL__N_WORKERS``, ``DASK_DPTX__LOCAL__THREADS_PER_WORKER``, ``DASK_DPTX__CHUNKS``.
+"""
+from __future__ import annotations
+
+import dask.config
+
+DEFAULTS = {
+    "dptx": {
+        # Address of a running scheduler (tcp://host:8786); None starts an embedded cluster.
+        "scheduler-address": None,
+        "local": {
+            # Worker processes and threads of the embedded cluster; None: from the machine.
+            "n-workers": None,
+            "threads-per-worker": None,
+        },
+        # Chunks per launch; None: at least two per worker thread for large grids.
+        "chunks": None,
+        # Device arrays are cut into segments of at most this many bytes; each segment
+        # version is one Dask key.
+        "segment-bytes": 64 * 2**20,
+        # Granularity of copy-on-write: a chunk returns the pages it dirtied.
+        "page-bytes": 4096,
+    }
+}
+
+dask.config.update_defaults(DEFAULTS)
+
+
+def get(key: str, default=None):
+    """A dptx setting, ``key`` relative to the namespace (``"local.n-workers"``)."""
+    return dask.config.get(f"dptx.{key}", default=default)

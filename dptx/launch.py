@@ -37,6 +37,28 @@ def default_chunks(nblocks: int, threads: int) -> int:
     return max(1, min(nblocks, per_thread * threads))
 
 
+_no_planner: set = set()  # clients whose scheduler has no dptx plugin
+
+
+def plan_chunks(client, kernel_name: str, nblocks: int, launch_id: str, single: bool) -> list:
+    """(first, end, worker) block ranges of a launch. The scheduler plugin plans them from
+    measured speeds; without the plugin, or with ``dptx.chunks`` set, an even split."""
+    from graphs.launch import split_blocks
+
+    if not config.get("chunks") and id(client) not in _no_planner:
+        try:
+            plan = client.sync(client.scheduler.dptx_plan, kernel=kernel_name, nblocks=nblocks,
+                               launch=launch_id, single_chunk=single)
+            if plan:
+                return [(int(a), int(b), w) for w, a, b in plan]
+        except Exception as exc:  # no plugin on this scheduler: plan on the client
+            if "dptx_plan" not in str(exc) and "unknown operation" not in str(exc).lower():
+                raise
+            _no_planner.add(id(client))
+    nchunks = 1 if single else default_chunks(nblocks, cluster_threads(client))
+    return [(a, b, None) for a, b in split_blocks(nblocks, nchunks)]
+
+
 def _merge_facts(kernel):
     facts = getattr(kernel, "_merge_facts", None)
     if facts is None:
@@ -46,7 +68,7 @@ def _merge_facts(kernel):
 
 
 def launch(kernel, grid, block, args, shared_mem: int = 0):
-    from graphs.launch import split_blocks, submit_launch
+    from graphs.launch import submit_launch, token
     from graphs.tasks import ChunkSpec
 
     from .array import ndarray
@@ -91,15 +113,16 @@ def launch(kernel, grid, block, args, shared_mem: int = 0):
 
     client = runtime.get_client()
     nblocks = g[0] * g[1] * g[2]
-    nchunks = default_chunks(nblocks, cluster_threads(client)) if facts.mergeable else 1
+    launch_id = token()
+    chunks = plan_chunks(client, kernel.name, nblocks, launch_id, not facts.mergeable)
     spec = ChunkSpec(
         ptx=kernel.ptx, kernel=kernel.name, grid=g, block=b, shared_mem=int(shared_mem),
         params=tuple(params), buffers=tuple((buf.nbytes, len(buf.segments)) for buf in buffers),
         globals=global_slots, page_bytes=int(config.get("page-bytes")))
     before = [list(buf.segments) for buf in buffers]
     new, chunk_futures = submit_launch(client, spec, [buf.segments for buf in buffers],
-                        [buf.bounds for buf in buffers], split_blocks(nblocks, nchunks),
-                        rules, writes)
+                                       [buf.bounds for buf in buffers], chunks, rules, writes,
+                                       launch_id)
     changed, produced = [], list(chunk_futures)
     for buf, segs, w in zip(buffers, new, writes):
         if w:

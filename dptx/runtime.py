@@ -60,6 +60,7 @@ def _start_local_cluster():
         dashboard_address=":0", silence_logs="error",
         # The preload declares the CPU/GPU resources that chunk tasks ask for.
         worker_class="distributed.Nanny", preload=["dptx.worker"],
+        scheduler_kwargs={"preload": ["scheduler_plugins"]},
     )
 
 

@@ -52,6 +52,9 @@ def declare_resources(worker) -> dict:
             worker.state.total_resources[name] = quantity
             worker.state.available_resources[name] = quantity
     worker.dptx_devices = facts
+    # Metrics travel to the scheduler with registration and every heartbeat; the dptx
+    # scheduler plugin reads them from WorkerState.metrics["dptx"].
+    worker.metrics["dptx"] = lambda w: w.dptx_devices
     return facts
 
 

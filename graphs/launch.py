@@ -79,21 +79,30 @@ def submit_dtoh(client, segments: list):
 # launches
 # ----------------------------------------------------------------------------------------------
 def submit_launch(client, spec: tasks.ChunkSpec, segments: list, bounds: list, chunks: list,
-                  rules: list, writes: list, resources=None) -> list:
-    """Submit one launch. ``segments[slot]``/``bounds[slot]`` describe each buffer,
-    ``chunks`` the block ranges, ``rules[slot]`` the merge rule (None for byte diffs, or
-    (op, type) for reduction atomics) and ``writes[slot]`` whether the kernel may write it.
-    Returns the new segment futures per slot (the old ones where it writes nothing) and the
-    chunk futures (to hold and wait on: a launch that writes nothing, printf only, say, must
-    still run)."""
-    t = token()
+                  rules: list, writes: list, launch: str = None) -> tuple:
+    """Submit one launch. ``segments[slot]``/``bounds[slot]`` describe each buffer;
+    ``chunks`` are ``(first, end, worker)`` block ranges, ``worker`` the planned worker (a
+    loose restriction: if it dies the chunk runs elsewhere) or None; ``rules[slot]`` is the
+    merge rule (None for byte diffs, or (op, type) for reduction atomics) and ``writes[slot]``
+    whether the kernel may write the buffer.
+
+    Each chunk carries the annotation ``dptx = {kernel, launch, index, blocks}`` that the
+    scheduler plugin learns from. Returns the new segment futures per slot (the old ones where
+    the kernel writes nothing) and the chunk futures (to hold and wait on: a launch that
+    writes nothing, printf only, say, must still run)."""
+    import dask
+
+    t = launch or token()
     name = _safe(spec.kernel)
     flat = [s for segs in segments for s in segs]
-    chunk_futures = [
-        client.submit(tasks.run_chunk, spec, a, b, *flat, key=f"dptx-chunk-{name}-{t}-{i}",
-                      resources=resources or CPU_RESOURCES, pure=False)
-        for i, (a, b) in enumerate(chunks)
-    ]
+    chunk_futures = []
+    for i, (a, b, worker) in enumerate(chunks):
+        placement = {"workers": [worker], "allow_other_workers": True} if worker else {}
+        with dask.annotate(dptx={"kernel": spec.kernel, "launch": t, "index": i,
+                                 "blocks": b - a}):
+            chunk_futures.append(client.submit(
+                tasks.run_chunk, spec, a, b, *flat, key=f"dptx-chunk-{name}-{t}-{i}",
+                resources=CPU_RESOURCES, pure=False, **placement))
     out = []
     for slot, (segs, bnds) in enumerate(zip(segments, bounds)):
         if not writes[slot]:

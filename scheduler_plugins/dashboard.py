@@ -1,0 +1,136 @@
+"""The dptx page of the Dask dashboard (``/individual-dptx``, in the "More" menu) and the JSON
+state at ``/dptx/api/state``."""
+from __future__ import annotations
+
+import json
+import time
+
+from tornado import web
+
+PAGE = "/individual-dptx"
+API = "/dptx/api/state"
+
+
+def _plugin(scheduler):
+    return scheduler.plugins.get("dptx")
+
+
+class StateHandler(web.RequestHandler):
+    def initialize(self, scheduler):
+        self.scheduler = scheduler
+
+    def get(self):
+        plugin = _plugin(self.scheduler)
+        state = plugin.state() if plugin is not None else {"workers": {}}
+        self.set_header("Content-Type", "application/json")
+        self.write(json.dumps(state))
+
+
+def dptx_doc(scheduler, extra, doc):
+    """Bokeh document: per-worker device table, shares of each kernel's last launch, and
+    throughput over time."""
+    from bokeh.layouts import column
+    from bokeh.models import ColumnDataSource, DataTable, Div, TableColumn
+    from bokeh.palettes import Category10
+    from bokeh.plotting import figure
+
+    table_source = ColumnDataSource(dict(worker=[], name=[], device=[], nthreads=[], kernel=[],
+                                         blocks_per_s=[], blocks=[], share=[]))
+    table = DataTable(source=table_source, width=1000, height=220, index_position=None, columns=[
+        TableColumn(field="worker", title="worker"), TableColumn(field="name", title="name"),
+        TableColumn(field="device", title="device"), TableColumn(field="nthreads", title="threads"),
+        TableColumn(field="kernel", title="kernel"),
+        TableColumn(field="blocks_per_s", title="blocks/s"),
+        TableColumn(field="blocks", title="blocks (last launch)"),
+        TableColumn(field="share", title="share (last launch)")])
+
+    share_source = ColumnDataSource(dict(label=[], share=[], color=[]))
+    shares = figure(title="Share of the last launch, per kernel and worker", height=260,
+                    width=1000, x_range=[], y_range=(0, 1), toolbar_location=None)
+    shares.vbar(x="label", top="share", width=0.8, color="color", source=share_source)
+    shares.xaxis.major_label_orientation = 0.6
+
+    series = figure(title="Throughput (blocks/s per worker)", height=260, width=1000,
+                    x_axis_type="datetime", toolbar_location="above")
+    lines = {}
+    palette = Category10[10]
+
+    def update():
+        plugin = _plugin(scheduler)
+        if plugin is None:
+            return
+        state = plugin.state()
+        rows = {k: [] for k in table_source.data}
+        labels, values, colors = [], [], []
+        for i, (addr, w) in enumerate(sorted(state["workers"].items())):
+            for kernel, k in sorted(w["kernels"].items()) or [("-", None)]:
+                rows["worker"].append(addr)
+                rows["name"].append(w["name"])
+                rows["device"].append(w["device"])
+                rows["nthreads"].append(w["nthreads"])
+                rows["kernel"].append(kernel)
+                rows["blocks_per_s"].append(round(k["blocks_per_s"], 1) if k else 0.0)
+                rows["blocks"].append(k["blocks"] if k else 0)
+                rows["share"].append(round(k["share"], 3) if k else 0.0)
+                if k:
+                    labels.append(f"{kernel} @ {w['name']}")
+                    values.append(k["share"])
+                    colors.append(palette[i % len(palette)])
+        table_source.data = rows
+        shares.x_range.factors = labels
+        share_source.data = dict(label=labels, share=values, color=colors)
+        by_worker = {}
+        for t, worker, kernel, rate in list(plugin.series):
+            by_worker.setdefault(f"{kernel} @ {worker}", ([], []))
+            by_worker[f"{kernel} @ {worker}"][0].append(t * 1000)
+            by_worker[f"{kernel} @ {worker}"][1].append(rate)
+        for j, (label, (xs, ys)) in enumerate(sorted(by_worker.items())):
+            if label not in lines:
+                src = ColumnDataSource(dict(t=[], rate=[]))
+                series.line("t", "rate", source=src, legend_label=label,
+                            color=palette[j % len(palette)], line_width=2)
+                lines[label] = src
+            lines[label].data = dict(t=xs, rate=ys)
+
+    update()
+    doc.add_periodic_callback(update, 500)
+    doc.title = "Dask: dptx"
+    doc.add_root(column(Div(text="<h2>dptx: devices, kernels, throughput, shares</h2>"),
+                        table, shares, series))
+    doc.template_variables.update(extra)
+
+
+def register_page() -> None:
+    """Add the page to the dashboard's applications. Effective when done before the scheduler
+    builds its dashboard, which is the case for ``--preload scheduler_plugins`` (preloads are
+    imported first), and then the page is in the "More" menu too."""
+    try:
+        from distributed.dashboard import scheduler as dashboard_scheduler
+    except ImportError:  # no bokeh
+        return
+    dashboard_scheduler.applications.setdefault(PAGE, dptx_doc)
+
+
+def install(scheduler, plugin) -> None:
+    """JSON route, and the Bokeh page if the dashboard was built without it (a plugin
+    registered from a client after the scheduler started)."""
+    app = getattr(scheduler, "http_application", None)
+    if app is None:
+        return
+    app.add_handlers(r".*", [(API, StateHandler, {"scheduler": scheduler})])
+    served = any(PAGE in getattr(a, "_applications", {}) for a in app.applications)
+    if served:
+        return
+    try:
+        from distributed.dashboard.core import BokehApplication
+        from distributed.dashboard.scheduler import template_variables
+        from tornado.ioloop import IOLoop
+        prefix = getattr(scheduler, "_http_prefix", "") or ""
+        bokeh_app = BokehApplication({PAGE: dptx_doc}, scheduler, prefix=prefix,
+                                     template_variables=template_variables(scheduler))
+        app.add_application(bokeh_app)
+        bokeh_app.initialize(IOLoop.current())
+    except Exception:  # the page is a convenience; the JSON API stays
+        import logging
+        logging.getLogger("scheduler_plugins.dptx").warning("could not add the dptx page",
+                                                            exc_info=True)

@@ -1,0 +1,78 @@
+"""How fast each worker runs each kernel: blocks per second of compute per worker thread,
+learned from finished chunks (a history-based performance model, as StarPU keeps for
+CPU+GPU machines). Stock Dask keeps one duration average per task prefix, which cannot tell
+a fast worker from a slow one."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Estimate:
+    rate: float              # blocks per second of compute, per thread (per GPU)
+    samples: int = 1
+    suspects: list = field(default_factory=list)  # recent outlying rates, not yet believed
+
+
+class ThroughputModel:
+    """Exponentially smoothed blocks/s per (kernel, worker).
+
+    A sample more than ``outlier_factor`` away from the estimate is set aside (a page fault
+    storm, a JIT compile inside the first chunk, a stalled thread); ``patience`` such samples in
+    a row on the same side mean the worker really changed speed (another process started on
+    its core), and the estimate jumps to their mean.
+    """
+
+    def __init__(self, alpha: float = 0.5, outlier_factor: float = 3.0, patience: int = 2):
+        self.alpha = alpha
+        self.outlier_factor = outlier_factor
+        self.patience = patience
+        self._estimates: dict = {}
+
+    def observe(self, kernel: str, worker: str, blocks: int, seconds: float) -> None:
+        if blocks <= 0 or seconds <= 0:
+            return
+        rate = blocks / seconds
+        est = self._estimates.get((kernel, worker))
+        if est is None:
+            self._estimates[(kernel, worker)] = Estimate(rate)
+            return
+        ratio = rate / est.rate
+        if 1 / self.outlier_factor <= ratio <= self.outlier_factor:
+            est.rate += self.alpha * (rate - est.rate)
+            est.samples += 1
+            est.suspects.clear()
+            return
+        if est.suspects and (est.suspects[-1] > est.rate) != (rate > est.rate):
+            est.suspects.clear()
+        est.suspects.append(rate)
+        if len(est.suspects) >= self.patience:
+            est.rate = sum(est.suspects) / len(est.suspects)
+            est.samples += len(est.suspects)
+            est.suspects.clear()
+
+    def rate(self, kernel: str, worker: str):
+        est = self._estimates.get((kernel, worker))
+        return None if est is None else est.rate
+
+    def samples(self, kernel: str, worker: str) -> int:
+        est = self._estimates.get((kernel, worker))
+        return 0 if est is None else est.samples
+
+    def kernels(self) -> list:
+        return sorted({k for k, _ in self._estimates})
+
+    def forget_worker(self, worker: str) -> None:
+        for key in [k for k in self._estimates if k[1] == worker]:
+            del self._estimates[key]
+
+    def rates_for(self, kernel: str, workers: dict) -> dict:
+        """Per-thread rate of every worker for ``kernel``: measured where known; else scaled
+        from the measured workers by the ratio of priors; else the prior itself.
+        ``workers`` maps address -> prior rate per thread (from its device kind)."""
+        known = {w: self.rate(kernel, w) for w in workers if self.rate(kernel, w) is not None}
+        if not known:
+            return dict(workers)
+        # blocks/s per unit of prior, averaged over the measured workers
+        scale = sum(known[w] / workers[w] for w in known) / len(known)
+        return {w: known.get(w, workers[w] * scale) for w in workers}

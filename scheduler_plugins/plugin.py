@@ -1,0 +1,197 @@
+"""The dptx scheduler plugin: learns per-worker speed per kernel, plans launches, rebalances
+queued chunks and keeps the state the dashboard shows (DESIGN.md point 8).
+
+It reads only task keys (``dptx-chunk-*``), their ``dptx`` annotation (kernel, launch id,
+blocks) and the ``startstops`` of finished chunks; it never looks inside tasks.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+
+from distributed.diagnostics.plugin import SchedulerPlugin
+
+from .model import ThroughputModel
+from .planner import WorkerInfo, plan_launch
+
+logger = logging.getLogger("scheduler_plugins.dptx")
+
+CHUNK_PREFIX = "dptx-chunk-"
+
+
+@dataclass
+class LaunchState:
+    kernel: str
+    nblocks: int
+    planned: dict                                    # worker -> planned blocks
+    done: dict = field(default_factory=lambda: defaultdict(int))   # worker -> blocks run
+    started: float = field(default_factory=time.time)
+
+
+def _may_run_on(ts, ws) -> bool:
+    """Whether ``ws`` has the resources (CPU/GPU) that task ``ts`` asks for."""
+    have = ws.resources or {}
+    return all(have.get(r, 0) >= q for r, q in (ts.resource_restrictions or {}).items())
+
+
+def _key_str(key) -> str:
+    return key if isinstance(key, str) else str(key)
+
+
+class DptxSchedulerPlugin(SchedulerPlugin):
+    name = "dptx"
+
+    def __init__(self, history: int = 2000):
+        self.model = ThroughputModel()
+        self.launches: dict = {}                    # launch id -> LaunchState
+        self.last_launch: dict = {}                 # kernel -> launch id (latest finished)
+        self.series = deque(maxlen=history)         # (time, worker, kernel, blocks/s)
+        self.scheduler = None
+        self.moves = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    async def start(self, scheduler) -> None:
+        self.scheduler = scheduler
+        scheduler.handlers["dptx_plan"] = self.plan_handler
+        scheduler.handlers["dptx_state"] = self.state_handler
+        from . import dashboard
+        dashboard.install(scheduler, self)
+
+    def remove_worker(self, scheduler, worker, **kwargs) -> None:
+        self.model.forget_worker(worker)
+
+    # -- the device model of the cluster ---------------------------------------------------------
+    def worker_infos(self, need: str = "CPU") -> list:
+        infos = []
+        for addr, ws in self.scheduler.workers.items():
+            resources = ws.resources or {}
+            gpus = int(resources.get("GPU", 0))
+            if need == "GPU" and not gpus:
+                continue
+            if need == "CPU" and not resources.get("CPU") and not gpus:
+                continue
+            device = "gpu" if gpus else "cpu"
+            infos.append(WorkerInfo(addr, ws.nthreads, device, gpus))
+        return sorted(infos, key=lambda w: w.address)
+
+    # -- planning ------------------------------------------------------------------------------
+    def plan(self, kernel: str, nblocks: int, launch: str, single_chunk: bool = False) -> list:
+        workers = self.worker_infos()
+        if not workers:
+            return []
+        priors = {w.address: w.prior for w in workers}
+        rates = self.model.rates_for(kernel, priors)
+        measured = any(self.model.rate(kernel, w.address) is not None for w in workers)
+        chunks = plan_launch(nblocks, workers, rates, measured=measured,
+                             single_chunk=single_chunk)
+        planned = defaultdict(int)
+        for c in chunks:
+            planned[c.worker] += c.blocks
+        self.launches[launch] = LaunchState(kernel, nblocks, dict(planned))
+        while len(self.launches) > 1000:  # keep memory bounded on long runs
+            self.launches.pop(next(iter(self.launches)))
+        return [(c.worker, c.first, c.end) for c in chunks]
+
+    def plan_handler(self, kernel: str, nblocks: int, launch: str, single_chunk: bool = False):
+        """Scheduler RPC ``dptx_plan``: the chunks (worker, first, end) of a launch."""
+        return self.plan(kernel, int(nblocks), launch, bool(single_chunk))
+
+    # -- learning ------------------------------------------------------------------------------
+    def transition(self, key, start, finish, *args, **kwargs) -> None:
+        if start != "processing" or finish != "memory":
+            return
+        k = _key_str(key)
+        if not k.startswith(CHUNK_PREFIX):
+            return
+        ts = self.scheduler.tasks.get(key)
+        info = (ts.annotations or {}).get("dptx") if ts is not None else None
+        worker = kwargs.get("worker")
+        if not info or worker is None:
+            return
+        compute = sum(s["stop"] - s["start"] for s in kwargs.get("startstops", ())
+                      if s.get("action") == "compute")
+        blocks = int(info["blocks"])
+        self.model.observe(info["kernel"], worker, blocks, compute)
+        rate = self.model.rate(info["kernel"], worker)
+        if rate is not None:
+            ws = self.scheduler.workers.get(worker)
+            lanes = ws.nthreads if ws is not None else 1
+            self.series.append((time.time(), worker, info["kernel"], rate * lanes))
+        launch = self.launches.get(info["launch"])
+        if launch is not None:
+            launch.done[worker] += blocks
+            if sum(launch.done.values()) >= launch.nblocks:
+                self.last_launch[launch.kernel] = info["launch"]
+        self.rebalance(info["launch"], worker)
+
+    # -- rebalancing ---------------------------------------------------------------------------
+    def rebalance(self, launch: str, thief_address: str) -> int:
+        """If ``thief`` has no queued chunk of ``launch`` left while other workers still have
+        chunks of it waiting (not yet started), move the last of those to the thief."""
+        s = self.scheduler
+        thief = s.workers.get(thief_address)
+        if thief is None:
+            return 0
+
+        def of_launch(ts):
+            info = (ts.annotations or {}).get("dptx")
+            return info is not None and info.get("launch") == launch
+
+        if any(of_launch(ts) for ts in thief.processing):
+            return 0
+        stealing = s.extensions.get("stealing")
+        if stealing is None:
+            return 0
+        best = None
+        for ws in s.workers.values():
+            if ws is thief:
+                continue
+            queued = [ts for ts in ws.processing
+                      if of_launch(ts) and ts not in ws.executing and _may_run_on(ts, thief)]
+            # leave the victim one chunk to work on beside the one it executes
+            if len(queued) >= 2 and (best is None or len(queued) > len(best[1])):
+                best = (ws, queued)
+        if best is None:
+            return 0
+        victim, queued = best
+        ts = max(queued, key=lambda t: t.annotations["dptx"].get("index", 0))
+        try:
+            stealing.move_task_request(ts, victim, thief)
+        except Exception:  # the victim may have gone; stealing is best effort
+            logger.debug("dptx rebalance of %s failed", ts.key, exc_info=True)
+            return 0
+        self.moves += 1
+        return 1
+
+    # -- state for the dashboard and the JSON API --------------------------------------------
+    def state(self) -> dict:
+        workers = {}
+        for addr, ws in self.scheduler.workers.items():
+            metrics = (ws.metrics or {}).get("dptx") or {}
+            gpus = int((ws.resources or {}).get("GPU", 0))
+            workers[addr] = {
+                "name": str(ws.name),
+                "device": metrics.get("device") or ("gpu" if gpus else "cpu"),
+                "nthreads": ws.nthreads,
+                "kernels": {},
+            }
+        for kernel in self.model.kernels():
+            launch = self.launches.get(self.last_launch.get(kernel, ""))
+            total = launch.nblocks if launch else 0
+            for addr, entry in workers.items():
+                rate = self.model.rate(kernel, addr)
+                blocks = launch.done.get(addr, 0) if launch else 0
+                if rate is None and not blocks:
+                    continue
+                entry["kernels"][kernel] = {
+                    "blocks_per_s": (rate or 0.0) * entry["nthreads"],
+                    "blocks": int(blocks),
+                    "share": blocks / total if total else 0.0,
+                }
+        return {"workers": workers}
+
+    def state_handler(self):
+        """Scheduler RPC ``dptx_state``."""
+        return self.state()

@@ -1,0 +1,129 @@
+"""The throughput model and the launch planner, on given timings (deterministic)."""
+import pytest
+
+from scheduler_plugins.model import ThroughputModel
+from scheduler_plugins.planner import (GPU_PRIOR, WorkerInfo, even_plan, plan_launch,
+                                       proportional_shares)
+
+A, B, G = "tcp://a:1", "tcp://b:1", "tcp://g:1"
+
+
+def covers(chunks, n):
+    pos = 0
+    for c in chunks:
+        assert c.first == pos and c.end > c.first
+        pos = c.end
+    assert pos == n
+
+
+def blocks_by_worker(chunks):
+    out = {}
+    for c in chunks:
+        out[c.worker] = out.get(c.worker, 0) + c.blocks
+    return out
+
+
+def test_proportional_shares():
+    assert proportional_shares(10, [1, 1]) == [5, 5]
+    assert proportional_shares(10, [2, 1]) == [7, 3]
+    assert proportional_shares(7, [1, 1, 1]) == [3, 2, 2]
+    assert sum(proportional_shares(1001, [0.3, 0.5, 0.2])) == 1001
+    assert proportional_shares(5, [0, 0]) == [0, 0]
+
+
+def test_model_smoothing_and_outliers():
+    m = ThroughputModel(alpha=0.5, outlier_factor=3.0, patience=2)
+    m.observe("k", A, 100, 1.0)
+    assert m.rate("k", A) == 100
+    m.observe("k", A, 200, 1.0)          # within the band: smoothed
+    assert m.rate("k", A) == 150
+    m.observe("k", A, 10, 1.0)           # one outlier (a page-fault storm): ignored
+    assert m.rate("k", A) == 150
+    m.observe("k", A, 160, 1.0)          # back to normal clears the suspicion
+    assert m.rate("k", A) == 155
+    m.observe("k", A, 30, 1.0)
+    m.observe("k", A, 40, 1.0)           # twice in a row: the worker really slowed down
+    assert m.rate("k", A) == 35
+    assert m.rate("k", B) is None and m.rate("other", A) is None
+    m.observe("k", A, 0, 1.0)            # empty chunks teach nothing
+    assert m.rate("k", A) == 35
+    m.forget_worker(A)
+    assert m.rate("k", A) is None
+
+
+def test_rates_for_scales_priors_from_measured_workers():
+    m = ThroughputModel()
+    priors = {A: 1.0, B: 1.0, G: GPU_PRIOR}
+    assert m.rates_for("k", priors) == priors
+    m.observe("k", A, 500, 1.0)
+    rates = m.rates_for("k", priors)
+    assert rates[A] == 500 and rates[B] == 500 and rates[G] == 500 * GPU_PRIOR
+
+
+def test_plan_is_proportional_to_measured_throughput():
+    workers = [WorkerInfo(A, 1), WorkerInfo(B, 1)]
+    chunks = plan_launch(3000, workers, {A: 2000.0, B: 1000.0})
+    covers(chunks, 3000)
+    assert blocks_by_worker(chunks) == {A: 2000, B: 1000}
+    # 1 s of work per worker: chunks of at least 40 ms, at most 4 per lane
+    assert sum(1 for c in chunks if c.worker == A) == 4
+
+
+def test_plan_respects_threads_and_gpus():
+    workers = [WorkerInfo(A, 4), WorkerInfo(G, 1, "gpu", 1)]
+    chunks = plan_launch(10_000, workers, {A: 100.0, G: 3600.0})
+    covers(chunks, 10_000)
+    shares = blocks_by_worker(chunks)
+    assert shares == {A: 1000, G: 9000}     # 400 blocks/s against 3600
+    assert sum(1 for c in chunks if c.worker == A) >= 4   # one per thread at least
+
+
+def test_small_launches_use_few_chunks():
+    """Chunks shorter than 20x the task overhead would waste more than 5%."""
+    workers = [WorkerInfo(A, 2), WorkerInfo(B, 2)]
+    chunks = plan_launch(64, workers, {A: 1e6, B: 1e6})
+    covers(chunks, 64)
+    assert len(chunks) == 2
+
+
+def test_unknown_kernel_prior_split():
+    workers = [WorkerInfo(A, 2), WorkerInfo(B, 1)]
+    chunks = plan_launch(300, workers, {A: 1.0, B: 1.0}, measured=False)
+    covers(chunks, 300)
+    assert blocks_by_worker(chunks) == {A: 200, B: 100}   # by thread count
+    assert len(chunks) == 6                               # two per thread
+
+
+def test_single_chunk_goes_to_the_fastest():
+    workers = [WorkerInfo(A, 1), WorkerInfo(B, 1)]
+    assert plan_launch(50, workers, {A: 1.0, B: 3.0}, single_chunk=True)[0].worker == B
+
+
+def test_even_plan():
+    workers = [WorkerInfo(A, 1), WorkerInfo(B, 1)]
+    assert blocks_by_worker(even_plan(100, workers)) == {A: 50, B: 50}
+
+
+@pytest.mark.parametrize("ratio", [1.0, 1.5, 2.0, 4.0])
+def test_converges_in_three_launches(ratio):
+    """Simulated launches: speeds measured from the chunks of each launch drive the next
+    plan; by the third launch the makespan is within 5% of the ideal."""
+    speeds = {A: 1000.0 * ratio, B: 1000.0}     # true blocks/s per thread
+    workers = [WorkerInfo(A, 1), WorkerInfo(B, 1)]
+    model = ThroughputModel()
+    n = 20_000
+    ideal = n / sum(speeds.values())
+    makespans = []
+    for _ in range(3):
+        priors = {w.address: w.prior for w in workers}
+        rates = model.rates_for("k", priors)
+        measured = any(model.rate("k", w.address) for w in workers)
+        chunks = plan_launch(n, workers, rates, measured=measured)
+        busy = {A: 0.0, B: 0.0}
+        for c in chunks:
+            seconds = c.blocks / speeds[c.worker]
+            busy[c.worker] += seconds
+            model.observe("k", c.worker, c.blocks, seconds)
+        makespans.append(max(busy.values()))
+    assert makespans[-1] <= ideal * 1.05
+    assert makespans[1] <= ideal * 1.05

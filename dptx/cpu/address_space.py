@@ -1,0 +1,143 @@
+"""The device address space of the CPU executor (DESIGN.md point 5).
+
+A 64-bit device virtual address is ``window << 40 | offset``. Window 0 is never mapped (null
+pointers fault), window 1 is the current block's shared memory, window 2 the current thread's
+local memory, and every other window is one device buffer: a module variable or an array
+argument. Translating an address is one shift, one table load and one bounds check: a page
+table with one page per buffer, so every access is checked to the byte.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ptx import ir
+
+WINDOW_SHIFT = 40
+OFFSET_MASK = (1 << WINDOW_SHIFT) - 1
+SHARED_WINDOW = 1
+LOCAL_WINDOW = 2
+FIRST_BUFFER = 3
+
+# Layout of the per-call context the generated code reads (an array of int64).
+CTX_FIELDS = [
+    "buftable",       # pointer to int64 pairs (host address, size) per window
+    "nbuf",           # number of windows in the table
+    "params",         # pointer to the kernel parameter buffer
+    "grid_x", "grid_y", "grid_z",
+    "block_x", "block_y", "block_z",
+    "shared_size",    # bytes of shared memory per block (static + dynamic)
+    "dynamic_smem",   # dynamic shared memory bytes
+    "shared",         # pointer to this call's shared memory (one block at a time)
+    "local",          # pointer to this call's local memory
+    "local_size",     # bytes of local memory per thread
+    "error",          # pointer to the error record (int64[8])
+    "frames",         # pointer to the per-thread frames (resumable kernels)
+    "exchange",       # pointer to the warp exchange area (int64[4] per thread)
+    "printf",         # pointer to the printf record buffer
+    "printf_cap",     # its capacity in records
+    "printf_count",   # records written (atomically incremented)
+    "total_smem",     # %total_smem_size
+]
+CTX = {name: i for i, name in enumerate(CTX_FIELDS)}
+
+# Error record: [code, address, PTX line, linear thread id, linear block id, access size]
+ERR_NONE = 0
+ERR_BOUNDS = 1        # out of bounds or unmapped
+ERR_MISALIGNED = 2
+ERR_TRAP = 3
+ERR_DEADLOCK = 4
+ERR_STACK = 5         # local memory (call stack) overflow
+ERR_PRINTF = 6        # printf buffer full (output truncated, not fatal)
+
+PRINTF_RECORD_BYTES = 8 + 8 + 256   # format address, argument count bytes, argument bytes
+
+
+def buffer_address(window: int, offset: int = 0) -> int:
+    return (window << WINDOW_SHIFT) | offset
+
+
+def module_variables(module: ir.Module) -> list:
+    """Module variables that are device buffers (.global and .const with a size), in a fixed
+    order: their windows are FIRST_BUFFER + index, the same in every process."""
+    return [v for v in module.global_variables
+            if v.space in ("global", "const") and v.size and "extern" not in v.linkage]
+
+
+@dataclass
+class SharedLayout:
+    offsets: dict        # variable name -> byte offset in the block's shared memory
+    static_size: int
+    dynamic_offset: int  # where extern (dynamic) shared arrays start
+
+
+def shared_layout(module: ir.Module, functions: list) -> SharedLayout:
+    """Static shared variables (module level and in bodies) then the dynamic area."""
+    offsets, pos, dynamic = {}, 0, []
+    candidates = [v for v in module.global_variables if v.space == "shared"]
+    for f in functions:
+        candidates += [v for v in f.local_variables if v.space == "shared"]
+    for v in candidates:
+        if v.size is None:
+            dynamic.append(v)
+            continue
+        a = v.alignment
+        pos = (pos + a - 1) // a * a
+        offsets[v.name] = pos
+        pos += v.size
+    dyn = (pos + 15) // 16 * 16
+    for v in dynamic:
+        offsets[v.name] = dyn
+    return SharedLayout(offsets, pos, dyn)
+
+
+def _element_bytes(value, ptx_type: str, address_of) -> bytes:
+    size = ir.type_size(ptx_type)
+    if isinstance(value, ir.SymInit):
+        return (address_of(value.name) + value.offset).to_bytes(size, "little", signed=False)
+    if value.kind == "int":
+        if ptx_type in ("f32", "f64"):
+            return np.array(value.value, dtype=np.float32 if ptx_type == "f32" else np.float64).tobytes()
+        return (value.value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+    if value.kind in ("f32", "f64"):
+        bits = value.value
+        if value.kind == "f32" and ptx_type == "f64":
+            return np.array(np.frombuffer(bits.to_bytes(4, "little"), np.float32)[0], np.float64).tobytes()
+        if value.kind == "f64" and ptx_type == "f32":
+            return np.array(np.frombuffer(bits.to_bytes(8, "little"), np.float64)[0], np.float32).tobytes()
+        return bits.to_bytes(size, "little")
+    dtype = {"f32": np.float32, "f64": np.float64, "f16": np.float16}.get(ptx_type)
+    if dtype is None:
+        return (int(value.value) & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+    return np.array(value.value, dtype=dtype).tobytes()
+
+
+def _flatten(init):
+    if isinstance(init, tuple):
+        for item in init:
+            yield from _flatten(item)
+    else:
+        yield init
+
+
+def initial_image(module: ir.Module) -> dict:
+    """name -> uint8 array holding each module variable's initial bytes (zeros where there is
+    no initializer). Symbol initializers (``generic(sym)``, ``sym+off``) become the device
+    address of the symbol, the same in every process."""
+    variables = module_variables(module)
+    windows = {v.name: FIRST_BUFFER + i for i, v in enumerate(variables)}
+
+    def address_of(name):
+        if name not in windows:
+            raise ValueError(f"initializer refers to {name!r}, which is not a module variable")
+        return buffer_address(windows[name])
+
+    image = {}
+    for v in variables:
+        buf = np.zeros(v.size, dtype=np.uint8)
+        if v.init is not None:
+            raw = b"".join(_element_bytes(x, v.type, address_of) for x in _flatten(v.init))
+            buf[:min(len(raw), v.size)] = np.frombuffer(raw[:v.size], dtype=np.uint8)
+        image[v.name] = buf
+    return image

@@ -1,0 +1,1714 @@
+"""PTX -> LLVM IR (textual, parsed by llvmlite).
+
+One kernel becomes ``i32 @dptx_run(ptr ctx, i64 first_block, i64 end_block)`` that runs a
+range of blocks; the per-thread body is ``@thread`` and every device function an LLVM
+function. Registers are allocas (SROA/mem2reg make them SSA values). A kernel with sync points
+(barriers, warp operations) runs resumable threads (DESIGN.md decision 4): at a sync point a
+thread spills its registers to its frame, records where to resume and returns; the block
+scheduler in ``@dptx_run`` resumes the threads once all have arrived. Kernels without sync
+points run a plain loop over threads.
+"""
+from __future__ import annotations
+
+import re
+import struct
+
+from ..errors import PtxUnsupportedError
+from ..ptx import ir
+from ..ptx.analysis import reachable_functions
+from ..ptx.cfg import sync_kind
+from . import address_space as L
+from .runtime_ir import RUNTIME_IR, SCHEDULER_PLAIN, scheduler_resumable
+
+LLTY = {
+    "pred": "i1", "b8": "i8", "u8": "i8", "s8": "i8",
+    "b16": "i16", "u16": "i16", "s16": "i16", "f16": "i16", "bf16": "i16",
+    "b32": "i32", "u32": "i32", "s32": "i32", "f16x2": "i32", "bf16x2": "i32",
+    "b64": "i64", "u64": "i64", "s64": "i64", "f32": "float", "f64": "double",
+}
+BITS = {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "float": 32, "double": 64}
+INT_OF = {"float": "i32", "double": "i64"}
+
+# Status codes returned by thread functions
+ST_DONE, ST_BAR, ST_WARP, ST_ERR = 0, 1, 2, 100
+FRAME_HEADER = 64   # i32 slots: 0 resume, 1 status, 2 bar id, 3 bar count, 4 red op,
+#                     5 red value, 6 red result, 7 bar line
+
+SPECIAL_INDEX = {("%tid", "x"): 0, ("%tid", "y"): 1, ("%tid", "z"): 2,
+                 ("%ctaid", "x"): 3, ("%ctaid", "y"): 4, ("%ctaid", "z"): 5}
+
+
+def _fconst(value: float, llty: str) -> str:
+    """LLVM spelling of a float constant (hex of the double it widens to)."""
+    if llty == "float":
+        value = struct.unpack("<f", struct.pack("<f", value))[0] if value == value else value
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
+
+
+def _f32_bits_to_double(bits: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
+
+
+def _f64_bits_to_double(bits: int) -> float:
+    return struct.unpack("<d", struct.pack("<Q", bits & (2**64 - 1)))[0]
+
+
+def unsupported(inst: ir.Instruction, why: str = ""):
+    return PtxUnsupportedError(
+        f"PTX line {inst.line}: {inst.full_opcode} is not supported by the CPU executor"
+        + (f" ({why})" if why else ""))
+
+
+class Module:
+    """Translation of one kernel (and the functions it reaches) to an LLVM IR module."""
+
+    def __init__(self, module: ir.Module, kernel_name: str):
+        self.module = module
+        self.kernel = next(f for f in module.kernels if f.name == kernel_name)
+        self.functions = reachable_functions(module, self.kernel)
+        self.windows = {v.name: L.FIRST_BUFFER + i for i, v in enumerate(L.module_variables(module))}
+        self.const_vars = {v.name: v for v in module.global_variables}
+        self.shared = L.shared_layout(module, [f for f in self.functions if f.body is not None])
+        self.resumable = any(sync_kind(i) for i in self.kernel.instructions)
+        for f in self.functions:
+            if f is not self.kernel and f.body is not None and any(sync_kind(i) for i in f.instructions):
+                bad = next(i for i in f.instructions if sync_kind(i))
+                raise unsupported(bad, f"barrier or warp operation inside device function {f.name}")
+        self.local_sizes = {}
+        self.frame_bytes = FRAME_HEADER
+
+    def local_bytes_per_thread(self) -> int:
+        """Local memory per thread: every function's frame once, and room for 64 nested
+        activations when there are device functions (recursion); deeper stacks fault."""
+        frames = sum((s + 15) // 16 * 16 for s in self.local_sizes.values())
+        if len(self.local_sizes) > 1:
+            frames = max(frames * 8, frames + 64 * max(self.local_sizes.values()))
+        return max(64, frames)
+
+    def translate(self) -> str:
+        bodies = []
+        kernel_fn = None
+        for f in self.functions:
+            if f.body is None:
+                if f.name != "vprintf":
+                    raise PtxUnsupportedError(f"PTX line {f.line}: function {f.name} is declared "
+                                              f"but not defined in this module")
+                continue
+            fn = Function(self, f)
+            bodies.append(fn.render())
+            if f is self.kernel:
+                kernel_fn = fn
+        self.frame_bytes = FRAME_HEADER + 8 * len(kernel_fn.regs)
+        sched = scheduler_resumable(self.frame_bytes) if self.resumable else SCHEDULER_PLAIN
+        text = "\n".join(bodies + [RUNTIME_IR, sched])
+        return "\n".join(self.intrinsic_declarations(text) + [text]) + "\n"
+
+    @staticmethod
+    def intrinsic_declarations(text: str) -> list:
+        """``declare`` lines for every LLVM intrinsic the text calls, from the call sites."""
+        decls = {}
+        for m in re.finditer(r"call (\S+) @(llvm\.[\w.]+)\(([^)]*)\)", text):
+            ret, name, args = m.groups()
+            if name in decls or name == "llvm.memcpy.p0.p0.i64":
+                continue
+            types = [a.strip().split(" ")[0] for a in args.split(",")] if args.strip() else []
+            decls[name] = f"declare {ret} @{name}({', '.join(types)})"
+        return list(decls.values())
+
+
+class Function:
+    """Translation of one PTX function body."""
+
+    def __init__(self, mod: Module, f: ir.Function):
+        self.mod = mod
+        self.f = f
+        self.is_kernel = f.is_kernel
+        self.lines = []
+        self.allocas = []
+        self.n = 0
+        self.regs = {}          # name -> llvm type
+        self.params = {}        # param name -> ("kernel", offset) | ("ptr", llvm arg)
+        self.locals = {}        # .local variable name -> offset in this frame
+        self.local_size = 0
+        self.param_vars = {}    # .param variables declared in the body -> alloca
+        self.labels = {}
+        self.sync_points = 0
+        self.resume_blocks = []
+
+    # -- small helpers -----------------------------------------------------------------------
+    def tmp(self) -> str:
+        self.n += 1
+        return f"%t{self.n}"
+
+    def label(self, hint="b") -> str:
+        self.n += 1
+        return f"{hint}{self.n}"
+
+    def emit(self, line: str):
+        self.lines.append("  " + line)
+
+    def block(self, name: str):
+        self.lines.append(f"{name}:")
+
+    # -- declarations ----------------------------------------------------------------------
+    def declare(self):
+        f = self.f
+        for s in f.statements():
+            if isinstance(s, ir.RegDecl):
+                if s.vector:
+                    raise PtxUnsupportedError(f"PTX line {s.line}: vector registers (.v{s.vector}) "
+                                              f"are not supported by the CPU executor")
+                ty = LLTY.get(s.type)
+                if ty is None:
+                    raise PtxUnsupportedError(f"PTX line {s.line}: registers of type .{s.type} "
+                                              f"are not supported by the CPU executor")
+                for name in s.names():
+                    if name not in self.regs:
+                        self.regs[name] = ty
+            elif isinstance(s, ir.Variable):
+                if s.space == "local":
+                    a = s.alignment
+                    self.local_size = (self.local_size + a - 1) // a * a
+                    self.locals[s.name] = self.local_size
+                    self.local_size += s.size or 0
+                elif s.space == "param":
+                    if s.name not in self.param_vars:
+                        self.param_vars[s.name] = (f"%pv.{len(self.param_vars)}", max(s.size or 8, 8))
+        self.mod.local_sizes[f.name] = self.local_size
+        if self.is_kernel:
+            for p, off in f.param_layout():
+                self.params[p.name] = ("kernel", off, p)
+        else:
+            for i, p in enumerate(f.returns):
+                self.params[p.name] = ("ptr", f"%ret{i}", p)
+            for i, p in enumerate(f.params):
+                self.params[p.name] = ("ptr", f"%arg{i}", p)
+
+    def reg_ptr(self, name: str) -> str:
+        return f'%"r.{name}"'
+
+    # -- operand access ----------------------------------------------------------------------
+    def conv(self, value: str, src: str, dst: str, signed=False) -> str:
+        """Reinterpret or resize a value between LLVM types (bitcast, trunc, zext/sext)."""
+        if src == dst:
+            return value
+        t = self.tmp()
+        if BITS[src] == BITS[dst]:
+            self.emit(f"{t} = bitcast {src} {value} to {dst}")
+            return t
+        if src in INT_OF:
+            value, src = self.conv(value, src, INT_OF[src]), INT_OF[src]
+            return self.conv(value, src, dst, signed)
+        if dst in INT_OF:
+            v = self.conv(value, src, INT_OF[dst], signed)
+            return self.conv(v, INT_OF[dst], dst)
+        if BITS[src] > BITS[dst]:
+            if dst == "i1":
+                self.emit(f"{t} = icmp ne {src} {value}, 0")
+            else:
+                self.emit(f"{t} = trunc {src} {value} to {dst}")
+        else:
+            op = "sext" if signed and src != "i1" else "zext"
+            self.emit(f"{t} = {op} {src} {value} to {dst}")
+        return t
+
+    def special(self, reg: ir.Reg, inst) -> tuple:
+        name, comp = reg.name, reg.component
+        key = (name, comp)
+        if key in SPECIAL_INDEX:
+            return self.ti(SPECIAL_INDEX[key]), "i32"
+        ctx_dims = {"%ntid": "block_", "%nctaid": "grid_"}
+        if name in ctx_dims and comp in ("x", "y", "z"):
+            return self.trunc32(self.ctx(ctx_dims[name] + comp)), "i32"
+        if name == "%laneid":
+            t = self.tmp(); self.emit(f"{t} = and i32 {self.ti(6)}, 31"); return t, "i32"
+        if name == "%warpid":
+            t = self.tmp(); self.emit(f"{t} = lshr i32 {self.ti(6)}, 5"); return t, "i32"
+        if name == "%nwarpid":
+            return "32", "i32"
+        if name in ("%smid", "%gridid", "%nsmid"):
+            return ("1" if name == "%nsmid" else "0"), "i32"
+        if name.startswith("%lanemask_"):
+            lane = self.tmp(); self.emit(f"{lane} = and i32 {self.ti(6)}, 31")
+            bit = self.tmp(); self.emit(f"{bit} = shl i32 1, {lane}")
+            kind = name[len("%lanemask_"):]
+            t = self.tmp()
+            if kind == "eq":
+                return bit, "i32"
+            if kind == "lt":
+                self.emit(f"{t} = sub i32 {bit}, 1")
+            elif kind == "le":
+                t0 = self.tmp(); self.emit(f"{t0} = sub i32 {bit}, 1"); self.emit(f"{t} = or i32 {t0}, {bit}")
+            elif kind == "gt":
+                t0 = self.tmp(); self.emit(f"{t0} = shl i32 {bit}, 1"); self.emit(f"{t} = sub i32 0, {t0}")
+            elif kind == "ge":
+                self.emit(f"{t} = sub i32 0, {bit}")
+            else:
+                raise unsupported(inst, f"special register {name}")
+            return t, "i32"
+        if name in ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):
+            t = self.tmp(); self.emit(f"{t} = call i64 @llvm.readcyclecounter()")
+            if name in ("%clock", "%globaltimer_lo"):
+                return self.trunc32(t), "i32"
+            return t, "i64"
+        if name == "%dynamic_smem_size":
+            return self.trunc32(self.ctx("dynamic_smem")), "i32"
+        if name == "%total_smem_size":
+            return self.trunc32(self.ctx("total_smem")), "i32"
+        raise unsupported(inst, f"special register {name}{'.' + comp if comp else ''}")
+
+    def trunc32(self, v: str) -> str:
+        t = self.tmp(); self.emit(f"{t} = trunc i64 {v} to i32"); return t
+
+    def ctx(self, field: str) -> str:
+        p = self.tmp(); self.emit(f"{p} = getelementptr i64, ptr %ctx, i64 {L.CTX[field]}")
+        t = self.tmp(); self.emit(f"{t} = load i64, ptr {p}")
+        return t
+
+    def ctx_ptr(self, field: str) -> str:
+        p = self.tmp(); self.emit(f"{p} = getelementptr i64, ptr %ctx, i64 {L.CTX[field]}")
+        t = self.tmp(); self.emit(f"{t} = load ptr, ptr {p}")
+        return t
+
+    def ti(self, index: int) -> str:
+        p = self.tmp(); self.emit(f"{p} = getelementptr i32, ptr %ti, i64 {index}")
+        t = self.tmp(); self.emit(f"{t} = load i32, ptr {p}")
+        return t
+
+    def symbol_value(self, name: str, inst) -> tuple:
+        """Value of a symbol used as an operand (its address in its state space)."""
+        if name in self.mod.windows:
+            return str(L.buffer_address(self.mod.windows[name])), "i64"
+        if name in self.mod.shared.offsets:
+            return str(self.mod.shared.offsets[name]), "i64"
+        if name in self.locals:
+            t = self.tmp(); self.emit(f"{t} = add i64 %lsp, {self.locals[name]}")
+            return t, "i64"
+        if name in self.params and self.params[name][0] == "kernel":
+            raise unsupported(inst, f"taking the address of kernel parameter {name}")
+        if name == "WARP_SZ":
+            return "32", "i32"
+        raise unsupported(inst, f"unknown symbol {name}")
+
+    def read(self, op, ty: str, inst, signed=False) -> str:
+        """The value of a source operand as LLVM type ``ty``."""
+        if isinstance(op, ir.Reg):
+            if op.name in self.regs:
+                if op.component:
+                    raise unsupported(inst, f"vector register component {op}")
+                rty = self.regs[op.name]
+                t = self.tmp(); self.emit(f"{t} = load {rty}, ptr {self.reg_ptr(op.name)}")
+                v = self.conv(t, rty, ty, signed)
+                if op.negated:
+                    n = self.tmp(); self.emit(f"{n} = xor i1 {v}, true"); v = n
+                return v
+            v, vty = self.special(op, inst)
+            return self.conv(v, vty, ty, signed)
+        if isinstance(op, ir.Imm):
+            if ty in ("float", "double"):
+                if op.kind == "f32":
+                    return _fconst(_f32_bits_to_double(op.value), ty)
+                if op.kind == "f64":
+                    return _fconst(_f64_bits_to_double(op.value), ty)
+                return _fconst(float(op.value), ty)
+            if op.kind == "f32":
+                value = op.value
+            elif op.kind == "f64":
+                value = op.value
+            elif op.kind == "float":
+                value = struct.unpack("<Q", struct.pack("<d", op.value))[0] if BITS[ty] == 64 else \
+                    struct.unpack("<I", struct.pack("<f", op.value))[0]
+            else:
+                value = op.value
+            bits = BITS[ty]
+            value &= (1 << bits) - 1
+            if ty == "i1":
+                return "true" if value else "false"
+            if value >= 1 << (bits - 1):
+                value -= 1 << bits
+            return str(value)
+        if isinstance(op, ir.Sym):
+            v, vty = self.symbol_value(op.name, inst)
+            if op.offset:
+                t = self.tmp(); self.emit(f"{t} = add {vty} {v}, {op.offset}"); v = t
+            return self.conv(v, vty, ty)
+        raise unsupported(inst, f"operand {op}")
+
+    def write(self, op, value: str, ty: str, inst, signed=False):
+        if isinstance(op, ir.Reg) and op.name == "_":
+            return
+        if not isinstance(op, ir.Reg) or op.name not in self.regs:
+            raise unsupported(inst, f"destination {op}")
+        rty = self.regs[op.name]
+        v = self.conv(value, ty, rty, signed)
+        self.emit(f"store {rty} {v}, ptr {self.reg_ptr(op.name)}")
+
+    # -- memory ------------------------------------------------------------------------------
+    def space_of(self, inst) -> str:
+        for m in inst.modifiers:
+            base = m.split("::")[0]
+            if base in ("global", "shared", "local", "param", "const"):
+                return base
+        return "generic"
+
+    def address(self, addr: ir.Addr, space: str, size: int, inst) -> str:
+        """Host pointer for a memory operand, bounds-checked (jumps to the fault exit)."""
+        if not isinstance(addr, ir.Addr):
+            raise unsupported(inst, f"memory operand {addr}")
+        base = addr.base
+        if isinstance(base, ir.Sym) and space == "param":
+            kind = self.params.get(base.name)
+            if kind is not None and kind[0] == "kernel":
+                params = self.ctx_ptr("params")
+                t = self.tmp(); self.emit(f"{t} = getelementptr i8, ptr {params}, i64 {kind[1] + addr.offset}")
+                return t
+            if kind is not None:
+                t = self.tmp(); self.emit(f"{t} = getelementptr i8, ptr {kind[1]}, i64 {addr.offset}")
+                return t
+            if base.name in self.param_vars:
+                t = self.tmp(); self.emit(f"{t} = getelementptr i8, ptr {self.param_vars[base.name][0]}, i64 {addr.offset}")
+                return t
+            raise unsupported(inst, f"unknown parameter {base.name}")
+        if isinstance(base, ir.Sym) and space == "generic" and base.name in self.param_vars:
+            t = self.tmp(); self.emit(f"{t} = getelementptr i8, ptr {self.param_vars[base.name][0]}, i64 {addr.offset}")
+            return t
+        if base is None:
+            value = str(addr.offset)
+        elif isinstance(base, ir.Sym):
+            v, vty = self.symbol_value(base.name, inst)
+            v = self.conv(v, vty, "i64")
+            value = v
+            if addr.offset:
+                t = self.tmp(); self.emit(f"{t} = add i64 {v}, {addr.offset}"); value = t
+        else:
+            rty = self.regs.get(base.name, "i64")
+            v = self.read(base, rty, inst)
+            v = self.conv(v, rty, "i64") if rty != "i64" else v
+            value = v
+            if addr.offset:
+                t = self.tmp(); self.emit(f"{t} = add i64 {v}, {addr.offset}"); value = t
+        fn = {"generic": "xlate", "global": "xlate", "const": "xlate", "shared": "xshared",
+              "local": "xlocal"}.get(space)
+        if fn is None:
+            raise unsupported(inst, f"state space .{space}")
+        p = self.tmp()
+        self.emit(f"{p} = call ptr @{fn}(ptr %ctx, ptr %ti, ptr %lbase, i64 {value}, i64 {size}, i32 {inst.line})")
+        bad = self.tmp(); self.emit(f"{bad} = icmp eq ptr {p}, null")
+        ok = self.label("ok")
+        self.emit(f"br i1 {bad}, label %fault, label %{ok}")
+        self.block(ok)
+        return p
+
+
+    # -- the function as a whole -------------------------------------------------------------
+    def render(self) -> str:
+        self.declare()
+        for name in self.f.labels:
+            self.labels[name] = f"L{len(self.labels)}"
+        self.block("start")
+        if self.local_size:
+            need = self.tmp(); self.emit(f"{need} = add i64 %lsp, {self.local_size}")
+            limit = self.ctx("local_size")
+            over = self.tmp(); self.emit(f"{over} = icmp ugt i64 {need}, {limit}")
+            ok = self.label("stack_ok")
+            self.emit(f"br i1 {over}, label %stack_overflow, label %{ok}")
+            self.block(ok)
+        for s in self.f.statements():
+            if isinstance(s, ir.Label):
+                target = self.labels[s.name]
+                self.emit(f"br label %{target}")
+                self.block(target)
+            elif isinstance(s, ir.Instruction):
+                self.instruction(s)
+        self.emit("ret i32 0")
+        self.block("fault")
+        self.emit(f"ret i32 {ST_ERR}")
+        self.block("stack_overflow")
+        self.emit(f"call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_STACK}, i64 %lsp, i32 {self.f.line}, i64 {self.local_size})")
+        self.emit(f"ret i32 {ST_ERR}")
+
+        if self.is_kernel:
+            sig = "define internal i32 @thread(ptr %ctx, ptr %ti, ptr %lbase, i64 %lsp, ptr %frame)"
+        else:
+            args = ["ptr %ctx", "ptr %ti", "ptr %lbase", "i64 %lsp"]
+            args += [f"ptr %ret{i}" for i in range(len(self.f.returns))]
+            args += [f"ptr %arg{i}" for i in range(len(self.f.params))]
+            sig = f'define internal i32 @"f.{self.f.name}"({", ".join(args)})'
+        head = [sig + " {", "entry:"]
+        for name, ty in self.regs.items():
+            head.append(f"  {self.reg_ptr(name)} = alloca {ty}")
+        for name, (ptr, size) in self.param_vars.items():
+            head.append(f"  {ptr} = alloca [{size} x i8], align 16")
+        head.append("  %cc = alloca i32")
+        head.append("  store i32 0, ptr %cc")
+        if self.resume_blocks:
+            head.append("  %resume = load i32, ptr %frame")
+            cases = " ".join(f"i32 {k}, label %resume{k}" for k in range(1, len(self.resume_blocks) + 1))
+            head.append(f"  switch i32 %resume, label %start [{cases}]")
+        else:
+            head.append("  br label %start")
+        tail = []
+        for k, (reload_lines, target) in enumerate(self.resume_blocks, 1):
+            tail.append(f"resume{k}:")
+            tail += reload_lines
+            tail.append(f"  br label %{target}")
+        return "\n".join(head + self.lines + tail + ["}"])
+
+    # -- sync points (resumable kernels) -------------------------------------------------------
+    def frame_slot(self, index: int) -> str:
+        p = self.tmp(); self.emit(f"{p} = getelementptr i32, ptr %frame, i64 {index}")
+        return p
+
+    def sync_point(self, status: int, fields: dict) -> str:
+        """Spill registers, record the header fields, return ``status``; the code after
+        continues in a fresh block where execution resumes. Returns that block's name."""
+        self.sync_points += 1
+        k = self.sync_points
+        for index, value in fields.items():
+            p = self.frame_slot(index)
+            self.emit(f"store i32 {value}, ptr {p}")
+        self.emit(f"store i32 {k}, ptr %frame")
+        reload = []
+        for slot, (name, ty) in enumerate(self.regs.items()):
+            p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr %frame, i64 {FRAME_HEADER + 8 * slot}")
+            v = self.tmp(); self.emit(f"{v} = load {ty}, ptr {self.reg_ptr(name)}")
+            self.emit(f"store {ty} {v}, ptr {p}")
+            rp, rv = f"%rl{k}.{slot}p", f"%rl{k}.{slot}v"
+            reload.append(f"  {rp} = getelementptr i8, ptr %frame, i64 {FRAME_HEADER + 8 * slot}")
+            reload.append(f"  {rv} = load {ty}, ptr {rp}")
+            reload.append(f"  store {ty} {rv}, ptr {self.reg_ptr(name)}")
+        for name, (ptr, size) in self.param_vars.items():
+            raise PtxUnsupportedError(f"kernel {self.f.name}: a call sequence spans a sync point")
+        after = self.label("after")
+        self.emit(f"ret i32 {status}")
+        self.block(after)
+        self.resume_blocks.append((reload, after))
+        return after
+
+    def exchange_ptr(self, lane_expr: str = None) -> str:
+        """Pointer to this thread's (or lane ``lane_expr``'s of this warp) exchange slot."""
+        base = self.ctx_ptr("exchange")
+        ltid = self.ti(6)
+        if lane_expr is None:
+            idx = ltid
+        else:
+            wb = self.tmp(); self.emit(f"{wb} = and i32 {ltid}, -32")
+            idx = self.tmp(); self.emit(f"{idx} = add i32 {wb}, {lane_expr}")
+        i64 = self.conv(idx, "i32", "i64")
+        off = self.tmp(); self.emit(f"{off} = mul i64 {i64}, 4")
+        p = self.tmp(); self.emit(f"{p} = getelementptr i64, ptr {base}, i64 {off}")
+        return p
+
+    # -- instructions --------------------------------------------------------------------------
+    def instruction(self, inst: ir.Instruction):
+        op = inst.opcode
+        if op == "bra" and inst.guard is not None:
+            g = self.read(inst.guard, "i1", inst)
+            fall = self.label("fall")
+            self.emit(f"br i1 {g}, label %{self.target(inst)}, label %{fall}")
+            self.block(fall)
+            return
+        skip = None
+        if inst.guard is not None:
+            g = self.read(inst.guard, "i1", inst)
+            do, skip = self.label("do"), self.label("skip")
+            self.emit(f"br i1 {g}, label %{do}, label %{skip}")
+            self.block(do)
+        handler = getattr(self, "op_" + op, None)
+        if handler is None:
+            raise unsupported(inst)
+        handler(inst)
+        if skip is not None:
+            self.emit(f"br label %{skip}")
+            self.block(skip)
+
+    def target(self, inst) -> str:
+        name = inst.operands[0].name
+        if name not in self.labels:
+            raise unsupported(inst, f"branch to unknown label {name}")
+        return self.labels[name]
+
+    # types ----------------------------------------------------------------------------------
+    @staticmethod
+    def itype(inst) -> str:
+        types = inst.types
+        if not types:
+            raise unsupported(inst, "no type")
+        return types[-1]
+
+    def lt(self, inst, ptx_type=None) -> str:
+        t = ptx_type or self.itype(inst)
+        if t not in LLTY:
+            raise unsupported(inst, f"type .{t}")
+        return LLTY[t]
+
+    # control --------------------------------------------------------------------------------
+    def op_bra(self, inst):
+        self.emit(f"br label %{self.target(inst)}")
+        self.block(self.label("dead"))
+
+    def op_ret(self, inst):
+        self.emit("ret i32 0")
+        self.block(self.label("dead"))
+
+    op_exit = op_ret
+
+    def op_trap(self, inst):
+        self.emit(f"call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_TRAP}, i64 0, i32 {inst.line}, i64 0)")
+        self.emit(f"ret i32 {ST_ERR}")
+        self.block(self.label("dead"))
+
+    op_brkpt = op_trap
+
+    def op_brx(self, inst):
+        table = next((s for s in self.f.statements() if isinstance(s, ir.TargetTable)
+                      and s.name == inst.operands[1].name), None)
+        if table is None:
+            raise unsupported(inst, "brx.idx without a .branchtargets table")
+        idx = self.read(inst.operands[0], "i32", inst)
+        cases = " ".join(f"i32 {i}, label %{self.labels[t]}" for i, t in enumerate(table.targets))
+        self.emit(f"switch i32 {idx}, label %fault [{cases}]")
+        self.block(self.label("dead"))
+
+    def op_call(self, inst):
+        ops = list(inst.operands)
+        rets = []
+        if ops and isinstance(ops[0], ir.ParamList):
+            rets = list(ops.pop(0).items)
+        callee = ops.pop(0)
+        args = list(ops.pop(0).items) if ops and isinstance(ops[0], ir.ParamList) else []
+        if not isinstance(callee, ir.Sym):
+            raise unsupported(inst, "indirect call through a register")
+        name = callee.name
+        if name == "vprintf":
+            self.printf(inst, args)
+            if rets:
+                p = self.param_vars[rets[0].name][0]
+                self.emit(f"store i32 0, ptr {p}")
+            return
+        target = self.mod.module.function(name)
+        if target.body is None:
+            raise unsupported(inst, f"call to {name}, which has no body in this module")
+        ptrs = []
+        for r in rets + args:
+            if isinstance(r, ir.Sym) and r.name in self.param_vars:
+                ptrs.append(f"ptr {self.param_vars[r.name][0]}")
+            elif isinstance(r, ir.Reg) and r.name in self.regs:
+                ptrs.append(f"ptr {self.reg_ptr(r.name)}")
+            else:
+                raise unsupported(inst, f"call argument {r}")
+        callee_lsp = self.tmp()
+        self.emit(f"{callee_lsp} = add i64 %lsp, {(self.local_size + 15) // 16 * 16}")
+        st = self.tmp()
+        self.emit(f'{st} = call i32 @"f.{name}"(ptr %ctx, ptr %ti, ptr %lbase, i64 {callee_lsp}'
+                  + "".join(", " + p for p in ptrs) + ")")
+        bad = self.tmp(); self.emit(f"{bad} = icmp ne i32 {st}, 0")
+        ok = self.label("ok")
+        self.emit(f"br i1 {bad}, label %fault, label %{ok}")
+        self.block(ok)
+
+    def printf(self, inst, args):
+        if len(args) != 2:
+            raise unsupported(inst, "vprintf takes a format and an argument buffer")
+        vals = []
+        for a in args:
+            p = self.param_vars.get(a.name)
+            if p is None:
+                raise unsupported(inst, f"vprintf argument {a}")
+            v = self.tmp(); self.emit(f"{v} = load i64, ptr {p[0]}")
+            vals.append(v)
+        self.emit(f"call void @record_printf(ptr %ctx, ptr %ti, ptr %lbase, i64 {vals[0]}, i64 {vals[1]})")
+
+    # moves ----------------------------------------------------------------------------------
+    def op_mov(self, inst):
+        d, s = inst.operands[0], inst.operands[1]
+        ty = self.lt(inst)
+        if isinstance(d, ir.Vec):  # unpack: mov.b64 {lo, hi}, x
+            v = self.read(s, ty, inst)
+            width = BITS[ty] // len(d.items)
+            ety = f"i{width}"
+            for i, item in enumerate(d.items):
+                if item is None:
+                    continue
+                sh = self.tmp(); self.emit(f"{sh} = lshr {ty} {v}, {i * width}")
+                self.write(item, self.conv(sh, ty, ety), ety, inst)
+            return
+        if isinstance(s, ir.Vec):  # pack
+            width = BITS[ty] // len(s.items)
+            ety = f"i{width}"
+            acc = "0"
+            for i, item in enumerate(s.items):
+                e = self.read(item, ety, inst)
+                z = self.conv(e, ety, ty)
+                sh = self.tmp(); self.emit(f"{sh} = shl {ty} {z}, {i * width}")
+                o = self.tmp(); self.emit(f"{o} = or {ty} {acc}, {sh}")
+                acc = o
+            self.write(d, acc, ty, inst)
+            return
+        self.write(d, self.read(s, ty, inst), ty, inst)
+
+    def op_cvta(self, inst):
+        to = "to" in inst.modifiers
+        space = next(m for m in inst.modifiers if m in ("global", "shared", "local", "const", "param"))
+        ty = self.lt(inst)
+        v = self.conv(self.read(inst.operands[1], ty, inst), ty, "i64")
+        window = {"shared": L.SHARED_WINDOW, "local": L.LOCAL_WINDOW}.get(space)
+        if window is None:
+            r = v  # global/const addresses are generic addresses
+        elif to:
+            r = self.tmp(); self.emit(f"{r} = and i64 {v}, {L.OFFSET_MASK}")
+        else:
+            r = self.tmp(); self.emit(f"{r} = or i64 {v}, {L.buffer_address(window)}")
+        self.write(inst.operands[0], self.conv(r, "i64", ty), ty, inst)
+
+    def op_isspacep(self, inst):
+        space = inst.modifiers[0]
+        v = self.read(inst.operands[1], "i64", inst)
+        w = self.tmp(); self.emit(f"{w} = lshr i64 {v}, {L.WINDOW_SHIFT}")
+        r = self.tmp()
+        if space == "shared":
+            self.emit(f"{r} = icmp eq i64 {w}, {L.SHARED_WINDOW}")
+        elif space == "local":
+            self.emit(f"{r} = icmp eq i64 {w}, {L.LOCAL_WINDOW}")
+        elif space in ("global", "const"):
+            self.emit(f"{r} = icmp uge i64 {w}, {L.FIRST_BUFFER}")
+        else:
+            raise unsupported(inst)
+        self.write(inst.operands[0], r, "i1", inst)
+
+    def op_prefetch(self, inst):
+        pass
+
+    op_prefetchu = op_prefetch
+    op_nanosleep = op_prefetch
+    op_pmevent = op_prefetch
+
+    def op_membar(self, inst):
+        self.emit("fence seq_cst")
+
+    op_fence = op_membar
+
+    # loads and stores -----------------------------------------------------------------------
+    def _vector(self, inst) -> int:
+        for m in inst.modifiers:
+            if m in ("v2", "v4", "v8"):
+                return int(m[1:])
+        return 1
+
+    def op_ld(self, inst):
+        ty_name = self.itype(inst)
+        ty = self.lt(inst)
+        size = ir.type_size(ty_name) if ty_name != "pred" else 1
+        n = self._vector(inst)
+        space = self.space_of(inst)
+        dst = inst.operands[0]
+        p = self.address(inst.operands[1], space, size * n, inst)
+        items = dst.items if isinstance(dst, ir.Vec) else (dst,)
+        signed = ty_name.startswith("s")
+        vol = " volatile" if "volatile" in inst.modifiers or "acquire" in inst.modifiers else ""
+        for i, item in enumerate(items):
+            q = p
+            if i:
+                q = self.tmp(); self.emit(f"{q} = getelementptr i8, ptr {p}, i64 {i * size}")
+            v = self.tmp(); self.emit(f"{v} = load{vol} {ty}, ptr {q}, align 1")
+            if item is not None:
+                self.write(item, v, ty, inst, signed=signed)
+
+    op_ldu = op_ld
+
+    def op_st(self, inst):
+        ty_name = self.itype(inst)
+        ty = self.lt(inst)
+        size = ir.type_size(ty_name)
+        n = self._vector(inst)
+        space = self.space_of(inst)
+        src = inst.operands[1]
+        p = self.address(inst.operands[0], space, size * n, inst)
+        items = src.items if isinstance(src, ir.Vec) else (src,)
+        vol = " volatile" if "volatile" in inst.modifiers or "release" in inst.modifiers else ""
+        for i, item in enumerate(items):
+            v = self.read(item, ty, inst)
+            q = p
+            if i:
+                q = self.tmp(); self.emit(f"{q} = getelementptr i8, ptr {p}, i64 {i * size}")
+            self.emit(f"store{vol} {ty} {v}, ptr {q}, align 1")
+
+    # arithmetic helpers -----------------------------------------------------------------------
+    FLOAT_TYPES = ("f32", "f64")
+    HALF_TYPES = ("f16", "bf16", "f16x2", "bf16x2")
+
+    def ftz(self, inst, v: str, ty: str) -> str:
+        """Flush a subnormal f32 to a zero of the same sign (.ftz)."""
+        if ty != "float" or "ftz" not in inst.modifiers:
+            return v
+        a = self.tmp(); self.emit(f"{a} = call float @llvm.fabs.f32(float {v})")
+        small = self.tmp(); self.emit(f"{small} = fcmp olt float {a}, 0x3810000000000000")
+        z = self.tmp(); self.emit(f"{z} = call float @llvm.copysign.f32(float 0.0, float {v})")
+        r = self.tmp(); self.emit(f"{r} = select i1 {small}, float {z}, float {v}")
+        return r
+
+    def sat(self, inst, v: str, ty: str) -> str:
+        """.sat on floats: clamp to [0, 1], NaN -> 0."""
+        if "sat" not in inst.modifiers or ty not in ("float", "double"):
+            return v
+        sfx = "f32" if ty == "float" else "f64"
+        a = self.tmp(); self.emit(f"{a} = call {ty} @llvm.maxnum.{sfx}({ty} {v}, {ty} 0.0)")
+        b = self.tmp(); self.emit(f"{b} = call {ty} @llvm.minnum.{sfx}({ty} {a}, {ty} 1.0)")
+        nan = self.tmp(); self.emit(f"{nan} = fcmp uno {ty} {v}, 0.0")
+        r = self.tmp(); self.emit(f"{r} = select i1 {nan}, {ty} 0.0, {ty} {b}")
+        return r
+
+    def check_rounding(self, inst):
+        for m in ("rz", "rm", "rp"):
+            if m in inst.modifiers:
+                raise unsupported(inst, f"directed rounding .{m} on arithmetic")
+
+    def float_op(self, inst, compute):
+        """Apply ``compute(args, llty) -> value`` to float operands, with .ftz/.sat and the
+        f16/bf16 (and packed x2) forms computed in f32 and rounded back."""
+        t = self.itype(inst)
+        srcs = inst.operands[1:]
+        if t in self.FLOAT_TYPES:
+            ty = LLTY[t]
+            args = [self.ftz(inst, self.read(s, ty, inst), ty) for s in srcs]
+            r = self.sat(inst, self.ftz(inst, compute(args, ty), ty), ty)
+            self.write(inst.operands[0], r, ty, inst)
+            return
+        if t in self.HALF_TYPES:
+            half = "half" if t.startswith("f16") else "bfloat"
+            lanes = 2 if t.endswith("x2") else 1
+            storage = "i32" if lanes == 2 else "i16"
+            raw = [self.read(s, storage, inst) for s in srcs]
+            acc = "0"
+            for lane in range(lanes):
+                args = []
+                for v in raw:
+                    sh = self.tmp(); self.emit(f"{sh} = lshr {storage} {v}, {16 * lane}")
+                    h16 = self.conv(sh, storage, "i16")
+                    h = self.tmp(); self.emit(f"{h} = bitcast i16 {h16} to {half}")
+                    f = self.tmp(); self.emit(f"{f} = fpext {half} {h} to float")
+                    args.append(f)
+                r = self.sat(inst, compute(args, "float"), "float")
+                back = self.tmp(); self.emit(f"{back} = fptrunc float {r} to {half}")
+                bits = self.tmp(); self.emit(f"{bits} = bitcast {half} {back} to i16")
+                wide = self.conv(bits, "i16", storage)
+                sh = self.tmp(); self.emit(f"{sh} = shl {storage} {wide}, {16 * lane}")
+                o = self.tmp(); self.emit(f"{o} = or {storage} {acc}, {sh}")
+                acc = o
+            self.write(inst.operands[0], acc, storage, inst)
+            return
+        raise unsupported(inst, f"type .{t}")
+
+    def is_float(self, inst) -> bool:
+        return any(t in self.FLOAT_TYPES or t in self.HALF_TYPES for t in inst.types)
+
+    def int_binary(self, inst, op: str):
+        ty = self.lt(inst)
+        a = self.read(inst.operands[1], ty, inst)
+        b = self.read(inst.operands[2], ty, inst)
+        r = self.tmp(); self.emit(f"{r} = {op} {ty} {a}, {b}")
+        self.write(inst.operands[0], r, ty, inst)
+
+    def fcall(self, name: str, args, ty: str) -> str:
+        sfx = "f32" if ty == "float" else "f64"
+        r = self.tmp()
+        self.emit(f"{r} = call {ty} @llvm.{name}.{sfx}(" + ", ".join(f"{ty} {a}" for a in args) + ")")
+        return r
+
+    def fbin(self, op):
+        def compute(args, ty):
+            r = self.tmp(); self.emit(f"{r} = {op} {ty} {args[0]}, {args[1]}"); return r
+        return compute
+
+    # integer and float arithmetic ---------------------------------------------------------------
+    def op_add(self, inst):
+        if self.is_float(inst):
+            self.check_rounding(inst)
+            return self.float_op(inst, self.fbin("fadd"))
+        if "cc" in inst.modifiers or inst.opcode == "addc":
+            return self.carry_op(inst, "add")
+        if "sat" in inst.modifiers:
+            return self.sat_int(inst, "sadd")
+        self.int_binary(inst, "add")
+
+    def op_sub(self, inst):
+        if self.is_float(inst):
+            self.check_rounding(inst)
+            return self.float_op(inst, self.fbin("fsub"))
+        if "cc" in inst.modifiers or inst.opcode == "subc":
+            return self.carry_op(inst, "sub")
+        if "sat" in inst.modifiers:
+            return self.sat_int(inst, "ssub")
+        self.int_binary(inst, "sub")
+
+    def op_addc(self, inst):
+        self.carry_op(inst, "add")
+
+    def op_subc(self, inst):
+        self.carry_op(inst, "sub")
+
+    def sat_int(self, inst, op):
+        ty = self.lt(inst)
+        a = self.read(inst.operands[1], ty, inst)
+        b = self.read(inst.operands[2], ty, inst)
+        r = self.tmp(); self.emit(f"{r} = call {ty} @llvm.{op}.sat.{ty}({ty} {a}, {ty} {b})")
+        self.write(inst.operands[0], r, ty, inst)
+
+    def carry_op(self, inst, op):
+        """add.cc/addc/sub.cc/subc: the carry (borrow) flag lives in %cc."""
+        ty = self.lt(inst)
+        wide = "i64" if ty == "i32" else "i128"
+        a = self.conv(self.read(inst.operands[1], ty, inst), ty, wide)
+        b = self.conv(self.read(inst.operands[2], ty, inst), ty, wide)
+        r = self.tmp(); self.emit(f"{r} = {op} {wide} {a}, {b}")
+        if inst.opcode in ("addc", "subc"):
+            c = self.tmp(); self.emit(f"{c} = load i32, ptr %cc")
+            cw = self.conv(c, "i32", wide)
+            r2 = self.tmp(); self.emit(f"{r2} = {op} {wide} {r}, {cw}")
+            r = r2
+        if "cc" in inst.modifiers:
+            hi = self.tmp(); self.emit(f"{hi} = lshr {wide} {r}, {BITS[ty]}")
+            bit = self.tmp(); self.emit(f"{bit} = and {wide} {hi}, 1")
+            self.emit(f"store i32 {self.conv(bit, wide, 'i32')}, ptr %cc")
+        self.write(inst.operands[0], self.conv(r, wide, ty), ty, inst)
+
+    def widen_mul(self, inst, a, b, ty, signed):
+        wide = {"i16": "i32", "i32": "i64", "i64": "i128"}[ty]
+        ext = "sext" if signed else "zext"
+        aw = self.tmp(); self.emit(f"{aw} = {ext} {ty} {a} to {wide}")
+        bw = self.tmp(); self.emit(f"{bw} = {ext} {ty} {b} to {wide}")
+        p = self.tmp(); self.emit(f"{p} = mul {wide} {aw}, {bw}")
+        return p, wide
+
+    def op_mul(self, inst):
+        if self.is_float(inst):
+            self.check_rounding(inst)
+            return self.float_op(inst, self.fbin("fmul"))
+        t = self.itype(inst)
+        ty = self.lt(inst)
+        signed = t.startswith("s")
+        a = self.read(inst.operands[1], ty, inst)
+        b = self.read(inst.operands[2], ty, inst)
+        if "wide" in inst.modifiers:
+            p, wide = self.widen_mul(inst, a, b, ty, signed)
+            self.write(inst.operands[0], p, wide, inst)
+        elif "hi" in inst.modifiers:
+            p, wide = self.widen_mul(inst, a, b, ty, signed)
+            h = self.tmp(); self.emit(f"{h} = lshr {wide} {p}, {BITS[ty]}")
+            self.write(inst.operands[0], self.conv(h, wide, ty), ty, inst)
+        else:
+            r = self.tmp(); self.emit(f"{r} = mul {ty} {a}, {b}")
+            self.write(inst.operands[0], r, ty, inst)
+
+    def op_mad(self, inst):
+        if self.is_float(inst):
+            self.check_rounding(inst)
+            return self.float_op(inst, lambda a, ty: self.fcall("fma", a, ty))
+        t = self.itype(inst)
+        ty = self.lt(inst)
+        signed = t.startswith("s")
+        a = self.read(inst.operands[1], ty, inst)
+        b = self.read(inst.operands[2], ty, inst)
+        if "wide" in inst.modifiers or "hi" in inst.modifiers:
+            p, wide = self.widen_mul(inst, a, b, ty, signed)
+            if "hi" in inst.modifiers:
+                h = self.tmp(); self.emit(f"{h} = lshr {wide} {p}, {BITS[ty]}")
+                p, wide_out = self.conv(h, wide, ty), ty
+            else:
+                wide_out = wide
+            c = self.read(inst.operands[3], wide_out, inst, signed)
+            r = self.tmp(); self.emit(f"{r} = add {wide_out} {p}, {c}")
+            self.write(inst.operands[0], r, wide_out, inst)
+            return
+        c = self.read(inst.operands[3], ty, inst)
+        m = self.tmp(); self.emit(f"{m} = mul {ty} {a}, {b}")
+        r = self.tmp(); self.emit(f"{r} = add {ty} {m}, {c}")
+        self.write(inst.operands[0], r, ty, inst)
+
+    def op_fma(self, inst):
+        self.check_rounding(inst)
+        self.float_op(inst, lambda a, ty: self.fcall("fma", a, ty))
+
+    def op_mul24(self, inst):
+        ty = "i32"
+        signed = self.itype(inst).startswith("s")
+        a, b = (self.read(o, ty, inst) for o in inst.operands[1:3])
+        a24, b24 = (self.ext24(v, signed) for v in (a, b))
+        p, wide = self.widen_mul(inst, a24, b24, ty, signed)
+        shift = 16 if "hi" in inst.modifiers else 0
+        h = self.tmp(); self.emit(f"{h} = lshr i64 {p}, {shift}")
+        r = self.conv(h, "i64", "i32")
+        if inst.opcode == "mad24":
+            c = self.read(inst.operands[3], ty, inst)
+            r2 = self.tmp(); self.emit(f"{r2} = add i32 {r}, {c}"); r = r2
+        self.write(inst.operands[0], r, ty, inst)
+
+    op_mad24 = op_mul24
+
+    def ext24(self, v, signed):
+        s = self.tmp(); self.emit(f"{s} = shl i32 {v}, 8")
+        r = self.tmp(); self.emit(f"{r} = {'ashr' if signed else 'lshr'} i32 {s}, 8")
+        return r
+
+    def op_sad(self, inst):
+        ty = self.lt(inst)
+        signed = self.itype(inst).startswith("s")
+        a, b, c = (self.read(o, ty, inst) for o in inst.operands[1:4])
+        lt = self.tmp(); self.emit(f"{lt} = icmp {'slt' if signed else 'ult'} {ty} {a}, {b}")
+        d1 = self.tmp(); self.emit(f"{d1} = sub {ty} {b}, {a}")
+        d2 = self.tmp(); self.emit(f"{d2} = sub {ty} {a}, {b}")
+        d = self.tmp(); self.emit(f"{d} = select i1 {lt}, {ty} {d1}, {ty} {d2}")
+        r = self.tmp(); self.emit(f"{r} = add {ty} {c}, {d}")
+        self.write(inst.operands[0], r, ty, inst)
+
+    def op_div(self, inst):
+        if self.is_float(inst):
+            self.check_rounding(inst)
+            if "approx" in inst.modifiers or "full" in inst.modifiers:
+                return self.float_op(inst, self.fbin("fdiv"))  # within the documented ulps
+            return self.float_op(inst, self.fbin("fdiv"))
+        self.int_divrem(inst, "div")
+
+    def op_rem(self, inst):
+        self.int_divrem(inst, "rem")
+
+    def int_divrem(self, inst, kind):
+        """Integer division without LLVM's undefined behaviour: x/0 gives all ones (u) or
+        -1/+1 by sign as the hardware does for div, x for rem; MIN/-1 wraps."""
+        t = self.itype(inst)
+        ty = self.lt(inst)
+        signed = t.startswith("s")
+        a = self.read(inst.operands[1], ty, inst)
+        b = self.read(inst.operands[2], ty, inst)
+        zero = self.tmp(); self.emit(f"{zero} = icmp eq {ty} {b}, 0")
+        safe = self.tmp(); self.emit(f"{safe} = select i1 {zero}, {ty} 1, {ty} {b}")
+        if signed:
+            m1 = self.tmp(); self.emit(f"{m1} = icmp eq {ty} {safe}, -1")
+            safe2 = self.tmp(); self.emit(f"{safe2} = select i1 {m1}, {ty} 1, {ty} {safe}")
+            q = self.tmp(); self.emit(f"{q} = {'sdiv' if kind == 'div' else 'srem'} {ty} {a}, {safe2}")
+            neg = self.tmp(); self.emit(f"{neg} = sub {ty} 0, {a}")
+            fix = neg if kind == "div" else "0"
+            r0 = self.tmp(); self.emit(f"{r0} = select i1 {m1}, {ty} {fix}, {ty} {q}")
+        else:
+            r0 = self.tmp(); self.emit(f"{r0} = {'udiv' if kind == 'div' else 'urem'} {ty} {a}, {safe}")
+        dz = "-1" if kind == "div" else a
+        r = self.tmp(); self.emit(f"{r} = select i1 {zero}, {ty} {dz}, {ty} {r0}")
+        self.write(inst.operands[0], r, ty, inst)
+
+    def op_abs(self, inst):
+        if self.is_float(inst):
+            return self.float_op(inst, lambda a, ty: self.fcall("fabs", a, ty))
+        ty = self.lt(inst)
+        a = self.read(inst.operands[1], ty, inst)
+        r = self.tmp(); self.emit(f"{r} = call {ty} @llvm.abs.{ty}({ty} {a}, i1 false)")
+        self.write(inst.operands[0], r, ty, inst)
+
+    def op_neg(self, inst):
+        if self.is_float(inst):
+            def compute(a, ty):
+                r = self.tmp(); self.emit(f"{r} = fneg {ty} {a[0]}"); return r
+            return self.float_op(inst, compute)
+        ty = self.lt(inst)
+        a = self.read(inst.operands[1], ty, inst)
+        r = self.tmp(); self.emit(f"{r} = sub {ty} 0, {a}")
+        self.write(inst.operands[0], r, ty, inst)
+
+    def minmax(self, inst, which):
+        if self.is_float(inst):
+            name = ("minimum" if which == "min" else "maximum") if "NaN" in inst.modifiers else \
+                ("minnum" if which == "min" else "maxnum")
+            return self.float_op(inst, lambda a, ty: self.fcall(name, a, ty))
+        t = self.itype(inst)
+        ty = self.lt(inst)
+        pre = "s" if t.startswith("s") else "u"
+        a = self.read(inst.operands[1], ty, inst)
+        b = self.read(inst.operands[2], ty, inst)
+        r = self.tmp(); self.emit(f"{r} = call {ty} @llvm.{pre}{which}.{ty}({ty} {a}, {ty} {b})")
+        self.write(inst.operands[0], r, ty, inst)
+
+    def op_min(self, inst):
+        self.minmax(inst, "min")
+
+    def op_max(self, inst):
+        self.minmax(inst, "max")
+
+    def op_copysign(self, inst):
+        # copysign.f32 d, a, b: the magnitude of b with the sign of a
+        def compute(args, ty):
+            return self.fcall("copysign", [args[1], args[0]], ty)
+        self.float_op(inst, compute)
+
+    def unary_float(self, name):
+        def handler(inst):
+            self.check_rounding(inst)
+            self.float_op(inst, lambda a, ty: self.fcall(name, a, ty))
+        return handler
+
+    def op_sqrt(self, inst):
+        self.unary_float("sqrt")(inst)
+
+    def op_rcp(self, inst):
+        def compute(a, ty):
+            r = self.tmp(); self.emit(f"{r} = fdiv {ty} 1.0, {a[0]}"); return r
+        self.check_rounding(inst)
+        self.float_op(inst, compute)
+
+    def op_rsqrt(self, inst):
+        def compute(a, ty):
+            s = self.fcall("sqrt", a, ty)
+            r = self.tmp(); self.emit(f"{r} = fdiv {ty} 1.0, {s}"); return r
+        self.float_op(inst, compute)
+
+    def op_sin(self, inst):
+        self.float_op(inst, lambda a, ty: self.fcall("sin", a, ty))
+
+    def op_cos(self, inst):
+        self.float_op(inst, lambda a, ty: self.fcall("cos", a, ty))
+
+    def op_ex2(self, inst):
+        self.float_op(inst, lambda a, ty: self.fcall("exp2", a, ty))
+
+    def op_lg2(self, inst):
+        self.float_op(inst, lambda a, ty: self.fcall("log2", a, ty))
+
+    def op_tanh(self, inst):
+        def compute(a, ty):
+            r = self.tmp(); self.emit(f"{r} = call {ty} @tanh_{ty}({ty} {a[0]})"); return r
+        self.float_op(inst, compute)
+
+    def op_testp(self, inst):
+        t = self.itype(inst)
+        ty = LLTY[t]
+        v = self.read(inst.operands[1], ty, inst)
+        a = self.fcall("fabs", [v], ty)
+        inf = "0x7FF0000000000000"
+        smallest_normal = "0x3810000000000000" if ty == "float" else "0x0010000000000000"
+        r = self.tmp()
+        kind = next(m for m in inst.modifiers if m in ("finite", "infinite", "number", "notanumber", "normal", "subnormal"))
+        if kind == "finite":
+            self.emit(f"{r} = fcmp olt {ty} {a}, {inf}")
+        elif kind == "infinite":
+            self.emit(f"{r} = fcmp oeq {ty} {a}, {inf}")
+        elif kind == "number":
+            self.emit(f"{r} = fcmp ord {ty} {v}, 0.0")
+        elif kind == "notanumber":
+            self.emit(f"{r} = fcmp uno {ty} {v}, 0.0")
+        elif kind == "normal":
+            c1 = self.tmp(); self.emit(f"{c1} = fcmp oge {ty} {a}, {smallest_normal}")
+            c2 = self.tmp(); self.emit(f"{c2} = fcmp olt {ty} {a}, {inf}")
+            self.emit(f"{r} = and i1 {c1}, {c2}")
+        else:
+            c1 = self.tmp(); self.emit(f"{c1} = fcmp olt {ty} {a}, {smallest_normal}")
+            c2 = self.tmp(); self.emit(f"{c2} = fcmp one {ty} {a}, 0.0")
+            self.emit(f"{r} = and i1 {c1}, {c2}")
+        self.write(inst.operands[0], r, "i1", inst)
+
+    # logic and bits -------------------------------------------------------------------------
+    def op_and(self, inst):
+        self.int_binary(inst, "and")
+
+    def op_or(self, inst):
+        self.int_binary(inst, "or")
+
+    def op_xor(self, inst):
+        self.int_binary(inst, "xor")
+
+    def op_not(self, inst):
+        ty = self.lt(inst)
+        a = self.read(inst.operands[1], ty, inst)
+        r = self.tmp(); self.emit(f"{r} = xor {ty} {a}, -1" if ty != "i1" else f"{r} = xor i1 {a}, true")
+        self.write(inst.operands[0], r, ty, inst)
+
+    def op_cnot(self, inst):
+        ty = self.lt(inst)
+        a = self.read(inst.operands[1], ty, inst)
+        z = self.tmp(); self.emit(f"{z} = icmp eq {ty} {a}, 0")
+        self.write(inst.operands[0], self.conv(z, "i1", ty), ty, inst)
+
+    def shift(self, inst, kind):
+        """shl/shr: shift amounts >= the width give 0 (or the sign for shr.s), as PTX says;
+        LLVM would give poison."""
+        t = self.itype(inst)
+        ty = self.lt(inst)
+        bits = BITS[ty]
+        a = self.read(inst.operands[1], ty, inst)
+        b32 = self.read(inst.operands[2], "i32", inst)
+        big = self.tmp(); self.emit(f"{big} = icmp ugt i32 {b32}, {bits - 1}")
+        amount32 = self.tmp(); self.emit(f"{amount32} = select i1 {big}, i32 {bits - 1}, i32 {b32}")
+        amount = self.conv(amount32, "i32", ty)
+        r = self.tmp()
+        if kind == "shl":
+            self.emit(f"{r} = shl {ty} {a}, {amount}")
+            out = self.tmp(); self.emit(f"{out} = select i1 {big}, {ty} 0, {ty} {r}")
+        elif t.startswith("s"):
+            self.emit(f"{r} = ashr {ty} {a}, {amount}")
+            out = r
+        else:
+            self.emit(f"{r} = lshr {ty} {a}, {amount}")
+            out = self.tmp(); self.emit(f"{out} = select i1 {big}, {ty} 0, {ty} {r}")
+        self.write(inst.operands[0], out, ty, inst)
+
+    def op_shl(self, inst):
+        self.shift(inst, "shl")
+
+    def op_shr(self, inst):
+        self.shift(inst, "shr")
+
+    def op_shf(self, inst):
+        """Funnel shift: .l/.r with .wrap (amount mod 32) or .clamp (min(amount, 32))."""
+        a = self.read(inst.operands[1], "i32", inst)
+        b = self.read(inst.operands[2], "i32", inst)
+        c = self.read(inst.operands[3], "i32", inst)
+        if "clamp" in inst.modifiers:
+            n = self.tmp(); self.emit(f"{n} = call i32 @llvm.umin.i32(i32 {c}, i32 32)")
+        else:
+            n = self.tmp(); self.emit(f"{n} = and i32 {c}, 31")
+        hi = self.tmp(); self.emit(f"{hi} = zext i32 {b} to i64")
+        lo = self.tmp(); self.emit(f"{lo} = zext i32 {a} to i64")
+        hs = self.tmp(); self.emit(f"{hs} = shl i64 {hi}, 32")
+        both = self.tmp(); self.emit(f"{both} = or i64 {hs}, {lo}")
+        n64 = self.conv(n, "i32", "i64")
+        r = self.tmp()
+        if "l" in inst.modifiers:
+            s = self.tmp(); self.emit(f"{s} = shl i64 {both}, {n64}")
+            self.emit(f"{r} = lshr i64 {s}, 32")
+        else:
+            self.emit(f"{r} = lshr i64 {both}, {n64}")
+        self.write(inst.operands[0], self.conv(r, "i64", "i32"), "i32", inst)
+
+    def op_popc(self, inst):
+        ty = self.lt(inst)
+        a = self.read(inst.operands[1], ty, inst)
+        r = self.tmp(); self.emit(f"{r} = call {ty} @llvm.ctpop.{ty}({ty} {a})")
+        self.write(inst.operands[0], self.conv(r, ty, "i32"), "i32", inst)
+
+    def op_clz(self, inst):
+        ty = self.lt(inst)
+        a = self.read(inst.operands[1], ty, inst)
+        r = self.tmp(); self.emit(f"{r} = call {ty} @llvm.ctlz.{ty}({ty} {a}, i1 false)")
+        self.write(inst.operands[0], self.conv(r, ty, "i32"), "i32", inst)
+
+    def op_brev(self, inst):
+        ty = self.lt(inst)
+        a = self.read(inst.operands[1], ty, inst)
+        r = self.tmp(); self.emit(f"{r} = call {ty} @llvm.bitreverse.{ty}({ty} {a})")
+        self.write(inst.operands[0], r, ty, inst)
+
+    def op_bfind(self, inst):
+        """Position of the most significant non-sign bit; 0xffffffff if none."""
+        t = self.itype(inst)
+        ty = self.lt(inst)
+        bits = BITS[ty]
+        a = self.read(inst.operands[1], ty, inst)
+        if t.startswith("s"):
+            neg = self.tmp(); self.emit(f"{neg} = icmp slt {ty} {a}, 0")
+            inv = self.tmp(); self.emit(f"{inv} = xor {ty} {a}, -1")
+            a2 = self.tmp(); self.emit(f"{a2} = select i1 {neg}, {ty} {inv}, {ty} {a}")
+            a = a2
+        lz = self.tmp(); self.emit(f"{lz} = call {ty} @llvm.ctlz.{ty}({ty} {a}, i1 false)")
+        lz32 = self.conv(lz, ty, "i32")
+        pos = self.tmp(); self.emit(f"{pos} = sub i32 {bits - 1}, {lz32}")
+        if "shiftamt" in inst.modifiers:
+            p2 = self.tmp(); self.emit(f"{p2} = sub i32 {bits - 1}, {pos}"); pos = p2
+        none = self.tmp(); self.emit(f"{none} = icmp eq {ty} {a}, 0")
+        r = self.tmp(); self.emit(f"{r} = select i1 {none}, i32 -1, i32 {pos}")
+        self.write(inst.operands[0], r, "i32", inst)
+
+    def op_bfe(self, inst):
+        """Bit field extract; position and length taken from their low 8 bits."""
+        t = self.itype(inst)
+        ty = self.lt(inst)
+        bits = BITS[ty]
+        signed = t.startswith("s")
+        a = self.read(inst.operands[1], ty, inst)
+        pos = self.read(inst.operands[2], "i32", inst)
+        ln = self.read(inst.operands[3], "i32", inst)
+        p8 = self.tmp(); self.emit(f"{p8} = and i32 {pos}, 255")
+        l8 = self.tmp(); self.emit(f"{l8} = and i32 {ln}, 255")
+        wide = "i128"
+        aw = self.tmp(); self.emit(f"{aw} = {'sext' if signed else 'zext'} {ty} {a} to {wide}")
+        pw = self.conv(self.umin127(p8), "i32", wide)
+        lw = self.conv(self.umin127(l8), "i32", wide)
+        sh = self.tmp(); self.emit(f"{sh} = ashr {wide} {aw}, {pw}")   # sign/zero fill past msb
+        one = self.tmp(); self.emit(f"{one} = shl {wide} 1, {lw}")
+        mask = self.tmp(); self.emit(f"{mask} = sub {wide} {one}, 1")
+        field = self.tmp(); self.emit(f"{field} = and {wide} {sh}, {mask}")
+        if signed:
+            # sign bit of the field is bit min(pos+len-1, msb) of a
+            top = self.tmp(); self.emit(f"{top} = add i32 {p8}, {l8}")
+            top1 = self.tmp(); self.emit(f"{top1} = sub i32 {top}, 1")
+            topc = self.tmp(); self.emit(f"{topc} = call i32 @llvm.umin.i32(i32 {top1}, i32 {bits - 1})")
+            tw = self.conv(topc, "i32", wide)
+            sb = self.tmp(); self.emit(f"{sb} = lshr {wide} {aw}, {tw}")
+            sbit = self.tmp(); self.emit(f"{sbit} = and {wide} {sb}, 1")
+            isneg = self.tmp(); self.emit(f"{isneg} = icmp ne {wide} {sbit}, 0")
+            nz = self.tmp(); self.emit(f"{nz} = icmp ne i32 {l8}, 0")
+            neg = self.tmp(); self.emit(f"{neg} = and i1 {isneg}, {nz}")
+            ext = self.tmp(); self.emit(f"{ext} = or {wide} {field}, {self.negmask(mask, wide)}")
+            field2 = self.tmp(); self.emit(f"{field2} = select i1 {neg}, {wide} {ext}, {wide} {field}")
+            field = field2
+        self.write(inst.operands[0], self.conv(field, wide, ty), ty, inst)
+
+    def negmask(self, mask, wide):
+        r = self.tmp(); self.emit(f"{r} = xor {wide} {mask}, -1"); return r
+
+    def op_bfi(self, inst):
+        ty = self.lt(inst)
+        a = self.read(inst.operands[1], ty, inst)
+        b = self.read(inst.operands[2], ty, inst)
+        pos = self.read(inst.operands[3], "i32", inst)
+        ln = self.read(inst.operands[4], "i32", inst)
+        wide = "i128"
+        p8 = self.conv(self.umin127(self.and255(pos)), "i32", wide)
+        l8 = self.conv(self.umin127(self.and255(ln)), "i32", wide)
+        one = self.tmp(); self.emit(f"{one} = shl {wide} 1, {l8}")
+        m0 = self.tmp(); self.emit(f"{m0} = sub {wide} {one}, 1")
+        m = self.tmp(); self.emit(f"{m} = shl {wide} {m0}, {p8}")
+        aw = self.conv(a, ty, wide)
+        bw = self.conv(b, ty, wide)
+        ash = self.tmp(); self.emit(f"{ash} = shl {wide} {aw}, {p8}")
+        am = self.tmp(); self.emit(f"{am} = and {wide} {ash}, {m}")
+        nm = self.negmask(m, wide)
+        bm = self.tmp(); self.emit(f"{bm} = and {wide} {bw}, {nm}")
+        r = self.tmp(); self.emit(f"{r} = or {wide} {am}, {bm}")
+        self.write(inst.operands[0], self.conv(r, wide, ty), ty, inst)
+
+    def umin127(self, v):
+        """Shift amounts on i128 stay below 128 (LLVM gives poison past the width)."""
+        r = self.tmp(); self.emit(f"{r} = call i32 @llvm.umin.i32(i32 {v}, i32 127)"); return r
+
+    def and255(self, v):
+        r = self.tmp(); self.emit(f"{r} = and i32 {v}, 255"); return r
+
+    def op_prmt(self, inst):
+        """Byte permute; default mode and .f4e .b4e .rc8 .ecl .ecr .rc16."""
+        a = self.read(inst.operands[1], "i32", inst)
+        b = self.read(inst.operands[2], "i32", inst)
+        c = self.read(inst.operands[3], "i32", inst)
+        mode = next((m for m in inst.modifiers if m in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")), None)
+        r = self.tmp()
+        self.emit(f"{r} = call i32 @prmt(i32 {a}, i32 {b}, i32 {c}, i32 "
+                  f"{['f4e', 'b4e', 'rc8', 'ecl', 'ecr', 'rc16'].index(mode) + 1 if mode else 0})")
+        self.write(inst.operands[0], r, "i32", inst)
+
+    def op_lop3(self, inst):
+        a, b, c = (self.read(o, "i32", inst) for o in inst.operands[1:4])
+        lut = inst.operands[4]
+        if not isinstance(lut, ir.Imm):
+            raise unsupported(inst, "lop3 with a register truth table")
+        r = self.tmp()
+        self.emit(f"{r} = call i32 @lop3(i32 {a}, i32 {b}, i32 {c}, i32 {lut.value & 0xFF})")
+        self.write(inst.operands[0], r, "i32", inst)
+
+    def op_bmsk(self, inst):
+        a = self.read(inst.operands[1], "i32", inst)
+        b = self.read(inst.operands[2], "i32", inst)
+        clamp = "clamp" in inst.modifiers
+        r = self.tmp(); self.emit(f"{r} = call i32 @bmsk(i32 {a}, i32 {b}, i1 {'true' if clamp else 'false'})")
+        self.write(inst.operands[0], r, "i32", inst)
+
+    def op_szext(self, inst):
+        signed = "s32" in inst.modifiers
+        a = self.read(inst.operands[1], "i32", inst)
+        b = self.read(inst.operands[2], "i32", inst)
+        clamp = "clamp" in inst.modifiers
+        r = self.tmp()
+        self.emit(f"{r} = call i32 @szext(i32 {a}, i32 {b}, i1 {'true' if clamp else 'false'}, i1 {'true' if signed else 'false'})")
+        self.write(inst.operands[0], r, "i32", inst)
+
+    # compare and select -------------------------------------------------------------------------
+    INT_CMP = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge",
+               "lo": "ult", "ls": "ule", "hi": "ugt", "hs": "uge"}
+    FLT_CMP = {"eq": "oeq", "ne": "one", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge",
+               "equ": "ueq", "neu": "une", "ltu": "ult", "leu": "ule", "gtu": "ugt",
+               "geu": "uge", "num": "ord", "nan": "uno"}
+
+    def compare(self, inst, a_op, b_op) -> str:
+        t = inst.types[-1]
+        cmp = next(m for m in inst.modifiers if m in self.FLT_CMP or m in self.INT_CMP)
+        if t in self.FLOAT_TYPES or t in ("f16", "bf16"):
+            ty = LLTY[t] if t in self.FLOAT_TYPES else "float"
+            if t in ("f16", "bf16"):
+                half = "half" if t == "f16" else "bfloat"
+                vals = []
+                for o in (a_op, b_op):
+                    v = self.read(o, "i16", inst)
+                    h = self.tmp(); self.emit(f"{h} = bitcast i16 {v} to {half}")
+                    f = self.tmp(); self.emit(f"{f} = fpext {half} {h} to float")
+                    vals.append(f)
+                a, b = vals
+            else:
+                a = self.ftz(inst, self.read(a_op, ty, inst), ty)
+                b = self.ftz(inst, self.read(b_op, ty, inst), ty)
+            r = self.tmp(); self.emit(f"{r} = fcmp {self.FLT_CMP[cmp]} {ty} {a}, {b}")
+            return r
+        ty = LLTY[t]
+        pred = self.INT_CMP[cmp]
+        if t.startswith("u") or t.startswith("b"):
+            pred = {"slt": "ult", "sle": "ule", "sgt": "ugt", "sge": "uge"}.get(pred, pred)
+        a = self.read(a_op, ty, inst)
+        b = self.read(b_op, ty, inst)
+        r = self.tmp(); self.emit(f"{r} = icmp {pred} {ty} {a}, {b}")
+        return r
+
+    def combine(self, inst, r, c_op):
+        bool_op = next((m for m in inst.modifiers if m in ("and", "or", "xor")), None)
+        if bool_op is None:
+            return r
+        c = self.read(c_op, "i1", inst)
+        out = self.tmp(); self.emit(f"{out} = {bool_op} i1 {r}, {c}")
+        return out
+
+    def op_setp(self, inst):
+        dst = inst.operands[0]
+        r = self.compare(inst, inst.operands[1], inst.operands[2])
+        c_op = inst.operands[3] if len(inst.operands) > 3 else None
+        if isinstance(dst, ir.Pair):
+            nr = self.tmp(); self.emit(f"{nr} = xor i1 {r}, true")
+            self.write(dst.first, self.combine(inst, r, c_op), "i1", inst)
+            self.write(dst.second, self.combine(inst, nr, c_op), "i1", inst)
+        else:
+            self.write(dst, self.combine(inst, r, c_op), "i1", inst)
+
+    def op_set(self, inst):
+        dtype = inst.types[0]
+        r = self.compare(inst, inst.operands[1], inst.operands[2])
+        r = self.combine(inst, r, inst.operands[3] if len(inst.operands) > 3 else None)
+        if dtype == "f32":
+            v = self.tmp(); self.emit(f"{v} = select i1 {r}, float 1.0, float 0.0")
+            self.write(inst.operands[0], v, "float", inst)
+        else:
+            ty = LLTY[dtype]
+            v = self.tmp(); self.emit(f"{v} = select i1 {r}, {ty} -1, {ty} 0")
+            self.write(inst.operands[0], v, ty, inst)
+
+    def op_selp(self, inst):
+        ty = self.lt(inst)
+        a = self.read(inst.operands[1], ty, inst)
+        b = self.read(inst.operands[2], ty, inst)
+        c = self.read(inst.operands[3], "i1", inst)
+        r = self.tmp(); self.emit(f"{r} = select i1 {c}, {ty} {a}, {ty} {b}")
+        self.write(inst.operands[0], r, ty, inst)
+
+    def op_slct(self, inst):
+        ty = LLTY[inst.types[0]]
+        ctype = inst.types[-1]
+        a = self.read(inst.operands[1], ty, inst)
+        b = self.read(inst.operands[2], ty, inst)
+        if ctype == "f32":
+            c = self.ftz(inst, self.read(inst.operands[3], "float", inst), "float")
+            ge = self.tmp(); self.emit(f"{ge} = fcmp oge float {c}, 0.0")   # -0.0 >= 0, NaN: b
+        else:
+            c = self.read(inst.operands[3], "i32", inst)
+            ge = self.tmp(); self.emit(f"{ge} = icmp sge i32 {c}, 0")
+        r = self.tmp(); self.emit(f"{r} = select i1 {ge}, {ty} {a}, {ty} {b}")
+        self.write(inst.operands[0], r, ty, inst)
+
+    # conversions --------------------------------------------------------------------------------
+    def op_cvt(self, inst):
+        types = inst.types
+        if len(types) != 2:
+            raise unsupported(inst, "cvt needs a destination and a source type")
+        dt, st = types
+        mods = inst.modifiers
+        v = None
+        if dt in ("f16x2", "bf16x2") or st in ("f16x2", "bf16x2"):
+            return self.cvt_packed(inst, dt, st)
+        sty = LLTY[st]
+        dty = LLTY[dt]
+        signed_src = st.startswith("s")
+        src = self.read(inst.operands[1], sty, inst, signed_src)
+        is_f = lambda t: t in ("f32", "f64", "f16", "bf16")  # noqa: E731
+        if is_f(st):
+            fsrc = src
+            fty = sty
+            if st in ("f16", "bf16"):
+                half = "half" if st == "f16" else "bfloat"
+                h = self.tmp(); self.emit(f"{h} = bitcast i16 {src} to {half}")
+                fsrc = self.tmp(); self.emit(f"{fsrc} = fpext {half} {h} to float")
+                fty = "float"
+            fsrc = self.ftz(inst, fsrc, fty) if fty == "float" else fsrc
+            rounding = next((m for m in mods if m in ("rni", "rzi", "rmi", "rpi")), None)
+            if rounding:
+                fn = {"rni": "roundeven", "rzi": "trunc", "rmi": "floor", "rpi": "ceil"}[rounding]
+                fsrc = self.fcall(fn, [fsrc], fty)
+            if is_f(dt):
+                v = self.float_to_float(inst, fsrc, fty, dt)
+            else:
+                if not rounding and dt not in ("pred",):
+                    raise unsupported(inst, "float to integer conversion needs .rni/.rzi/.rmi/.rpi")
+                fn = "fptosi" if dt.startswith("s") else "fptoui"
+                sfx = "f32" if fty == "float" else "f64"
+                v = self.tmp()
+                # saturating conversions: out of range clamps, NaN gives 0 (as PTX says)
+                self.emit(f"{v} = call {dty} @llvm.{fn}.sat.{dty}.{sfx}({fty} {fsrc})")
+            self.write(inst.operands[0], v, LLTY[dt] if dt not in ("f16", "bf16") else "i16", inst)
+            return
+        # integer source
+        if is_f(dt):
+            rounding = next((m for m in mods if m in ("rn", "rz", "rm", "rp")), "rn")
+            if rounding != "rn":
+                raise unsupported(inst, f"integer to float conversion with .{rounding}")
+            target = "float" if dt in ("f16", "bf16") else dty
+            f = self.tmp(); self.emit(f"{f} = {'sitofp' if signed_src else 'uitofp'} {sty} {src} to {target}")
+            if dt in ("f16", "bf16"):
+                v = self.float_to_float(inst, f, "float", dt)
+            else:
+                v = f
+            self.write(inst.operands[0], v, dty if dt not in ("f16", "bf16") else "i16", inst)
+            return
+        # integer to integer: resize, then saturate if asked
+        if "sat" in mods:
+            v = self.int_saturate(src, sty, signed_src, dt)
+        else:
+            v = self.conv(src, sty, dty, signed_src) if BITS[sty] != BITS[dty] else src
+        self.write(inst.operands[0], v, dty, inst, signed=dt.startswith("s"))
+
+    def int_saturate(self, v, sty, signed_src, dt):
+        dty = LLTY[dt]
+        bits = BITS[dty]
+        if dt.startswith("s"):
+            lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        else:
+            lo, hi = 0, (1 << bits) - 1
+        wide = "i128"
+        w = self.tmp(); self.emit(f"{w} = {'sext' if signed_src else 'zext'} {sty} {v} to {wide}")
+        a = self.tmp(); self.emit(f"{a} = call {wide} @llvm.smax.i128({wide} {w}, {wide} {lo})")
+        b = self.tmp(); self.emit(f"{b} = call {wide} @llvm.smin.i128({wide} {a}, {wide} {hi})")
+        return self.conv(b, wide, dty)
+
+    def float_to_float(self, inst, v, fty, dt):
+        mods = inst.modifiers
+        rounding = next((m for m in mods if m in ("rn", "rz", "rm", "rp")), None)
+        if dt in ("f16", "bf16"):
+            if rounding not in (None, "rn"):
+                raise unsupported(inst, f"conversion to .{dt} with .{rounding}")
+            half = "half" if dt == "f16" else "bfloat"
+            src = v
+            h = self.tmp(); self.emit(f"{h} = fptrunc {fty} {src} to {half}")
+            if "sat" in mods:
+                raise unsupported(inst, ".sat on a conversion to half precision")
+            b = self.tmp(); self.emit(f"{b} = bitcast {half} {h} to i16")
+            return b
+        dty = LLTY[dt]
+        if BITS[dty] > BITS[fty]:
+            r = self.tmp(); self.emit(f"{r} = fpext {fty} {v} to {dty}")
+        elif BITS[dty] < BITS[fty]:
+            if rounding not in (None, "rn"):
+                raise unsupported(inst, f"f64 to f32 conversion with .{rounding}")
+            r = self.tmp(); self.emit(f"{r} = fptrunc {fty} {v} to {dty}")
+        else:
+            r = v
+        r = self.ftz(inst, r, dty) if dty == "float" else r
+        return self.sat(inst, r, dty)
+
+    def cvt_packed(self, inst, dt, st):
+        """cvt.rn.f16x2.f32 d, a, b: pack two f32 (a in the upper half)."""
+        if dt in ("f16x2", "bf16x2") and st == "f32":
+            half = "half" if dt == "f16x2" else "bfloat"
+            parts = []
+            for o in inst.operands[1:3]:
+                f = self.read(o, "float", inst)
+                h = self.tmp(); self.emit(f"{h} = fptrunc float {f} to {half}")
+                b = self.tmp(); self.emit(f"{b} = bitcast {half} {h} to i16")
+                parts.append(self.conv(b, "i16", "i32"))
+            hi = self.tmp(); self.emit(f"{hi} = shl i32 {parts[0]}, 16")
+            r = self.tmp(); self.emit(f"{r} = or i32 {hi}, {parts[1]}")
+            self.write(inst.operands[0], r, "i32", inst)
+            return
+        raise unsupported(inst, "packed conversion")
+
+    # atomics -----------------------------------------------------------------------------------
+    RMW = {("add", "i"): "add", ("add", "f"): "fadd", ("exch", "i"): "xchg", ("exch", "f"): "xchg",
+           ("and", "i"): "and", ("or", "i"): "or", ("xor", "i"): "xor",
+           ("min", "s"): "min", ("max", "s"): "max", ("min", "u"): "umin", ("max", "u"): "umax",
+           ("min", "f"): "fmin", ("max", "f"): "fmax", ("inc", "u"): "uinc_wrap",
+           ("dec", "u"): "udec_wrap"}
+
+    def op_atom(self, inst):
+        t = self.itype(inst)
+        if t in ("f16x2", "bf16x2", "f16", "bf16") or "v2" in inst.modifiers or "v4" in inst.modifiers:
+            raise unsupported(inst, f"atomics on .{t} or vectors")
+        ty = LLTY[t]
+        is_red = inst.opcode == "red"
+        ops = inst.operands if is_red else inst.operands[1:]
+        space = self.space_of(inst)
+        p = self.address(ops[0], space, ir.type_size(t), inst)
+        op = next((m for m in inst.modifiers if m in ("add", "exch", "and", "or", "xor", "min",
+                                                       "max", "inc", "dec", "cas")), None)
+        if op is None:
+            raise unsupported(inst, "unknown atomic operation")
+        kind = "f" if t in ("f32", "f64") else ("s" if t.startswith("s") else ("u" if t.startswith("u") else "i"))
+        if op == "cas":
+            cmp = self.read(ops[1], ty, inst)
+            new = self.read(ops[2], ty, inst)
+            pair = self.tmp(); self.emit(f"{pair} = cmpxchg ptr {p}, {ty} {cmp}, {ty} {new} seq_cst seq_cst")
+            old = self.tmp(); self.emit(f"{old} = extractvalue {{ {ty}, i1 }} {pair}, 0")
+        else:
+            key = (op, kind)
+            if key not in self.RMW:
+                key = (op, "i") if kind in ("s", "u") else key
+                if op in ("min", "max") and kind == "i":
+                    key = (op, "u")
+                if op in ("inc", "dec"):
+                    key = (op, "u")
+            rmw = self.RMW.get(key)
+            if rmw is None:
+                raise unsupported(inst, f"atomic {op} on .{t}")
+            v = self.read(ops[1], ty, inst)
+            old = self.tmp(); self.emit(f"{old} = atomicrmw {rmw} ptr {p}, {ty} {v} seq_cst")
+        if not is_red:
+            self.write(inst.operands[0], old, ty, inst)
+
+    op_red = op_atom
+
+    # barriers and warp operations (resumable kernels) ---------------------------------------------
+    def op_bar(self, inst):
+        mods = inst.modifiers
+        if "warp" in mods:
+            self.sync_point(ST_WARP, {7: inst.line})
+            return
+        if "arrive" in mods:
+            return  # arriving without waiting: threads run to their next sync point anyway
+        ops = list(inst.operands)
+        if "red" in mods:
+            dst = ops.pop(0)
+            bar_id = self.read(ops[0], "i32", inst)
+            count = self.read(ops[1], "i32", inst) if len(ops) > 2 else "0"
+            pred = self.read(ops[-1], "i1", inst)
+            pv = self.conv(pred, "i1", "i32")
+            op_code = {"popc": 1, "and": 2, "or": 3}[next(m for m in mods if m in ("popc", "and", "or"))]
+            self.sync_point(ST_BAR, {2: bar_id, 3: count, 4: op_code, 5: pv, 7: inst.line})
+            res = self.tmp(); p = self.frame_slot(6); self.emit(f"{res} = load i32, ptr {p}")
+            if op_code == 1:
+                self.write(dst, res, "i32", inst)
+            else:
+                self.write(dst, self.conv(res, "i32", "i1"), "i1", inst)
+            return
+        bar_id = self.read(ops[0], "i32", inst) if ops else "0"
+        count = self.read(ops[1], "i32", inst) if len(ops) > 1 else "0"
+        self.sync_point(ST_BAR, {2: bar_id, 3: count, 4: 0, 7: inst.line})
+
+    op_barrier = op_bar
+
+    def deposit(self, value: str, aux: str = "0"):
+        """Write this thread's contribution to a warp operation and wait for the warp; then a
+        second wait, so that no lane overwrites its slot before every lane has read it."""
+        p = self.exchange_ptr()
+        self.emit(f"store i64 {value}, ptr {p}")
+        q = self.tmp(); self.emit(f"{q} = getelementptr i64, ptr {p}, i64 1")
+        self.emit(f"store i64 {aux}, ptr {q}")
+
+    def op_shfl(self, inst):
+        if "sync" not in inst.modifiers:
+            raise unsupported(inst, "shfl without .sync (removed in PTX 6.4 for sm_70+)")
+        mode = next(m for m in inst.modifiers if m in ("up", "down", "bfly", "idx"))
+        dst = inst.operands[0]
+        a = self.read(inst.operands[1], "i32", inst)
+        b = self.read(inst.operands[2], "i32", inst)
+        c = self.read(inst.operands[3], "i32", inst)
+        self.deposit(self.conv(a, "i32", "i64"))
+        self.sync_point(ST_WARP, {7: inst.line})
+        lane = self.tmp(); self.emit(f"{lane} = and i32 {self.ti(6)}, 31")
+        j = self.tmp()
+        pv = self.tmp()
+        self.emit(f"{j} = call i32 @shfl_lane(i32 {lane}, i32 {b}, i32 {c}, i32 {['up', 'down', 'bfly', 'idx'].index(mode)})")
+        self.emit(f"{pv} = icmp sge i32 {j}, 0")
+        jj = self.tmp(); self.emit(f"{jj} = select i1 {pv}, i32 {j}, i32 {lane}")
+        src = self.exchange_ptr(jj)
+        v = self.tmp(); self.emit(f"{v} = load i64, ptr {src}")
+        result = self.conv(v, "i64", "i32")
+        self.sync_point(ST_WARP, {7: inst.line})
+        if isinstance(dst, ir.Pair):
+            self.write(dst.first, result, "i32", inst)
+            self.write(dst.second, pv, "i1", inst)
+        else:
+            self.write(dst, result, "i32", inst)
+
+    def warp_gather(self, inst, value: str, fn: str, mask: str, extra: str = "") -> str:
+        """Deposit ``value``, wait, and combine the lanes of ``mask`` with runtime ``fn``."""
+        self.deposit(value)
+        self.sync_point(ST_WARP, {7: inst.line})
+        base = self.exchange_ptr("0")
+        lane = self.tmp(); self.emit(f"{lane} = and i32 {self.ti(6)}, 31")
+        r = self.tmp(); self.emit(f"{r} = call i64 @{fn}(ptr {base}, i32 {mask}, i32 {lane}{extra})")
+        self.sync_point(ST_WARP, {7: inst.line})
+        return r
+
+    def op_vote(self, inst):
+        mode = next(m for m in inst.modifiers if m in ("all", "any", "uni", "ballot"))
+        pred = self.read(inst.operands[1], "i1", inst)
+        mask = self.read(inst.operands[2], "i32", inst) if len(inst.operands) > 2 else "-1"
+        ballot = self.warp_gather(inst, self.conv(pred, "i1", "i64"), "warp_ballot", mask)
+        b32 = self.conv(ballot, "i64", "i32")
+        if mode == "ballot":
+            self.write(inst.operands[0], b32, "i32", inst)
+            return
+        live = self.tmp(); self.emit(f"{live} = and i32 {mask}, {self.active_mask()}")
+        r = self.tmp()
+        if mode == "all":
+            self.emit(f"{r} = icmp eq i32 {b32}, {live}")
+        elif mode == "any":
+            self.emit(f"{r} = icmp ne i32 {b32}, 0")
+        else:
+            z = self.tmp(); self.emit(f"{z} = icmp eq i32 {b32}, 0")
+            a = self.tmp(); self.emit(f"{a} = icmp eq i32 {b32}, {live}")
+            self.emit(f"{r} = or i1 {z}, {a}")
+        self.write(inst.operands[0], r, "i1", inst)
+
+    def active_mask(self) -> str:
+        """Lanes of this warp that exist and have not exited."""
+        base = self.exchange_ptr("0")
+        dims = [self.trunc32(self.ctx(f"block_{a}")) for a in "xyz"]
+        xy = self.tmp(); self.emit(f"{xy} = mul i32 {dims[0]}, {dims[1]}")
+        n = self.tmp(); self.emit(f"{n} = mul i32 {xy}, {dims[2]}")
+        wb = self.tmp(); self.emit(f"{wb} = and i32 {self.ti(6)}, -32")
+        valid = self.tmp(); self.emit(f"{valid} = sub i32 {n}, {wb}")
+        r = self.tmp(); self.emit(f"{r} = call i32 @warp_active(ptr {base}, i32 {valid})")
+        return r
+
+    def op_activemask(self, inst):
+        self.write(inst.operands[0], self.active_mask(), "i32", inst)
+
+    def op_elect(self, inst):
+        mask = self.read(inst.operands[-1], "i32", inst)
+        live = self.tmp(); self.emit(f"{live} = and i32 {mask}, {self.active_mask()}")
+        low = self.tmp(); self.emit(f"{low} = call i32 @llvm.cttz.i32(i32 {live}, i1 false)")
+        lane = self.tmp(); self.emit(f"{lane} = and i32 {self.ti(6)}, 31")
+        me = self.tmp(); self.emit(f"{me} = icmp eq i32 {lane}, {low}")
+        dst = inst.operands[0]
+        if isinstance(dst, ir.Pair):
+            self.write(dst.first, low, "i32", inst)
+            self.write(dst.second, me, "i1", inst)
+        else:
+            self.write(dst, me, "i1", inst)
+
+    def op_redux(self, inst):
+        op = next(m for m in inst.modifiers if m in ("add", "min", "max", "and", "or", "xor"))
+        t = self.itype(inst)
+        v = self.read(inst.operands[1], "i32", inst)
+        mask = self.read(inst.operands[2], "i32", inst)
+        ext = self.conv(v, "i32", "i64", signed=t.startswith("s"))
+        code = ["add", "min", "max", "and", "or", "xor"].index(op)
+        r = self.warp_gather(inst, ext, "warp_reduce", mask,
+                             f", i32 {code}, i1 {'true' if t.startswith('s') else 'false'}")
+        self.write(inst.operands[0], self.conv(r, "i64", "i32"), "i32", inst)
+
+    def op_match(self, inst):
+        mode = next(m for m in inst.modifiers if m in ("any", "all"))
+        t = self.itype(inst)
+        ty = LLTY[t]
+        v = self.conv(self.read(inst.operands[1], ty, inst), ty, "i64")
+        mask = self.read(inst.operands[2], "i32", inst)
+        r = self.warp_gather(inst, v, "warp_match", mask, f", i1 {'true' if mode == 'all' else 'false'}")
+        r32 = self.conv(r, "i64", "i32")
+        dst = inst.operands[0]
+        if mode == "all":
+            ok = self.tmp(); self.emit(f"{ok} = icmp ne i32 {r32}, 0")
+            if isinstance(dst, ir.Pair):
+                self.write(dst.first, r32, "i32", inst)
+                self.write(dst.second, ok, "i1", inst)
+            else:
+                self.write(dst, r32, "i32", inst)
+        else:
+            self.write(dst, r32, "i32", inst)

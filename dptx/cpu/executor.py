@@ -1,0 +1,320 @@
+"""Running compiled kernels: argument marshalling, the buffer table, parallel chunks of blocks
+on Python threads (the native call releases the GIL), error reports and printf output."""
+from __future__ import annotations
+
+import concurrent.futures
+import ctypes
+import hashlib
+import os
+import re
+import sys
+import threading
+import time
+
+import numpy as np
+
+from ..errors import DptxError, DptxMemoryError, LaunchError
+from ..launch_config import check_arg_count, check_shape, convert_scalar
+from ..ptx import ir
+from . import address_space as L
+from .codegen import Module as Translation
+from .jit import compile_ir
+
+RUN_SIGNATURE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+
+
+class CompiledKernel:
+    """A kernel translated and compiled for this CPU, with what launches need to know."""
+
+    def __init__(self, module: ir.Module, name: str, source_key: str):
+        t0 = time.perf_counter()
+        translation = Translation(module, name)
+        text = translation.translate()
+        self.engine, address = compile_ir(text, source_key + "|" + name)
+        self.run = RUN_SIGNATURE(address)
+        self.module = module
+        self.name = name
+        self.function = translation.kernel
+        self.resumable = translation.resumable
+        self.frame_bytes = translation.frame_bytes
+        self.local_bytes = translation.local_bytes_per_thread()
+        self.shared_static = translation.shared.dynamic_offset
+        self.variables = L.module_variables(module)
+        self.compile_seconds = time.perf_counter() - t0
+
+
+_compiled: dict = {}
+_compile_lock = threading.Lock()
+
+
+def _key(kernel) -> str:
+    ptx = getattr(kernel, "ptx", None)
+    if ptx is None:
+        from ..ptx import print_module
+        ptx = print_module(kernel.module)
+    return hashlib.sha256(ptx.encode()).hexdigest()
+
+
+def compile_kernel(kernel) -> CompiledKernel:
+    """The compiled form of ``kernel`` (anything with ``.module``, ``.name`` and ideally
+    ``.ptx``), cached per process by PTX hash and name."""
+    key = (_key(kernel), kernel.name)
+    with _compile_lock:
+        ck = _compiled.get(key)
+        if ck is None:
+            ck = _compiled[key] = CompiledKernel(kernel.module, kernel.name, key[0])
+    return ck
+
+
+def module_state(module: ir.Module) -> dict:
+    """The device buffers of a module's variables, persisting across launches of kernels of
+    the same module (initialized from the initializers on first use)."""
+    state = getattr(module, "_dptx_globals", None)
+    if state is None:
+        state = L.initial_image(module)
+        module._dptx_globals = state
+    return state
+
+
+def global_image(module: ir.Module) -> dict:
+    """Initial bytes of each module variable (what a fresh device would hold)."""
+    return L.initial_image(module)
+
+
+# -- launches ---------------------------------------------------------------------------------
+class _Chunk:
+    """Scratch memory and the context array for one native call."""
+
+    def __init__(self, ck: CompiledKernel, base_ctx: np.ndarray, nthreads: int, shared_size: int,
+                 printf_cap: int):
+        self.ctx = base_ctx.copy()
+        self.shared = np.zeros(max(shared_size, 16), np.uint8)
+        nlocal = nthreads if ck.resumable else 1
+        self.local = np.zeros(max(ck.local_bytes * nlocal, 16), np.uint8)
+        self.error = np.zeros(8, np.int64)
+        npad = (nthreads + 31) // 32 * 32
+        self.frames = np.zeros(ck.frame_bytes * npad if ck.resumable else 16, np.uint8)
+        self.exchange = np.zeros(4 * npad if ck.resumable else 4, np.int64)
+        self.printf = np.zeros(L.PRINTF_RECORD_BYTES * printf_cap, np.uint8)
+        c = self.ctx
+        c[L.CTX["shared"]] = self.shared.ctypes.data
+        c[L.CTX["local"]] = self.local.ctypes.data
+        c[L.CTX["local_size"]] = ck.local_bytes
+        c[L.CTX["error"]] = self.error.ctypes.data
+        c[L.CTX["frames"]] = self.frames.ctypes.data
+        c[L.CTX["exchange"]] = self.exchange.ctypes.data
+        c[L.CTX["printf"]] = self.printf.ctypes.data
+        c[L.CTX["printf_cap"]] = printf_cap
+        c[L.CTX["printf_count"]] = 0
+
+
+def _split(blocks: range, parts: int) -> list:
+    n = len(blocks)
+    parts = max(1, min(parts, n))
+    base, extra = divmod(n, parts)
+    out, start = [], blocks.start
+    for i in range(parts):
+        size = base + (1 if i < extra else 0)
+        out.append((start, start + size))
+        start += size
+    return out
+
+
+def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=None,
+           threads=None, printf_capacity: int = 4096):
+    """Run ``kernel`` on numpy arrays in this process. ``blocks`` restricts the run to a range
+    of linear block ids; ``globals`` maps module variable names to uint8 buffers to use
+    instead of the module's own (the distributed layer passes private copies); ``threads``
+    is the number of parallel native calls (default: every core)."""
+    g, b = check_shape(grid, block, shared_mem)
+    check_arg_count(kernel, args)
+    ck = compile_kernel(kernel)
+    nblocks = g[0] * g[1] * g[2]
+    rng = range(nblocks) if blocks is None else blocks
+    if not isinstance(rng, range) or rng.step != 1 or not (0 <= rng.start <= rng.stop <= nblocks):
+        raise LaunchError(f"blocks={blocks!r} must be a contiguous range inside the "
+                          f"{nblocks} blocks of the grid")
+    if len(rng) == 0:
+        return
+    nthreads = b[0] * b[1] * b[2]
+
+    # buffer table: module variables first (fixed windows), then array arguments
+    state = module_state(kernel.module)
+    buffers = []
+    names = []
+    for v in ck.variables:
+        buf = (globals or {}).get(v.name, state[v.name])
+        if buf.nbytes != v.size:
+            raise LaunchError(f"buffer for module variable {v.name} has {buf.nbytes} bytes, "
+                              f"the variable {v.size}")
+        buffers.append(buf)
+        names.append(f"module variable {v.name}")
+    param_buf = np.zeros(max(kernel.function.param_size, 8), np.uint8)
+    for i, ((p, off), a) in enumerate(zip(kernel.function.param_layout(), args)):
+        if isinstance(a, np.ndarray):
+            if p.size != 8:
+                raise LaunchError(f"argument {i} ({p.name}: .{p.type}) of kernel {kernel.name} "
+                                  f"is not a pointer, got a numpy array")
+            if not (a.flags.c_contiguous and a.flags.writeable):
+                raise LaunchError(f"argument {i} of kernel {kernel.name}: arrays must be "
+                                  f"C-contiguous and writeable (np.ascontiguousarray)")
+            window = L.FIRST_BUFFER + len(buffers)
+            buffers.append(a)
+            names.append(f"argument {i} ({p.name})")
+            raw = L.buffer_address(window).to_bytes(8, "little")
+        else:
+            value = convert_scalar(p, i, a, kernel.name)
+            raw = value if isinstance(value, bytes) else value.tobytes()
+        param_buf[off:off + len(raw)] = np.frombuffer(raw, np.uint8)
+    table = np.zeros((L.FIRST_BUFFER + len(buffers), 2), np.int64)
+    for w, buf in enumerate(buffers, L.FIRST_BUFFER):
+        table[w] = (buf.ctypes.data, buf.nbytes)
+
+    shared_size = ck.shared_static + int(shared_mem)
+    base = np.zeros(len(L.CTX_FIELDS), np.int64)
+    base[L.CTX["buftable"]] = table.ctypes.data
+    base[L.CTX["nbuf"]] = len(table)
+    base[L.CTX["params"]] = param_buf.ctypes.data
+    for axis, i in zip("xyz", range(3)):
+        base[L.CTX["grid_" + axis]] = g[i]
+        base[L.CTX["block_" + axis]] = b[i]
+    base[L.CTX["shared_size"]] = shared_size
+    base[L.CTX["dynamic_smem"]] = int(shared_mem)
+    base[L.CTX["total_smem"]] = shared_size
+
+    parts = _split(rng, threads or os.cpu_count() or 1)
+    chunks = [_Chunk(ck, base, nthreads, shared_size, printf_capacity) for _ in parts]
+
+    def run(i):
+        a, z = parts[i]
+        return ck.run(chunks[i].ctx.ctypes.data, a, z)
+
+    if len(parts) == 1:
+        results = [run(0)]
+    else:
+        with concurrent.futures.ThreadPoolExecutor(len(parts)) as pool:
+            results = list(pool.map(run, range(len(parts))))
+    keep_alive = (table, param_buf, buffers)  # noqa: F841 - the native code points into these
+    _print_records(kernel, ck, chunks, buffers)
+    for r, chunk in zip(results, chunks):
+        if r != 0:
+            raise _error(kernel, ck, chunk.error, g, b, buffers, names, shared_size)
+
+
+# -- errors --------------------------------------------------------------------------------------
+def _coords(linear: int, dims: tuple) -> tuple:
+    x = linear % dims[0]
+    y = (linear // dims[0]) % dims[1]
+    z = linear // (dims[0] * dims[1])
+    return (x, y, z)
+
+
+def _source_line(kernel, line: int) -> str:
+    ptx = getattr(kernel, "ptx", "") or ""
+    lines = ptx.splitlines()
+    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+
+def _error(kernel, ck, record, g, b, buffers, names, shared_size):
+    code, addr, line, tid, blk, size = (int(v) for v in record[:6])
+    where = (f"kernel {kernel.name}, block {blk} {_coords(blk, g)}, thread {tid} "
+             f"{_coords(tid, b)}, PTX line {line}")
+    text = _source_line(kernel, line)
+    if text:
+        where += f": {text}"
+    if code == L.ERR_BOUNDS:
+        window, offset = addr >> L.WINDOW_SHIFT, addr & L.OFFSET_MASK
+        if window == L.SHARED_WINDOW:
+            what = f"shared memory offset {offset} (+{size} bytes) is outside the block's {shared_size} bytes"
+        elif window == L.LOCAL_WINDOW:
+            what = f"local memory offset {offset} (+{size} bytes) is outside the thread's {ck.local_bytes} bytes"
+        elif L.FIRST_BUFFER <= window < L.FIRST_BUFFER + len(buffers):
+            i = window - L.FIRST_BUFFER
+            what = (f"address {addr:#x} is {offset} bytes into {names[i]} "
+                    f"({buffers[i].nbytes} bytes); the {size}-byte access ends past it")
+        else:
+            what = f"address {addr:#x} is not in any device buffer"
+        return DptxMemoryError(f"out-of-bounds access in {where}: {what}. The kernel was "
+                               f"stopped; arrays it did not write are unchanged.")
+    if code == L.ERR_DEADLOCK:
+        return DptxError(
+            f"deadlock in {where}: threads wait at a barrier for {addr} threads, which never "
+            f"all arrive (the others exited or wait elsewhere)")
+    if code == L.ERR_STACK:
+        return DptxMemoryError(f"local memory (call stack) overflow in {where}: recursion "
+                               f"deeper than the {ck.local_bytes}-byte per-thread stack")
+    if code == L.ERR_TRAP:
+        return DptxError(f"trap instruction executed in {where}")
+    return DptxError(f"kernel {kernel.name} failed with code {code} in {where}")
+
+
+# -- printf ----------------------------------------------------------------------------------------
+_SPEC = re.compile(r"%([-+ #0]*)(\*|\d+)?(?:\.(\*|\d+))?(hh|h|ll|l|j|z|t|L)?([diouxXeEfFgGaAcspn%])")
+
+
+def _read_cstring(addr: int, buffers) -> str:
+    window, offset = addr >> L.WINDOW_SHIFT, addr & L.OFFSET_MASK
+    i = window - L.FIRST_BUFFER
+    if not 0 <= i < len(buffers):
+        return "(bad string pointer)"
+    raw = buffers[i].view(np.uint8)[offset:].tobytes()
+    end = raw.find(b"\0")
+    return raw[:end if end >= 0 else len(raw)].decode(errors="replace")
+
+
+def format_printf(fmt: str, args: bytes, buffers) -> str:
+    out, pos, last = [], 0, 0
+    for m in _SPEC.finditer(fmt):
+        out.append(fmt[last:m.start()])
+        last = m.end()
+        flags, width, prec, length, conv = m.groups()
+        if conv == "%":
+            out.append("%")
+            continue
+        if conv in "eEfFgGaA":
+            size, kind = 8, "d"
+        elif conv in "sp":
+            size, kind = 8, "Q"
+        elif length in ("ll", "l", "j", "z", "t"):
+            size, kind = 8, ("q" if conv in "di" else "Q")
+        else:
+            size, kind = 4, ("i" if conv in "dic" else "I")
+        pos = (pos + size - 1) // size * size
+        if pos + size > len(args):
+            out.append(m.group(0))
+            continue
+        value = np.frombuffer(args[pos:pos + size], {"d": np.float64, "Q": np.uint64, "q": np.int64,
+                                                     "i": np.int32, "I": np.uint32}[kind])[0]
+        pos += size
+        spec = "%" + (flags or "") + (width or "") + ("." + prec if prec else "")
+        if conv == "s":
+            out.append((spec + "s") % _read_cstring(int(value), buffers))
+        elif conv == "p":
+            out.append("0x%x" % int(value))
+        elif conv == "c":
+            out.append((spec + "c") % chr(int(value) & 0xFF))
+        elif conv in "aA":
+            out.append(float(value).hex())
+        elif conv == "u":
+            out.append((spec + "d") % int(value))
+        else:
+            out.append((spec + conv) % (float(value) if kind == "d" else int(value)))
+    out.append(fmt[last:])
+    return "".join(out)
+
+
+def _print_records(kernel, ck, chunks, buffers):
+    lines = []
+    for chunk in chunks:
+        count = min(int(chunk.ctx[L.CTX["printf_count"]]), int(chunk.ctx[L.CTX["printf_cap"]]))
+        for i in range(count):
+            rec = chunk.printf[i * L.PRINTF_RECORD_BYTES:(i + 1) * L.PRINTF_RECORD_BYTES]
+            fmt_addr = int(rec[:8].view(np.uint64)[0])
+            n = int(rec[8:16].view(np.int64)[0])
+            lines.append(format_printf(_read_cstring(fmt_addr, buffers), rec[16:16 + n].tobytes(), buffers))
+        dropped = int(chunk.ctx[L.CTX["printf_count"]]) - count
+        if dropped > 0:
+            lines.append(f"[dptx: {dropped} printf records of kernel {kernel.name} dropped: buffer full]\n")
+    if lines:
+        sys.stdout.write("".join(lines))
+        sys.stdout.flush()

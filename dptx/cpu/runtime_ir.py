@@ -1,0 +1,753 @@
+"""LLVM IR of the executor's runtime: address translation with bounds checks, error and
+printf records, bit-manipulation helpers (prmt, lop3...), warp exchanges, and the two block
+schedulers (a plain loop over threads; resumable threads with barriers and warp operations).
+
+Written as textual IR so that everything, scheduler included, is compiled machine code: the
+Python side calls ``dptx_run`` once per chunk of blocks.
+"""
+from __future__ import annotations
+
+from . import address_space as L
+
+C = L.CTX
+MASK = L.OFFSET_MASK
+
+
+def _ctx_load(name, field, ty="i64"):
+    return (f"  %{name}.p = getelementptr i64, ptr %ctx, i64 {C[field]}\n"
+            f"  %{name} = load {ty}, ptr %{name}.p\n")
+
+
+ADDRESSING = f"""
+define internal void @record_error(ptr %ctx, ptr %ti, i64 %code, i64 %addr, i32 %line, i64 %size) noinline {{
+entry:
+{_ctx_load("err", "error", "ptr")}  %pair = cmpxchg ptr %err, i64 0, i64 %code seq_cst seq_cst
+  %first = extractvalue {{ i64, i1 }} %pair, 1
+  br i1 %first, label %fill, label %done
+fill:
+  %a = getelementptr i64, ptr %err, i64 1
+  store i64 %addr, ptr %a
+  %l = getelementptr i64, ptr %err, i64 2
+  %line64 = zext i32 %line to i64
+  store i64 %line64, ptr %l
+  %tp = getelementptr i32, ptr %ti, i64 6
+  %t = load i32, ptr %tp
+  %t64 = zext i32 %t to i64
+  %tq = getelementptr i64, ptr %err, i64 3
+  store i64 %t64, ptr %tq
+  %bp = getelementptr i8, ptr %ti, i64 32
+  %b = load i64, ptr %bp
+  %bq = getelementptr i64, ptr %err, i64 4
+  store i64 %b, ptr %bq
+  %sq = getelementptr i64, ptr %err, i64 5
+  store i64 %size, ptr %sq
+  br label %done
+done:
+  ret void
+}}
+
+define internal ptr @xshared(ptr %ctx, ptr %ti, ptr %lbase, i64 %off, i64 %size, i32 %line) alwaysinline {{
+entry:
+{_ctx_load("ss", "shared_size")}  %end = add i64 %off, %size
+  %ok = icmp ule i64 %end, %ss
+  %small = icmp ult i64 %off, {MASK}
+  %good = and i1 %ok, %small
+  br i1 %good, label %yes, label %no
+yes:
+{_ctx_load("sh", "shared", "ptr")}  %p = getelementptr i8, ptr %sh, i64 %off
+  ret ptr %p
+no:
+  %va = or i64 %off, {L.buffer_address(L.SHARED_WINDOW)}
+  call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_BOUNDS}, i64 %va, i32 %line, i64 %size)
+  ret ptr null
+}}
+
+define internal ptr @xlocal(ptr %ctx, ptr %ti, ptr %lbase, i64 %off, i64 %size, i32 %line) alwaysinline {{
+entry:
+{_ctx_load("ls", "local_size")}  %end = add i64 %off, %size
+  %ok = icmp ule i64 %end, %ls
+  %small = icmp ult i64 %off, {MASK}
+  %good = and i1 %ok, %small
+  br i1 %good, label %yes, label %no
+yes:
+  %p = getelementptr i8, ptr %lbase, i64 %off
+  ret ptr %p
+no:
+  %va = or i64 %off, {L.buffer_address(L.LOCAL_WINDOW)}
+  call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_BOUNDS}, i64 %va, i32 %line, i64 %size)
+  ret ptr null
+}}
+
+define internal ptr @xlate(ptr %ctx, ptr %ti, ptr %lbase, i64 %va, i64 %size, i32 %line) alwaysinline {{
+entry:
+  %w = lshr i64 %va, {L.WINDOW_SHIFT}
+  %off = and i64 %va, {MASK}
+  %end = add i64 %off, %size
+  switch i64 %w, label %buf [ i64 {L.SHARED_WINDOW}, label %sh
+                              i64 {L.LOCAL_WINDOW}, label %lo ]
+sh:
+  %shp = call ptr @xshared(ptr %ctx, ptr %ti, ptr %lbase, i64 %off, i64 %size, i32 %line)
+  ret ptr %shp
+lo:
+  %lop = call ptr @xlocal(ptr %ctx, ptr %ti, ptr %lbase, i64 %off, i64 %size, i32 %line)
+  ret ptr %lop
+buf:
+{_ctx_load("nb", "nbuf")}  %inr = icmp ult i64 %w, %nb
+  %ge = icmp uge i64 %w, {L.FIRST_BUFFER}
+  %ok0 = and i1 %inr, %ge
+  br i1 %ok0, label %look, label %bad
+look:
+{_ctx_load("tab", "buftable", "ptr")}  %ei = shl i64 %w, 1
+  %hp = getelementptr i64, ptr %tab, i64 %ei
+  %host = load i64, ptr %hp
+  %sp = getelementptr i64, ptr %hp, i64 1
+  %sz = load i64, ptr %sp
+  %fits = icmp ule i64 %end, %sz
+  br i1 %fits, label %good, label %bad
+good:
+  %hptr = inttoptr i64 %host to ptr
+  %r = getelementptr i8, ptr %hptr, i64 %off
+  ret ptr %r
+bad:
+  call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_BOUNDS}, i64 %va, i32 %line, i64 %size)
+  ret ptr null
+}}
+
+define internal i64 @window_remaining(ptr %ctx, i64 %va) {{
+entry:
+  %w = lshr i64 %va, {L.WINDOW_SHIFT}
+  %off = and i64 %va, {MASK}
+  switch i64 %w, label %buf [ i64 {L.SHARED_WINDOW}, label %sh
+                              i64 {L.LOCAL_WINDOW}, label %lo ]
+sh:
+{_ctx_load("ss", "shared_size")}  %r1 = sub i64 %ss, %off
+  ret i64 %r1
+lo:
+{_ctx_load("ls", "local_size")}  %r2 = sub i64 %ls, %off
+  ret i64 %r2
+buf:
+{_ctx_load("nb", "nbuf")}  %inr = icmp ult i64 %w, %nb
+  br i1 %inr, label %look, label %none
+look:
+{_ctx_load("tab", "buftable", "ptr")}  %ei = shl i64 %w, 1
+  %hp = getelementptr i64, ptr %tab, i64 %ei
+  %sp = getelementptr i64, ptr %hp, i64 1
+  %sz = load i64, ptr %sp
+  %r3 = sub i64 %sz, %off
+  ret i64 %r3
+none:
+  ret i64 0
+}}
+
+define internal void @record_printf(ptr %ctx, ptr %ti, ptr %lbase, i64 %fmt, i64 %args) noinline {{
+entry:
+{_ctx_load("cnt", "printf_count")}  %cntp = getelementptr i64, ptr %ctx, i64 {C["printf_count"]}
+  %idx = atomicrmw add ptr %cntp, i64 1 seq_cst
+{_ctx_load("cap", "printf_cap")}  %room = icmp ult i64 %idx, %cap
+  br i1 %room, label %write, label %full
+full:
+  ret void
+write:
+{_ctx_load("buf", "printf", "ptr")}  %off = mul i64 %idx, {L.PRINTF_RECORD_BYTES}
+  %rec = getelementptr i8, ptr %buf, i64 %off
+  store i64 %fmt, ptr %rec
+  %np = getelementptr i8, ptr %rec, i64 8
+  %isnull = icmp eq i64 %args, 0
+  br i1 %isnull, label %noargs, label %copy
+noargs:
+  store i64 0, ptr %np
+  ret void
+copy:
+  %rem = call i64 @window_remaining(ptr %ctx, i64 %args)
+  %big = icmp ugt i64 %rem, 256
+  %n = select i1 %big, i64 256, i64 %rem
+  %src = call ptr @xlate(ptr %ctx, ptr %ti, ptr %lbase, i64 %args, i64 %n, i32 0)
+  %bad = icmp eq ptr %src, null
+  br i1 %bad, label %noargs, label %docopy
+docopy:
+  store i64 %n, ptr %np
+  %dst = getelementptr i8, ptr %rec, i64 16
+  call void @llvm.memcpy.p0.p0.i64(ptr %dst, ptr %src, i64 %n, i1 false)
+  ret void
+}}
+declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
+"""
+
+
+def _prmt_ir() -> str:
+    # Selector nibbles (result bytes 0..3) of the non-default modes, indexed by c & 3.
+    tables = {
+        1: [(0, 1, 2, 3), (1, 2, 3, 4), (2, 3, 4, 5), (3, 4, 5, 6)],          # f4e
+        2: [(0, 7, 6, 5), (1, 0, 7, 6), (2, 1, 0, 7), (3, 2, 1, 0)],          # b4e
+        3: [(0, 0, 0, 0), (1, 1, 1, 1), (2, 2, 2, 2), (3, 3, 3, 3)],          # rc8
+        4: [(0, 1, 2, 3), (1, 1, 2, 3), (2, 2, 2, 3), (3, 3, 3, 3)],          # ecl
+        5: [(0, 0, 0, 0), (0, 1, 1, 1), (0, 1, 2, 2), (0, 1, 2, 3)],          # ecr
+        6: [(0, 1, 0, 1), (2, 3, 2, 3), (0, 1, 0, 1), (2, 3, 2, 3)],          # rc16
+    }
+    values = []
+    for mode in range(1, 7):
+        for sel in tables[mode]:
+            values.append(sum(b << (4 * i) for i, b in enumerate(sel)))
+    table = ", ".join(f"i32 {v}" for v in values)
+    lines = [f"@prmt_tab = internal constant [24 x i32] [{table}]",
+             "define internal i32 @prmt(i32 %a, i32 %b, i32 %c, i32 %mode) alwaysinline {",
+             "entry:",
+             "  %isdef = icmp eq i32 %mode, 0",
+             "  %m1 = sub i32 %mode, 1",
+             "  %m4 = shl i32 %m1, 2",
+             "  %c3 = and i32 %c, 3",
+             "  %ti = add i32 %m4, %c3",
+             "  %safe = select i1 %isdef, i32 0, i32 %ti",
+             "  %tix = zext i32 %safe to i64",
+             "  %tp = getelementptr [24 x i32], ptr @prmt_tab, i64 0, i64 %tix",
+             "  %tv = load i32, ptr %tp",
+             "  %sel = select i1 %isdef, i32 %c, i32 %tv",
+             "  %lo = zext i32 %a to i64",
+             "  %hi0 = zext i32 %b to i64",
+             "  %hi = shl i64 %hi0, 32",
+             "  %all = or i64 %hi, %lo",
+             "  %r0 = add i32 0, 0"]
+    prev = "%r0"
+    for i in range(4):
+        lines += [
+            f"  %s{i} = lshr i32 %sel, {4 * i}",
+            f"  %n{i} = and i32 %s{i}, 15",
+            f"  %ix{i} = and i32 %n{i}, 7",
+            f"  %sh{i}a = shl i32 %ix{i}, 3",
+            f"  %sh{i} = zext i32 %sh{i}a to i64",
+            f"  %by{i}a = lshr i64 %all, %sh{i}",
+            f"  %by{i}b = trunc i64 %by{i}a to i32",
+            f"  %by{i} = and i32 %by{i}b, 255",
+            f"  %msb{i} = lshr i32 %by{i}, 7",
+            f"  %rep{i} = mul i32 %msb{i}, 255",
+            f"  %sgn{i}a = and i32 %n{i}, 8",
+            f"  %sgn{i}b = icmp ne i32 %sgn{i}a, 0",
+            f"  %usesign{i} = and i1 %sgn{i}b, %isdef",
+            f"  %v{i} = select i1 %usesign{i}, i32 %rep{i}, i32 %by{i}",
+            f"  %p{i} = shl i32 %v{i}, {8 * i}",
+            f"  %r{i + 1} = or i32 {prev}, %p{i}",
+        ]
+        prev = f"%r{i + 1}"
+    lines += [f"  ret i32 {prev}", "}"]
+    return "\n".join(lines)
+
+
+def _lop3_ir() -> str:
+    lines = ["define internal i32 @lop3(i32 %a, i32 %b, i32 %c, i32 %lut) alwaysinline {",
+             "entry:",
+             "  %na = xor i32 %a, -1", "  %nb = xor i32 %b, -1", "  %nc = xor i32 %c, -1",
+             "  %r0 = add i32 0, 0"]
+    prev = "%r0"
+    for k in range(8):
+        a = "%a" if k & 4 else "%na"
+        b = "%b" if k & 2 else "%nb"
+        c = "%c" if k & 1 else "%nc"
+        lines += [
+            f"  %ab{k} = and i32 {a}, {b}",
+            f"  %t{k} = and i32 %ab{k}, {c}",
+            f"  %l{k}a = lshr i32 %lut, {k}",
+            f"  %l{k}b = and i32 %l{k}a, 1",
+            f"  %m{k} = sub i32 0, %l{k}b",
+            f"  %u{k} = and i32 %t{k}, %m{k}",
+            f"  %r{k + 1} = or i32 {prev}, %u{k}",
+        ]
+        prev = f"%r{k + 1}"
+    lines += [f"  ret i32 {prev}", "}"]
+    return "\n".join(lines)
+
+
+BITS_IR = _prmt_ir() + "\n" + _lop3_ir() + """
+define internal i32 @bmsk(i32 %a, i32 %b, i1 %clamp) alwaysinline {
+entry:
+  %aw = and i32 %a, 31
+  %bw = and i32 %b, 31
+  %ac = call i32 @llvm.umin.i32(i32 %a, i32 32)
+  %bc = call i32 @llvm.umin.i32(i32 %b, i32 32)
+  %pa = select i1 %clamp, i32 %ac, i32 %aw
+  %pb = select i1 %clamp, i32 %bc, i32 %bw
+  %a64 = zext i32 %pa to i64
+  %b64 = zext i32 %pb to i64
+  %one = shl i64 1, %b64
+  %m = sub i64 %one, 1
+  %s = shl i64 %m, %a64
+  %r = trunc i64 %s to i32
+  ret i32 %r
+}
+
+define internal i32 @szext(i32 %a, i32 %b, i1 %clamp, i1 %signed) alwaysinline {
+entry:
+  %bw = and i32 %b, 31
+  %bc = call i32 @llvm.umin.i32(i32 %b, i32 32)
+  %n = select i1 %clamp, i32 %bc, i32 %bw
+  %full = icmp uge i32 %n, 32
+  %zero = icmp eq i32 %n, 0
+  %sh = sub i32 32, %n
+  %shs = select i1 %full, i32 0, i32 %sh
+  %up = shl i32 %a, %shs
+  %sx = ashr i32 %up, %shs
+  %zx = lshr i32 %up, %shs
+  %v = select i1 %signed, i32 %sx, i32 %zx
+  %v2 = select i1 %zero, i32 0, i32 %v
+  ret i32 %v2
+}
+
+define internal float @tanh_float(float %x) alwaysinline {
+entry:
+  %d = fpext float %x to double
+  %r = call double @tanh_double(double %d)
+  %f = fptrunc double %r to float
+  ret float %f
+}
+
+define internal double @tanh_double(double %x) alwaysinline {
+entry:
+  %ax = call double @llvm.fabs.f64(double %x)
+  %big = fcmp ogt double %ax, 20.0
+  %x2 = fmul double %ax, -2.0
+  %e = call double @llvm.exp.f64(double %x2)
+  %num = fsub double 1.0, %e
+  %den = fadd double 1.0, %e
+  %t = fdiv double %num, %den
+  %t1 = select i1 %big, double 1.0, double %t
+  %r = call double @llvm.copysign.f64(double %t1, double %x)
+  ret double %r
+}
+"""
+
+WARP_IR = """
+define internal i32 @shfl_lane(i32 %lane, i32 %b, i32 %c, i32 %mode) alwaysinline {
+entry:
+  %clamp = and i32 %c, 31
+  %seg0 = lshr i32 %c, 8
+  %seg = and i32 %seg0, 31
+  %nseg = xor i32 %seg, -1
+  %minl = and i32 %lane, %seg
+  %cl = and i32 %clamp, %nseg
+  %maxl = or i32 %minl, %cl
+  %b5 = and i32 %b, 31
+  switch i32 %mode, label %idx [ i32 0, label %up
+                                 i32 1, label %down
+                                 i32 2, label %bfly ]
+up:
+  %ju = sub i32 %lane, %b5
+  %vu = icmp sge i32 %ju, %maxl
+  %ru = select i1 %vu, i32 %ju, i32 -1
+  ret i32 %ru
+down:
+  %jd = add i32 %lane, %b5
+  %vd = icmp sle i32 %jd, %maxl
+  %rd = select i1 %vd, i32 %jd, i32 -1
+  ret i32 %rd
+bfly:
+  %jb = xor i32 %lane, %b5
+  %vb = icmp sle i32 %jb, %maxl
+  %rb = select i1 %vb, i32 %jb, i32 -1
+  ret i32 %rb
+idx:
+  %bi = and i32 %b5, %nseg
+  %ji = or i32 %minl, %bi
+  %vi = icmp sle i32 %ji, %maxl
+  %ri = select i1 %vi, i32 %ji, i32 -1
+  ret i32 %ri
+}
+
+; exchange slot of lane l: 4 x i64 at base + 32*l: value, aux, exited, unused
+define internal i32 @warp_active(ptr %base, i32 %valid) {
+entry:
+  %v = call i32 @llvm.smin.i32(i32 %valid, i32 32)
+  br label %loop
+loop:
+  %l = phi i32 [0, %entry], [%ln, %next]
+  %acc = phi i32 [0, %entry], [%acc2, %next]
+  %more = icmp slt i32 %l, %v
+  br i1 %more, label %body, label %out
+body:
+  %l64 = zext i32 %l to i64
+  %o = mul i64 %l64, 4
+  %o2 = add i64 %o, 2
+  %ep = getelementptr i64, ptr %base, i64 %o2
+  %ex = load i64, ptr %ep
+  %alive = icmp eq i64 %ex, 0
+  %bit = shl i32 1, %l
+  %add = select i1 %alive, i32 %bit, i32 0
+  %acc1 = or i32 %acc, %add
+  br label %next
+next:
+  %acc2 = phi i32 [%acc1, %body]
+  %ln = add i32 %l, 1
+  br label %loop
+out:
+  ret i32 %acc
+}
+
+; op: 0 ballot (value != 0), 1..6 reduce add min max and or xor (values sign/zero extended),
+; 7 match.any, 8 match.all
+define internal i64 @warp_combine(ptr %base, i32 %mask, i32 %lane, i32 %op, i1 %signed) {
+entry:
+  %my.o = mul i32 %lane, 4
+  %my.o64 = zext i32 %my.o to i64
+  %my.p = getelementptr i64, ptr %base, i64 %my.o64
+  %mine = load i64, ptr %my.p
+  %init.and = icmp eq i32 %op, 4
+  %init.min = icmp eq i32 %op, 2
+  %init.max = icmp eq i32 %op, 3
+  %i1 = select i1 %init.and, i64 -1, i64 0
+  %smax = select i1 %signed, i64 9223372036854775807, i64 4294967295
+  %smin = select i1 %signed, i64 -9223372036854775808, i64 0
+  %i2 = select i1 %init.min, i64 %smax, i64 %i1
+  %i3 = select i1 %init.max, i64 %smin, i64 %i2
+  br label %loop
+loop:
+  %l = phi i32 [0, %entry], [%ln, %next]
+  %acc = phi i64 [%i3, %entry], [%acc.n, %next]
+  %same = phi i1 [true, %entry], [%same.n, %next]
+  %more = icmp slt i32 %l, 32
+  br i1 %more, label %body, label %out
+body:
+  %bit = shl i32 1, %l
+  %inm = and i32 %mask, %bit
+  %isin = icmp ne i32 %inm, 0
+  %l64 = zext i32 %l to i64
+  %o = mul i64 %l64, 4
+  %vp = getelementptr i64, ptr %base, i64 %o
+  %o2 = add i64 %o, 2
+  %ep = getelementptr i64, ptr %base, i64 %o2
+  %ex = load i64, ptr %ep
+  %alive = icmp eq i64 %ex, 0
+  %use = and i1 %isin, %alive
+  br i1 %use, label %take, label %next
+take:
+  %v = load i64, ptr %vp
+  %bit64 = zext i32 %bit to i64
+  %nz = icmp ne i64 %v, 0
+  %bal = select i1 %nz, i64 %bit64, i64 0
+  %r.ballot = or i64 %acc, %bal
+  %r.add = add i64 %acc, %v
+  %lt.s = icmp slt i64 %v, %acc
+  %r.min = select i1 %lt.s, i64 %v, i64 %acc
+  %gt.s = icmp sgt i64 %v, %acc
+  %r.max = select i1 %gt.s, i64 %v, i64 %acc
+  %r.and = and i64 %acc, %v
+  %r.or = or i64 %acc, %v
+  %r.xor = xor i64 %acc, %v
+  %eq = icmp eq i64 %v, %mine
+  %mbit = select i1 %eq, i64 %bit64, i64 0
+  %r.match = or i64 %acc, %mbit
+  %same.t = and i1 %same, %eq
+  %r.all = or i64 %acc, %bit64
+  switch i32 %op, label %s0 [ i32 1, label %s1  i32 2, label %s2  i32 3, label %s3
+                              i32 4, label %s4  i32 5, label %s5  i32 6, label %s6
+                              i32 7, label %s7  i32 8, label %s8 ]
+s0: br label %next
+s1: br label %next
+s2: br label %next
+s3: br label %next
+s4: br label %next
+s5: br label %next
+s6: br label %next
+s7: br label %next
+s8: br label %next
+next:
+  %acc.n = phi i64 [%acc, %body], [%r.ballot, %s0], [%r.add, %s1], [%r.min, %s2], [%r.max, %s3],
+                   [%r.and, %s4], [%r.or, %s5], [%r.xor, %s6], [%r.match, %s7], [%r.all, %s8]
+  %same.n = phi i1 [%same, %body], [%same.t, %s0], [%same.t, %s1], [%same.t, %s2], [%same.t, %s3],
+                   [%same.t, %s4], [%same.t, %s5], [%same.t, %s6], [%same.t, %s7], [%same.t, %s8]
+  %ln = add i32 %l, 1
+  br label %loop
+out:
+  %isall = icmp eq i32 %op, 8
+  %allres = select i1 %same, i64 %acc, i64 0
+  %res = select i1 %isall, i64 %allres, i64 %acc
+  ret i64 %res
+}
+
+define internal i64 @warp_ballot(ptr %base, i32 %mask, i32 %lane) {
+entry:
+  %r = call i64 @warp_combine(ptr %base, i32 %mask, i32 %lane, i32 0, i1 false)
+  ret i64 %r
+}
+
+define internal i64 @warp_reduce(ptr %base, i32 %mask, i32 %lane, i32 %code, i1 %signed) {
+entry:
+  %op = add i32 %code, 1
+  %r = call i64 @warp_combine(ptr %base, i32 %mask, i32 %lane, i32 %op, i1 %signed)
+  ret i64 %r
+}
+
+define internal i64 @warp_match(ptr %base, i32 %mask, i32 %lane, i1 %all) {
+entry:
+  %op = select i1 %all, i32 8, i32 7
+  %r = call i64 @warp_combine(ptr %base, i32 %mask, i32 %lane, i32 %op, i1 false)
+  ret i64 %r
+}
+"""
+
+RUNTIME_IR = ADDRESSING + BITS_IR + WARP_IR
+
+
+def _block_coordinates() -> str:
+    """IR computing ctaid x/y/z of linear block %b into %ti (and the block id at ti+32)."""
+    return """
+  %b32 = trunc i64 %b to i32
+  %cx = urem i32 %b32, %gx
+  %bq = udiv i32 %b32, %gx
+  %cy = urem i32 %bq, %gy
+  %cz = udiv i32 %bq, %gy
+  %cxp = getelementptr i32, ptr %ti, i64 3
+  store i32 %cx, ptr %cxp
+  %cyp = getelementptr i32, ptr %ti, i64 4
+  store i32 %cy, ptr %cyp
+  %czp = getelementptr i32, ptr %ti, i64 5
+  store i32 %cz, ptr %czp
+  %bidp = getelementptr i8, ptr %ti, i64 32
+  store i64 %b, ptr %bidp
+"""
+
+
+def _thread_coordinates(t: str) -> str:
+    return f"""
+  %tx = urem i32 {t}, %bx
+  %tq = udiv i32 {t}, %bx
+  %ty = urem i32 %tq, %by
+  %tz = udiv i32 %tq, %by
+  store i32 %tx, ptr %ti
+  %typ = getelementptr i32, ptr %ti, i64 1
+  store i32 %ty, ptr %typ
+  %tzp = getelementptr i32, ptr %ti, i64 2
+  store i32 %tz, ptr %tzp
+  %ltp = getelementptr i32, ptr %ti, i64 6
+  store i32 {t}, ptr %ltp
+"""
+
+
+def _dims() -> str:
+    out = ""
+    for name, field in (("gx", "grid_x"), ("gy", "grid_y"), ("bx", "block_x"), ("by", "block_y"),
+                        ("bz", "block_z")):
+        out += _ctx_load(name + "64", field) + f"  %{name} = trunc i64 %{name}64 to i32\n"
+    out += "  %bxy = mul i32 %bx, %by\n  %nthr = mul i32 %bxy, %bz\n"
+    return out
+
+
+SCHEDULER_PLAIN = f"""
+define i32 @dptx_run(ptr %ctx, i64 %first, i64 %end) {{
+entry:
+  %ti = alloca [12 x i32], align 8
+{_dims()}{_ctx_load("lbase", "local", "ptr")}  br label %bloop
+bloop:
+  %b = phi i64 [%first, %entry], [%bn, %bnext]
+  %bdone = icmp uge i64 %b, %end
+  br i1 %bdone, label %finish, label %bbody
+bbody:
+{_block_coordinates()}  br label %tloop
+tloop:
+  %t = phi i32 [0, %bbody], [%tn, %tok]
+  %tdone = icmp uge i32 %t, %nthr
+  br i1 %tdone, label %bnext, label %tbody
+tbody:
+{_thread_coordinates("%t")}  %r = call i32 @thread(ptr %ctx, ptr %ti, ptr %lbase, i64 0, ptr null)
+  %bad = icmp ne i32 %r, 0
+  br i1 %bad, label %fail, label %tok
+tok:
+  %tn = add i32 %t, 1
+  br label %tloop
+bnext:
+  %bn = add i64 %b, 1
+  br label %bloop
+fail:
+  ret i32 %r
+finish:
+  ret i32 0
+}}
+"""
+
+
+def scheduler_resumable(frame_bytes: int) -> str:
+    """Block scheduler for kernels with sync points. Frame i32 slots: 0 resume point,
+    1 status (0 run, 1 at barrier, 2 at warp op, 3 done), 2 barrier id, 3 barrier count,
+    4 reduction op, 5 reduction value, 6 reduction result, 7 PTX line of the barrier."""
+    return f"""
+define i32 @dptx_run(ptr %ctx, i64 %first, i64 %end) {{
+entry:
+  %ti = alloca [12 x i32], align 8
+{_dims()}{_ctx_load("lmem", "local", "ptr")}{_ctx_load("lsize", "local_size")}{_ctx_load("frames", "frames", "ptr")}{_ctx_load("exch", "exchange", "ptr")}  %npad0 = add i32 %nthr, 31
+  %npad = and i32 %npad0, -32
+  br label %bloop
+bloop:
+  %b = phi i64 [%first, %entry], [%bn, %bnext]
+  %bdone = icmp uge i64 %b, %end
+  br i1 %bdone, label %finish, label %bbody
+bbody:
+{_block_coordinates()}  br label %iloop
+iloop:
+  %i = phi i32 [0, %bbody], [%in, %ibody]
+  %idone = icmp uge i32 %i, %npad
+  br i1 %idone, label %sweep, label %ibody
+ibody:
+  %i64 = zext i32 %i to i64
+  %fo = mul i64 %i64, {frame_bytes}
+  %fp = getelementptr i8, ptr %frames, i64 %fo
+  %real = icmp ult i32 %i, %nthr
+  %st0 = select i1 %real, i32 0, i32 3
+  store i32 0, ptr %fp
+  %fsp = getelementptr i32, ptr %fp, i64 1
+  store i32 %st0, ptr %fsp
+  %eo = mul i64 %i64, 4
+  %eo2 = add i64 %eo, 2
+  %ep = getelementptr i64, ptr %exch, i64 %eo2
+  %exv = select i1 %real, i64 0, i64 1
+  store i64 %exv, ptr %ep
+  %in = add i32 %i, 1
+  br label %iloop
+sweep:
+  br label %tloop
+tloop:
+  %t = phi i32 [0, %sweep], [%tn, %tnext]
+  %ndone = phi i32 [0, %sweep], [%ndone.n, %tnext]
+  %nwarp = phi i32 [0, %sweep], [%nwarp.n, %tnext]
+  %tdone = icmp uge i32 %t, %nthr
+  br i1 %tdone, label %decide, label %tbody
+tbody:
+  %t64 = zext i32 %t to i64
+  %tfo = mul i64 %t64, {frame_bytes}
+  %tfp = getelementptr i8, ptr %frames, i64 %tfo
+  %tsp = getelementptr i32, ptr %tfp, i64 1
+  %status = load i32, ptr %tsp
+  %run = icmp eq i32 %status, 0
+  br i1 %run, label %dorun, label %tstat
+dorun:
+{_thread_coordinates("%t")}  %lo = mul i64 %t64, %lsize
+  %lb = getelementptr i8, ptr %lmem, i64 %lo
+  %r = call i32 @thread(ptr %ctx, ptr %ti, ptr %lb, i64 0, ptr %tfp)
+  %err = icmp uge i32 %r, {100}
+  br i1 %err, label %fail, label %record
+record:
+  %isdone = icmp eq i32 %r, 0
+  %newst = select i1 %isdone, i32 3, i32 %r
+  store i32 %newst, ptr %tsp
+  br i1 %isdone, label %markexit, label %tstat
+markexit:
+  %teo = mul i64 %t64, 4
+  %teo2 = add i64 %teo, 2
+  %tep = getelementptr i64, ptr %exch, i64 %teo2
+  store i64 1, ptr %tep
+  br label %tstat
+tstat:
+  %cur = load i32, ptr %tsp
+  %isd = icmp eq i32 %cur, 3
+  %isw = icmp eq i32 %cur, 2
+  %dd = zext i1 %isd to i32
+  %ww = zext i1 %isw to i32
+  %ndone.n = add i32 %ndone, %dd
+  %nwarp.n = add i32 %nwarp, %ww
+  br label %tnext
+tnext:
+  %tn = add i32 %t, 1
+  br label %tloop
+decide:
+  %alldone = icmp eq i32 %ndone, %nthr
+  br i1 %alldone, label %bnext, label %notdone
+notdone:
+  %anywarp = icmp ugt i32 %nwarp, 0
+  %which = select i1 %anywarp, i32 2, i32 1
+  %dl = call i32 @release(ptr %ctx, ptr %ti, ptr %frames, i32 %nthr, i32 %which)
+  %isdl = icmp ne i32 %dl, 0
+  br i1 %isdl, label %deadlock, label %sweep
+deadlock:
+  ret i32 {100}
+bnext:
+  %bn = add i64 %b, 1
+  br label %bloop
+fail:
+  ret i32 %r
+finish:
+  ret i32 0
+}}
+
+; Let the threads waiting with status %which run again. For barriers (%which = 1): check
+; counted barriers can complete and compute bar.red results. Returns 1 on deadlock.
+define internal i32 @release(ptr %ctx, ptr %ti, ptr %frames, i32 %nthr, i32 %which) {{
+entry:
+  br label %count
+count:
+  %t = phi i32 [0, %entry], [%tn, %cnext]
+  %nbar = phi i32 [0, %entry], [%nbar.n, %cnext]
+  %npop = phi i32 [0, %entry], [%npop.n, %cnext]
+  %maxc = phi i32 [0, %entry], [%maxc.n, %cnext]
+  %line = phi i32 [0, %entry], [%line.n, %cnext]
+  %cd = icmp uge i32 %t, %nthr
+  br i1 %cd, label %check, label %cbody
+cbody:
+  %t64 = zext i32 %t to i64
+  %fo = mul i64 %t64, {frame_bytes}
+  %fp = getelementptr i8, ptr %frames, i64 %fo
+  %sp = getelementptr i32, ptr %fp, i64 1
+  %st = load i32, ptr %sp
+  %waiting = icmp eq i32 %st, %which
+  %cp = getelementptr i32, ptr %fp, i64 3
+  %c = load i32, ptr %cp
+  %vp = getelementptr i32, ptr %fp, i64 5
+  %v = load i32, ptr %vp
+  %lp = getelementptr i32, ptr %fp, i64 7
+  %l = load i32, ptr %lp
+  %w1 = zext i1 %waiting to i32
+  %nbar.n = add i32 %nbar, %w1
+  %vnz = icmp ne i32 %v, 0
+  %vw = and i1 %vnz, %waiting
+  %v1 = zext i1 %vw to i32
+  %npop.n = add i32 %npop, %v1
+  %cw = select i1 %waiting, i32 %c, i32 0
+  %maxc.n = call i32 @llvm.umax.i32(i32 %maxc, i32 %cw)
+  %line.n = select i1 %waiting, i32 %l, i32 %line
+  %tn0 = add i32 %t, 1
+  br label %cnext
+cnext:
+  %tn = phi i32 [%tn0, %cbody]
+  br label %count
+check:
+  %isbar = icmp eq i32 %which, 1
+  %warps0 = add i32 %nbar, 31
+  %warps = and i32 %warps0, -32
+  %short = icmp ugt i32 %maxc, %warps
+  %dead = and i1 %isbar, %short
+  br i1 %dead, label %deadlock, label %wake
+deadlock:
+  %addr = zext i32 %maxc to i64
+  call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_DEADLOCK}, i64 %addr, i32 %line, i64 0)
+  ret i32 1
+wake:
+  br label %wloop
+wloop:
+  %u = phi i32 [0, %wake], [%un, %wnext]
+  %wd = icmp uge i32 %u, %nthr
+  br i1 %wd, label %done, label %wbody
+wbody:
+  %u64 = zext i32 %u to i64
+  %wfo = mul i64 %u64, {frame_bytes}
+  %wfp = getelementptr i8, ptr %frames, i64 %wfo
+  %wsp = getelementptr i32, ptr %wfp, i64 1
+  %wst = load i32, ptr %wsp
+  %wwait = icmp eq i32 %wst, %which
+  br i1 %wwait, label %wake1, label %wnext
+wake1:
+  store i32 0, ptr %wsp
+  %opp = getelementptr i32, ptr %wfp, i64 4
+  %op = load i32, ptr %opp
+  %all = icmp eq i32 %npop, %nbar
+  %any = icmp ne i32 %npop, 0
+  %alli = zext i1 %all to i32
+  %anyi = zext i1 %any to i32
+  %isand = icmp eq i32 %op, 2
+  %isor = icmp eq i32 %op, 3
+  %r1 = select i1 %isand, i32 %alli, i32 %npop
+  %r2 = select i1 %isor, i32 %anyi, i32 %r1
+  %rp = getelementptr i32, ptr %wfp, i64 6
+  store i32 %r2, ptr %rp
+  br label %wnext
+wnext:
+  %un = add i32 %u, 1
+  br label %wloop
+done:
+  ret i32 0
+}}
+"""

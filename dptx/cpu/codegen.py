@@ -1605,10 +1605,11 @@ class Function:
         mode = next(m for m in inst.modifiers if m in ("up", "down", "bfly", "idx"))
         dst = inst.operands[0]
         a = self.read(inst.operands[1], "i32", inst)
-        b = self.read(inst.operands[2], "i32", inst)
-        c = self.read(inst.operands[3], "i32", inst)
         self.deposit(self.conv(a, "i32", "i64"))
         self.sync_point(ST_WARP, {7: inst.line})
+        # Values used after a sync point are read after it (registers were reloaded).
+        b = self.read(inst.operands[2], "i32", inst)
+        c = self.read(inst.operands[3], "i32", inst)
         lane = self.tmp(); self.emit(f"{lane} = and i32 {self.ti(6)}, 31")
         j = self.tmp()
         pv = self.tmp()
@@ -1618,43 +1619,48 @@ class Function:
         src = self.exchange_ptr(jj)
         v = self.tmp(); self.emit(f"{v} = load i64, ptr {src}")
         result = self.conv(v, "i64", "i32")
-        self.sync_point(ST_WARP, {7: inst.line})
         if isinstance(dst, ir.Pair):
             self.write(dst.first, result, "i32", inst)
             self.write(dst.second, pv, "i1", inst)
         else:
             self.write(dst, result, "i32", inst)
+        self.sync_point(ST_WARP, {7: inst.line})
 
-    def warp_gather(self, inst, value: str, fn: str, mask: str, extra: str = "") -> str:
-        """Deposit ``value``, wait, and combine the lanes of ``mask`` with runtime ``fn``."""
+    def warp_gather(self, inst, value: str, fn: str, mask_op, extra: str, finish):
+        """Deposit ``value``, wait for the warp, combine the lanes of the mask with runtime
+        ``fn``, let ``finish(result, mask)`` write the destinations, and wait again so that
+        no lane overwrites its slot before all have read."""
         self.deposit(value)
         self.sync_point(ST_WARP, {7: inst.line})
+        mask = self.read(mask_op, "i32", inst) if mask_op is not None else "-1"
         base = self.exchange_ptr("0")
         lane = self.tmp(); self.emit(f"{lane} = and i32 {self.ti(6)}, 31")
         r = self.tmp(); self.emit(f"{r} = call i64 @{fn}(ptr {base}, i32 {mask}, i32 {lane}{extra})")
+        finish(r, mask)
         self.sync_point(ST_WARP, {7: inst.line})
-        return r
 
     def op_vote(self, inst):
         mode = next(m for m in inst.modifiers if m in ("all", "any", "uni", "ballot"))
         pred = self.read(inst.operands[1], "i1", inst)
-        mask = self.read(inst.operands[2], "i32", inst) if len(inst.operands) > 2 else "-1"
-        ballot = self.warp_gather(inst, self.conv(pred, "i1", "i64"), "warp_ballot", mask)
-        b32 = self.conv(ballot, "i64", "i32")
-        if mode == "ballot":
-            self.write(inst.operands[0], b32, "i32", inst)
-            return
-        live = self.tmp(); self.emit(f"{live} = and i32 {mask}, {self.active_mask()}")
-        r = self.tmp()
-        if mode == "all":
-            self.emit(f"{r} = icmp eq i32 {b32}, {live}")
-        elif mode == "any":
-            self.emit(f"{r} = icmp ne i32 {b32}, 0")
-        else:
-            z = self.tmp(); self.emit(f"{z} = icmp eq i32 {b32}, 0")
-            a = self.tmp(); self.emit(f"{a} = icmp eq i32 {b32}, {live}")
-            self.emit(f"{r} = or i1 {z}, {a}")
-        self.write(inst.operands[0], r, "i1", inst)
+        mask_op = inst.operands[2] if len(inst.operands) > 2 else None
+
+        def finish(ballot, mask):
+            b32 = self.conv(ballot, "i64", "i32")
+            if mode == "ballot":
+                self.write(inst.operands[0], b32, "i32", inst)
+                return
+            live = self.tmp(); self.emit(f"{live} = and i32 {mask}, {self.active_mask()}")
+            r = self.tmp()
+            if mode == "all":
+                self.emit(f"{r} = icmp eq i32 {b32}, {live}")
+            elif mode == "any":
+                self.emit(f"{r} = icmp ne i32 {b32}, 0")
+            else:
+                z = self.tmp(); self.emit(f"{z} = icmp eq i32 {b32}, 0")
+                a = self.tmp(); self.emit(f"{a} = icmp eq i32 {b32}, {live}")
+                self.emit(f"{r} = or i1 {z}, {a}")
+            self.write(inst.operands[0], r, "i1", inst)
+        self.warp_gather(inst, self.conv(pred, "i1", "i64"), "warp_ballot", mask_op, "", finish)
 
     def active_mask(self) -> str:
         """Lanes of this warp that exist and have not exited."""
@@ -1687,28 +1693,28 @@ class Function:
         op = next(m for m in inst.modifiers if m in ("add", "min", "max", "and", "or", "xor"))
         t = self.itype(inst)
         v = self.read(inst.operands[1], "i32", inst)
-        mask = self.read(inst.operands[2], "i32", inst)
         ext = self.conv(v, "i32", "i64", signed=t.startswith("s"))
         code = ["add", "min", "max", "and", "or", "xor"].index(op)
-        r = self.warp_gather(inst, ext, "warp_reduce", mask,
-                             f", i32 {code}, i1 {'true' if t.startswith('s') else 'false'}")
-        self.write(inst.operands[0], self.conv(r, "i64", "i32"), "i32", inst)
+
+        def finish(r, mask):
+            self.write(inst.operands[0], self.conv(r, "i64", "i32"), "i32", inst)
+        self.warp_gather(inst, ext, "warp_reduce", inst.operands[2],
+                         f", i32 {code}, i1 {'true' if t.startswith('s') else 'false'}", finish)
 
     def op_match(self, inst):
         mode = next(m for m in inst.modifiers if m in ("any", "all"))
         t = self.itype(inst)
         ty = LLTY[t]
         v = self.conv(self.read(inst.operands[1], ty, inst), ty, "i64")
-        mask = self.read(inst.operands[2], "i32", inst)
-        r = self.warp_gather(inst, v, "warp_match", mask, f", i1 {'true' if mode == 'all' else 'false'}")
-        r32 = self.conv(r, "i64", "i32")
         dst = inst.operands[0]
-        if mode == "all":
-            ok = self.tmp(); self.emit(f"{ok} = icmp ne i32 {r32}, 0")
-            if isinstance(dst, ir.Pair):
+
+        def finish(r, mask):
+            r32 = self.conv(r, "i64", "i32")
+            if mode == "all" and isinstance(dst, ir.Pair):
+                ok = self.tmp(); self.emit(f"{ok} = icmp ne i32 {r32}, 0")
                 self.write(dst.first, r32, "i32", inst)
                 self.write(dst.second, ok, "i1", inst)
             else:
                 self.write(dst, r32, "i32", inst)
-        else:
-            self.write(dst, r32, "i32", inst)
+        self.warp_gather(inst, v, "warp_match", inst.operands[2],
+                         f", i1 {'true' if mode == 'all' else 'false'}", finish)

@@ -143,7 +143,7 @@ def array(obj, dtype=None, copy=True) -> ndarray:
         if dtype is None or np.dtype(dtype) == obj.dtype:
             return obj.copy() if copy else obj
         return array(obj.get(), dtype)
-    host = np.ascontiguousarray(np.asarray(obj, dtype=dtype))
+    host = np.array(obj, dtype=dtype, order="C")  # (ascontiguousarray would make 0-d 1-d)
     return ndarray(host.shape, host.dtype, DeviceBuffer.from_host(host))
 
 

@@ -41,7 +41,7 @@ _no_planner: set = set()  # clients whose scheduler has no dptx plugin
 
 
 def plan_chunks(client, kernel_name: str, nblocks: int, launch_id: str, single: bool) -> list:
-    """(first, end, worker) block ranges of a launch. The scheduler plugin plans them from
+    """(first, end, worker, device) block ranges of a launch. The scheduler plugin plans them from
     measured speeds; without the plugin, or with ``dptx.chunks`` set, an even split."""
     from graphs.launch import split_blocks
 
@@ -50,13 +50,13 @@ def plan_chunks(client, kernel_name: str, nblocks: int, launch_id: str, single: 
             plan = client.sync(client.scheduler.dptx_plan, kernel=kernel_name, nblocks=nblocks,
                                launch=launch_id, single_chunk=single)
             if plan:
-                return [(int(a), int(b), w) for w, a, b in plan]
+                return [(int(a), int(b), w, d) for w, a, b, d in plan]
         except Exception as exc:  # no plugin on this scheduler: plan on the client
             if "dptx_plan" not in str(exc) and "unknown operation" not in str(exc).lower():
                 raise
             _no_planner.add(id(client))
     nchunks = 1 if single else default_chunks(nblocks, cluster_threads(client))
-    return [(a, b, None) for a, b in split_blocks(nblocks, nchunks)]
+    return [(a, b, None, "cpu") for a, b in split_blocks(nblocks, nchunks)]
 
 
 def _merge_facts(kernel):

@@ -92,20 +92,27 @@ class RawModule:
                                     for name in self.global_names}
         return self._global_buffers
 
-    def get_global(self, name: str):
+    def get_global(self, name: str, dtype=None):
         """A ``dptx.ndarray`` over a ``__device__`` or ``__constant__`` variable: read it with
-        ``get()``, write it with ``set()`` (as cudaMemcpyToSymbol); launches see the writes."""
+        ``get()``, write it with ``set()`` (as cudaMemcpyToSymbol); launches see the writes.
+        ``dtype`` views the bytes as that type (NVRTC declares most variables as ``.b8``
+        arrays, so their PTX type says little); by default the PTX element type."""
         from .array import ndarray
         variables = {v.name: v for v in self.module.global_variables}
         if name not in self.global_names:
             listed = ", ".join(self.global_names) or "none"
             raise KeyError(f"no module variable named {name!r}; variables: {listed}")
         v = variables[name]
-        dtype = _GLOBAL_DTYPES.get(v.type, np.uint8)
-        itemsize = np.dtype(dtype).itemsize * (v.vector or 1)
-        if v.vector:
-            dtype = np.dtype((dtype, (v.vector,)))
-        shape = (v.size // itemsize,) if v.dims else ()
+        if dtype is None:
+            dtype = np.dtype(_GLOBAL_DTYPES.get(v.type, np.uint8))
+            if v.vector:
+                dtype = np.dtype((dtype, (v.vector,)))
+        dtype = np.dtype(dtype)
+        if v.size % dtype.itemsize:
+            raise DptxError(f"module variable {name} has {v.size} bytes, not a whole number "
+                            f"of {dtype} elements")
+        count = v.size // dtype.itemsize
+        shape = (count,) if v.dims or count != 1 else ()
         return ndarray(shape, dtype, _buffer=self.global_buffers()[name])
 
     def __repr__(self):

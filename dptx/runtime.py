@@ -3,6 +3,7 @@ setting, or else an embedded ``LocalCluster`` of worker processes, started on fi
 closed at exit."""
 from __future__ import annotations
 
+import logging
 import atexit
 import os
 import threading
@@ -57,7 +58,7 @@ def _start_local_cluster():
         raise DptxError("dptx.local.n-workers and dptx.local.threads-per-worker must be >= 1")
     return LocalCluster(
         n_workers=n_workers, threads_per_worker=threads, processes=True,
-        dashboard_address=":0", silence_logs="error",
+        dashboard_address=":0", silence_logs=logging.ERROR,
         # The preload declares the CPU/GPU resources that chunk tasks ask for.
         worker_class="distributed.Nanny", preload=["dptx.worker"],
         scheduler_kwargs={"preload": ["scheduler_plugins"]},

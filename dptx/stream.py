@@ -38,7 +38,9 @@ class Stream:
         if not pending:
             return
         from distributed import wait
-        wait([f for r in pending for f in r.futures])
+        futures = [f for r in pending for f in r.futures]
+        with futures[0].client.as_current():  # dptx's client need not be Dask's default
+            wait(futures)
         failed = [r for r in pending if any(f.status == "error" for f in r.futures)]
         if not failed:
             return

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import tasks
 
-CPU_RESOURCES = {"CPU": 1}
+RESOURCES = {"cpu": {"CPU": 1}, "gpu": {"GPU": 1}}
 _counter = itertools.count()
 
 
@@ -81,8 +81,9 @@ def submit_dtoh(client, segments: list):
 def submit_launch(client, spec: tasks.ChunkSpec, segments: list, bounds: list, chunks: list,
                   rules: list, writes: list, launch: str = None) -> tuple:
     """Submit one launch. ``segments[slot]``/``bounds[slot]`` describe each buffer;
-    ``chunks`` are ``(first, end, worker)`` block ranges, ``worker`` the planned worker (a
-    loose restriction: if it dies the chunk runs elsewhere) or None; ``rules[slot]`` is the
+    ``chunks`` are ``(first, end, worker, device)`` block ranges, ``worker`` the planned
+    worker (a loose restriction: if it dies the chunk runs elsewhere) or None, ``device``
+    "cpu" or "gpu" (the resource the chunk asks for); ``rules[slot]`` is the
     merge rule (None for byte diffs, or (op, type) for reduction atomics) and ``writes[slot]``
     whether the kernel may write the buffer.
 
@@ -96,13 +97,13 @@ def submit_launch(client, spec: tasks.ChunkSpec, segments: list, bounds: list, c
     name = _safe(spec.kernel)
     flat = [s for segs in segments for s in segs]
     chunk_futures = []
-    for i, (a, b, worker) in enumerate(chunks):
+    for i, (a, b, worker, device) in enumerate(chunks):
         placement = {"workers": [worker], "allow_other_workers": True} if worker else {}
         with dask.annotate(dptx={"kernel": spec.kernel, "launch": t, "index": i,
                                  "blocks": b - a}):
             chunk_futures.append(client.submit(
-                tasks.run_chunk, spec, a, b, *flat, key=f"dptx-chunk-{name}-{t}-{i}",
-                resources=CPU_RESOURCES, pure=False, **placement))
+                tasks.run_chunk, spec, a, b, device, *flat, key=f"dptx-chunk-{name}-{t}-{i}",
+                resources=RESOURCES[device], pure=False, **placement))
     out = []
     for slot, (segs, bnds) in enumerate(zip(segments, bounds)):
         if not writes[slot]:

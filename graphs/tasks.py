@@ -114,12 +114,34 @@ def dirty_pages(base_segments, buffer: np.ndarray, page_bytes: int):
     return pages, np.concatenate(parts)
 
 
-def run_chunk(spec: ChunkSpec, first_block: int, end_block: int, *segments) -> dict:
-    """Run blocks [first_block, end_block) of the launch on this worker's CPU and return the
-    pages each buffer got changed in (DESIGN.md point 6)."""
-    from dptx import cpu
+def _compile_and_report(executor, kernel) -> None:
+    """JIT-compile before running, and tell the scheduler plugin how long the compile took,
+    so that the first chunk on each worker does not count it as compute time."""
+    import time
+    t0 = time.perf_counter()
+    executor.compile_kernel(kernel)
+    seconds = time.perf_counter() - t0
+    if seconds > 1e-3:
+        try:
+            from distributed import get_worker
+            from distributed.worker import thread_state
+            get_worker().log_event("dptx-compile", {"key": str(thread_state.key),
+                                                    "seconds": seconds})
+        except Exception:  # not on a Dask worker (a direct call): nothing to report
+            pass
+
+
+def run_chunk(spec: ChunkSpec, first_block: int, end_block: int, device: str, *segments) -> dict:
+    """Run blocks [first_block, end_block) of the launch on this worker's CPU (or GPU) and
+    return the pages each buffer got changed in (DESIGN.md point 6)."""
+    if device == "gpu":
+        from dptx import gpu as executor
+    else:
+        from dptx import cpu as executor
 
     kernel = load_kernel(spec.ptx, spec.kernel)
+    if device != "gpu":
+        _compile_and_report(executor, kernel)
     per_slot = _split_segments(spec, segments)
     # Private copies: the chunk writes copy-on-write pages, never the shared segment versions.
     buffers = [np.concatenate(segs) if len(segs) != 1 else segs[0].copy() for segs in per_slot]
@@ -127,8 +149,8 @@ def run_chunk(spec: ChunkSpec, first_block: int, end_block: int, *segments) -> d
         assert buf.size == nbytes, "segment sizes disagree with the launch plan"
     args = [buffers[v] if kind == "buffer" else v for kind, v in spec.params]
     global_buffers = {name: buffers[slot] for name, slot in spec.globals}
-    cpu.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
-               blocks=range(first_block, end_block), globals=global_buffers)
+    executor.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
+                    blocks=range(first_block, end_block), globals=global_buffers, threads=1)
     return {slot: dirty_pages(per_slot[slot], buffers[slot], spec.page_bytes)
             for slot in range(len(buffers))}
 

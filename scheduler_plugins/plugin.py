@@ -50,6 +50,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         self.series = deque(maxlen=history)         # (time, worker, kernel, blocks/s)
         self.scheduler = None
         self.moves = 0
+        self.compile_seconds: dict = {}             # chunk key -> JIT time inside it
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self, scheduler) -> None:
@@ -58,6 +59,13 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         scheduler.handlers["dptx_state"] = self.state_handler
         from . import dashboard
         dashboard.install(scheduler, self)
+
+    def log_event(self, topic, msg) -> None:
+        """Workers report JIT compile time spent inside a chunk (``dptx-compile``)."""
+        if topic == "dptx-compile" and isinstance(msg, dict) and "key" in msg:
+            self.compile_seconds[msg["key"]] = float(msg.get("seconds", 0.0))
+            while len(self.compile_seconds) > 10000:
+                self.compile_seconds.pop(next(iter(self.compile_seconds)))
 
     def remove_worker(self, scheduler, worker, **kwargs) -> None:
         self.model.forget_worker(worker)
@@ -84,6 +92,13 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         priors = {w.address: w.prior for w in workers}
         rates = self.model.rates_for(kernel, priors)
         measured = any(self.model.rate(kernel, w.address) is not None for w in workers)
+        # Explore while unsure: a worker with fewer than 3 samples of this kernel gets at
+        # least a quarter of the best rate, so that one bad first measurement cannot starve
+        # it of the chunks that would correct it.
+        best = max(rates.values())
+        for w in workers:
+            if self.model.samples(kernel, w.address) < 3:
+                rates[w.address] = max(rates[w.address], 0.25 * best)
         chunks = plan_launch(nblocks, workers, rates, measured=measured,
                              single_chunk=single_chunk)
         planned = defaultdict(int)
@@ -92,10 +107,11 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         self.launches[launch] = LaunchState(kernel, nblocks, dict(planned))
         while len(self.launches) > 1000:  # keep memory bounded on long runs
             self.launches.pop(next(iter(self.launches)))
-        return [(c.worker, c.first, c.end) for c in chunks]
+        devices = {w.address: w.device for w in workers}
+        return [(c.worker, c.first, c.end, devices[c.worker]) for c in chunks]
 
     def plan_handler(self, kernel: str, nblocks: int, launch: str, single_chunk: bool = False):
-        """Scheduler RPC ``dptx_plan``: the chunks (worker, first, end) of a launch."""
+        """Scheduler RPC ``dptx_plan``: the chunks (worker, first, end, device) of a launch."""
         return self.plan(kernel, int(nblocks), launch, bool(single_chunk))
 
     # -- learning ------------------------------------------------------------------------------
@@ -112,6 +128,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
             return
         compute = sum(s["stop"] - s["start"] for s in kwargs.get("startstops", ())
                       if s.get("action") == "compute")
+        compute -= self.compile_seconds.pop(k, 0.0)
         blocks = int(info["blocks"])
         self.model.observe(info["kernel"], worker, blocks, compute)
         rate = self.model.rate(info["kernel"], worker)

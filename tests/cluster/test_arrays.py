@@ -1,0 +1,79 @@
+"""dptx.ndarray and the creation functions, on the cluster."""
+import dask.config
+import numpy as np
+import pytest
+
+import dptx
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.uint16, np.int64,
+                                   np.complex64])
+def test_round_trip(client, dtype):
+    host = (np.arange(1000) * 3 - 7).astype(dtype).reshape(10, 100)
+    a = dptx.asarray(host)
+    assert isinstance(a, dptx.ndarray)
+    assert a.shape == (10, 100) and a.dtype == np.dtype(dtype) and a.ndim == 2
+    assert a.size == 1000 and a.nbytes == host.nbytes and len(a) == 10
+    out = a.get()
+    assert out.dtype == host.dtype and np.array_equal(out, host)
+    assert np.array_equal(np.asarray(a), host)
+    assert np.array_equal(dptx.asnumpy(a), host)
+
+
+def test_creation_functions(client):
+    assert np.array_equal(dptx.zeros((3, 4), np.int32).get(), np.zeros((3, 4), np.int32))
+    assert np.array_equal(dptx.ones(5).get(), np.ones(5))
+    assert dptx.ones(5).dtype == np.float64  # numpy/CuPy default
+    assert np.array_equal(dptx.full((2, 2), 7.5, np.float32).get(), np.full((2, 2), 7.5, np.float32))
+    assert np.array_equal(dptx.full(3, -1, np.int16).get(), np.full(3, -1, np.int16))
+    src = dptx.asarray(np.arange(6, dtype=np.uint8))
+    assert dptx.empty_like(src).shape == (6,) and dptx.empty_like(src).dtype == np.uint8
+    assert np.array_equal(dptx.zeros_like(src).get(), np.zeros(6, np.uint8))
+    assert dptx.empty((0,), np.float32).get().shape == (0,)
+    assert dptx.array([1, 2, 3], dtype=np.float32).get().tolist() == [1.0, 2.0, 3.0]
+    scalar = dptx.asarray(np.float64(2.5))
+    assert scalar.shape == () and scalar.get() == 2.5
+
+
+def test_set_fill_copy_are_independent(client):
+    a = dptx.asarray(np.arange(10, dtype=np.int32))
+    b = a.copy()
+    a.fill(4)
+    assert np.array_equal(a.get(), np.full(10, 4, np.int32))
+    assert np.array_equal(b.get(), np.arange(10, dtype=np.int32))
+    b.set(np.arange(10, 20, dtype=np.int32))
+    assert np.array_equal(b.get(), np.arange(10, 20, dtype=np.int32))
+    with pytest.raises(dptx.DptxError, match="shape"):
+        b.set(np.zeros(3, np.int32))
+    assert dptx.asarray(a) is a
+    assert dptx.array(a) is not a
+
+
+def test_many_segments(client):
+    """Arrays larger than a segment are cut into several Dask keys; launches and copies work
+    across segment boundaries."""
+    with dask.config.set({"dptx.segment-bytes": 4096 * 3}):
+        host = np.random.default_rng(0).standard_normal(10_000).astype(np.float32)
+        a = dptx.asarray(host)
+        assert len(a._buffer.segments) == 4  # 40,000 bytes in 12,288-byte segments
+        k = dptx.RawModule(r'''extern "C" __global__ void twice(float* x, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2.0f; }''')
+        with dask.config.set({"dptx.chunks": 8}):
+            k.get_function("twice")((40,), (256,), (a, np.int32(10_000)))
+        assert np.array_equal(a.get(), host * np.float32(2))
+        assert np.array_equal(a.copy().get(), host * np.float32(2))
+
+
+def test_repr(client):
+    a = dptx.asarray(np.array([1.5, 2.0], np.float32))
+    assert repr(a) == "dptx.ndarray([1.5, 2. ], dtype=float32)"
+    big = dptx.zeros(5000, np.int8)
+    assert repr(big) == "<dptx.ndarray shape=(5000,) dtype=int8>"
+
+
+def test_memcpys_are_tasks(client):
+    a = dptx.asarray(np.arange(4, dtype=np.int32))
+    b = a.copy()
+    keys = [s.key for s in a._buffer.segments + b._buffer.segments]
+    assert keys[0].startswith("dptx-memcpy-htod-") and keys[1].startswith("dptx-memcpy-dtod-")
+    b.get()

@@ -1,0 +1,45 @@
+"""The dptx dashboard page and JSON state, over HTTP."""
+import json
+import urllib.request
+
+import numpy as np
+
+import dptx
+
+
+def fetch(url):
+    with urllib.request.urlopen(url, timeout=30) as r:
+        return r.status, r.read().decode()
+
+
+def dashboard_url(client):
+    return client.dashboard_link.rsplit("/", 1)[0]
+
+
+def test_state_json_and_page(client):
+    kernel = dptx.RawModule(r'''extern "C" __global__ void bump(int* x, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += 1; }''').get_function("bump")
+    x = dptx.zeros(4096, np.int32)
+    for _ in range(2):
+        kernel((32,), (128,), (x, 4096))
+    assert np.array_equal(x.get(), np.full(4096, 2, np.int32))
+
+    base = dashboard_url(client)
+    status, body = fetch(base + "/dptx/api/state")
+    assert status == 200
+    state = json.loads(body)
+    workers = state["workers"]
+    assert set(workers) == set(client.nthreads())
+    for addr, w in workers.items():
+        assert w["device"] == "cpu" and w["nthreads"] == 1 and w["name"]
+    blocks = {addr: w["kernels"].get("bump", {}).get("blocks", 0) for addr, w in workers.items()}
+    assert sum(blocks.values()) == 32          # the last launch, all its blocks
+    shares = [w["kernels"]["bump"]["share"] for w in workers.values() if "bump" in w["kernels"]]
+    assert abs(sum(shares) - 1.0) < 1e-9
+    assert all(w["kernels"]["bump"]["blocks_per_s"] > 0 for w in workers.values()
+               if "bump" in w["kernels"])
+
+    status, page = fetch(base + "/individual-dptx")
+    assert status == 200 and "bokeh" in page.lower()
+    status, main = fetch(base + "/status")
+    assert "individual-dptx" in main        # listed in the "More" menu

@@ -1,0 +1,81 @@
+"""The ways users run dptx: the embedded cluster (examples, settings from the environment) and
+a deployed cluster started with the dask CLI and the dptx preloads."""
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLES = ["vecadd.py", "matmul.py", "black_scholes.py", "histogram.py", "stencil.py"]
+
+
+def run_python(args, env_extra, timeout=240):
+    env = dict(os.environ, **env_extra)
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_examples_run_on_the_embedded_cluster(example):
+    proc = run_python([f"examples/{example}"], {"DASK_DPTX__LOCAL__N_WORKERS": "2",
+                                                "DASK_DPTX__LOCAL__THREADS_PER_WORKER": "1"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "FAIL" not in proc.stdout and ("OK" in proc.stdout or "True" in proc.stdout)
+
+
+def test_local_settings_reach_the_embedded_cluster():
+    code = ("import dptx, dptx.runtime as r; c = r.get_client(); "
+            "print(len(c.nthreads()), sorted(set(c.nthreads().values())))")
+    proc = run_python(["-c", code], {"DASK_DPTX__LOCAL__N_WORKERS": "3",
+                                     "DASK_DPTX__LOCAL__THREADS_PER_WORKER": "1"}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "3 [1]"
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.timeout(300)
+def test_deployed_cluster_with_dask_cli(tmp_path):
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
+    procs = []
+    try:
+        procs.append(subprocess.Popen(
+            [*dask, "--host", "127.0.0.1", "--port", str(port), "--dashboard-address", ":0",
+             "--preload", "scheduler_plugins"], cwd=ROOT, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL))
+        for _ in range(2):
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+                 "--preload", "dptx.worker", "--no-dashboard", "--local-directory", str(tmp_path)],
+                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        code = (
+            "import time, dptx, dptx.runtime as r\n"
+            "c = r.get_client()\n"
+            "deadline = time.time() + 60\n"
+            "while len(c.nthreads()) < 2 and time.time() < deadline: time.sleep(0.2)\n"
+            "print('workers', len(c.nthreads()))\n"
+            "print('resources', sorted(w['resources'].get('CPU') for w in c.scheduler_info()['workers'].values()))\n"
+            "import runpy; runpy.run_path('examples/vecadd.py', run_name='not_main')['main'](100_000) or exit(1)\n")
+        proc = run_python(["-c", code], {"DASK_DPTX__SCHEDULER_ADDRESS": address}, timeout=180)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "workers 2" in proc.stdout and "resources [1.0, 1.0]" in proc.stdout
+        assert "matches numpy bitwise: True" in proc.stdout
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()

@@ -1,0 +1,220 @@
+"""Launches on the cluster: chunking, merges, module globals, chained launches, errors."""
+import time
+
+import numpy as np
+import pytest
+
+import dptx
+
+SAXPY = r'''
+extern "C" __global__ void saxpy(float a, const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}'''
+
+
+@pytest.fixture(scope="module")
+def saxpy():
+    return dptx.RawModule(SAXPY).get_function("saxpy")
+
+
+def test_chunk_tasks_carry_resources(client, chunks8, saxpy):
+    n = 10_000
+    x = dptx.asarray(np.ones(n, np.float32))
+    y = dptx.asarray(np.arange(n, dtype=np.float32))
+    saxpy(((n + 127) // 128,), (128,), (2.0, x, y, n))
+    merge_key = y._buffer.segments[0].key
+    assert merge_key.startswith("dptx-merge-saxpy-")
+
+    def restrictions(dask_scheduler, prefix="dptx-chunk-saxpy-"):
+        return {str(k): ts.resource_restrictions for k, ts in dask_scheduler.tasks.items()
+                if str(k).startswith(prefix)}
+    deadline = time.time() + 10   # submission reaches the scheduler asynchronously
+    seen = client.run_on_scheduler(restrictions)
+    while len(seen) < 8 and time.time() < deadline:
+        time.sleep(0.02)
+        seen = client.run_on_scheduler(restrictions)
+    assert len(seen) == 8 and all(r == {"CPU": 1} for r in seen.values())
+    assert np.array_equal(y.get(), np.arange(n, dtype=np.float32) + 2)
+    # x is never written: its segments are not touched by the launch
+    assert x._buffer.segments[0].key.startswith("dptx-memcpy-htod-")
+
+
+def test_workers_declare_resources(client):
+    info = client.scheduler_info()["workers"]
+    assert len(info) == 2
+    assert all(w["resources"].get("CPU") == 1 for w in info.values())
+    facts = client.run(lambda dask_worker: dask_worker.dptx_devices["device"])
+    assert set(facts.values()) == {"cpu"}
+
+
+def test_argument_errors(client, saxpy):
+    x = dptx.zeros(10, np.float32)
+    with pytest.raises(dptx.LaunchError, match="takes 4 arguments"):
+        saxpy((1,), (32,), (2.0, x, x))
+    with pytest.raises(dptx.LaunchError, match=r"argument 0 \(saxpy_param_0: .f32\).*not a pointer"):
+        saxpy((1,), (32,), (x, x, x, 10))
+    with pytest.raises(dptx.LaunchError, match="argument 1 .*numpy array"):
+        saxpy((1,), (32,), (2.0, np.zeros(10, np.float32), x, 10))
+    with pytest.raises(dptx.LaunchError, match="argument 3 .*does not fit"):
+        saxpy((1,), (32,), (2.0, x, x, 2**40))
+    with pytest.raises(dptx.LaunchError, match="argument 3 .*float"):
+        saxpy((1,), (32,), (2.0, x, x, 1.5))
+    with pytest.raises(dptx.LaunchError, match="block dimension x = 2048 exceeds 1024"):
+        saxpy((1,), (2048,), (2.0, x, x, 10))
+    with pytest.raises(dptx.LaunchError, match="2048 threads"):
+        saxpy((1,), (64, 32), (2.0, x, x, 10))
+    with pytest.raises(dptx.LaunchError, match="grid dimension y"):
+        saxpy((1, 70000), (32,), (2.0, x, x, 10))
+    with pytest.raises(dptx.LaunchError, match="grid"):
+        saxpy((0,), (32,), (2.0, x, x, 10))
+
+
+def test_out_of_bounds_keeps_earlier_data(client, chunks8):
+    k = dptx.RawModule(r'''extern "C" __global__ void scatter(int* out, const int* idx) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        out[idx[i]] = i; }''').get_function("scatter")
+    out = dptx.asarray(np.full(64, -1, np.int32))
+    idx = np.arange(64, dtype=np.int32)
+    idx[37] = 1_000_000  # one thread writes far past the end
+    k((2,), (32,), (out, dptx.asarray(idx)))
+    with pytest.raises(dptx.DptxMemoryError) as info:
+        out.get()
+    message = str(info.value)
+    assert "scatter" in message and "block 1" in message and "thread 5" in message
+    # the array keeps what it held before the failed launch, and the cluster goes on
+    assert np.array_equal(out.get(), np.full(64, -1, np.int32))
+    good = np.arange(64, dtype=np.int32)[::-1].copy()
+    k((2,), (32,), (out, dptx.asarray(good)))
+    assert np.array_equal(out.get()[good], np.arange(64, dtype=np.int32))
+
+
+def test_module_globals_persist(client, chunks8):
+    mod = dptx.RawModule(r'''
+    __constant__ float scale[2] = {2.0f, 3.0f};
+    __device__ int offset = 5;
+    __device__ unsigned int calls = 0;
+    extern "C" __global__ void apply(float* x, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) x[i] = x[i] * scale[i & 1] + offset;
+        if (i == 0) calls += 1;
+    }''')
+    assert sorted(mod.global_names) == ["calls", "offset", "scale"]
+    assert np.array_equal(mod.get_global("scale", np.float32).get(), np.array([2, 3], np.float32))
+    assert mod.get_global("scale").dtype == np.uint8   # NVRTC declares it .b8 [8]
+    assert int(mod.get_global("offset", np.int32).get()) == 5
+    k = mod.get_function("apply")
+    x = dptx.asarray(np.ones(1000, np.float32))
+    k((8,), (128,), (x, 1000))
+    assert np.array_equal(x.get(), np.where(np.arange(1000) % 2 == 0, 7, 8).astype(np.float32))
+    mod.get_global("offset", np.int32).set(np.array(-1, np.int32))      # cudaMemcpyToSymbol
+    mod.get_global("scale", np.float32).set(np.array([10, 20], np.float32))
+    k((8,), (128,), (x, 1000))
+    assert np.array_equal(x.get(), np.where(np.arange(1000) % 2 == 0, 69, 159).astype(np.float32))
+    assert int(mod.get_global("calls", np.uint32).get()) == 2  # the device counter persisted
+    with pytest.raises(KeyError, match="variables: "):
+        mod.get_global("nope")
+
+
+def test_atomics_merge_across_chunks(client, chunks8):
+    mod = dptx.RawModule(r'''
+    extern "C" __global__ void stats(const int* v, int n, unsigned* hist, float* sum,
+                                     int* lo, int* hi, unsigned long long* bits) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i >= n) return;
+        atomicAdd(&hist[v[i] & 15], 1u);
+        atomicAdd(sum, (float)(v[i] % 7));
+        atomicMin(lo, v[i]);
+        atomicMax(hi, v[i]);
+        atomicOr(bits, 1ull << (v[i] & 63));
+    }''')
+    k = mod.get_function("stats")
+    rng = np.random.default_rng(5)
+    v = rng.integers(-100_000, 100_000, 20_000).astype(np.int32)
+    hist, total = dptx.zeros(16, np.uint32), dptx.zeros(1, np.float32)
+    lo = dptx.full(1, 2**31 - 1, np.int32)
+    hi = dptx.full(1, -2**31, np.int32)
+    bits = dptx.zeros(1, np.uint64)
+    k((79,), (256,), (dptx.asarray(v), len(v), hist, total, lo, hi, bits))
+    assert np.array_equal(hist.get(), np.bincount(v & 15, minlength=16).astype(np.uint32))
+    assert total.get()[0] == pytest.approx(float(np.sum(np.fmod(v, 7))), rel=1e-5)
+    assert lo.get()[0] == v.min() and hi.get()[0] == v.max()
+    expected_bits = np.bitwise_or.reduce(np.uint64(1) << (v & 63).astype(np.uint64))
+    assert bits.get()[0] == expected_bits
+
+
+def test_unmergeable_last_block_reduction(client, chunks8):
+    """The atomic-ticket 'last block' reduction (threadfence + atomicInc return value) cannot be
+    split; it runs as one chunk and is right."""
+    mod = dptx.RawModule(r'''
+    __device__ unsigned int ticket = 0;
+    extern "C" __global__ void sum(const float* x, float* partial, float* out, int n) {
+        __shared__ float s[128];
+        __shared__ bool last;
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        s[threadIdx.x] = i < n ? x[i] : 0.0f;
+        __syncthreads();
+        for (int o = 64; o > 0; o >>= 1) { if (threadIdx.x < o) s[threadIdx.x] += s[threadIdx.x + o]; __syncthreads(); }
+        if (threadIdx.x == 0) {
+            partial[blockIdx.x] = s[0];
+            __threadfence();
+            unsigned t = atomicInc(&ticket, gridDim.x);
+            last = (t == gridDim.x - 1);
+        }
+        __syncthreads();
+        if (last && threadIdx.x == 0) {
+            float total = 0;
+            for (int b = 0; b < gridDim.x; b++) total += partial[b];
+            out[0] = total;
+            ticket = 0;
+        }
+    }''')
+    from dptx.ptx.analysis import merge_facts
+    k = mod.get_function("sum")
+    assert not merge_facts(mod.module, k.function).mergeable
+    x = np.random.default_rng(6).random(5000).astype(np.float32)
+    partial, out = dptx.zeros(40, np.float32), dptx.zeros(1, np.float32)
+    k((40,), (128,), (dptx.asarray(x), partial, out, 5000))
+    assert out.get()[0] == pytest.approx(float(x.astype(np.float64).sum()), rel=1e-5)
+    assert int(mod.get_global("ticket", np.uint32).get()) == 0
+
+
+def test_bitonic_sort_many_launches(client):
+    mod = dptx.RawModule(r'''
+    extern "C" __global__ void bitonic_step(float* a, int j, int k) {
+        unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+        unsigned p = i ^ j;
+        if (p > i) {
+            bool up = (i & k) == 0;
+            float x = a[i], y = a[p];
+            if ((x > y) == up) { a[i] = y; a[p] = x; }
+        }
+    }''')
+    step = mod.get_function("bitonic_step")
+    n = 4096
+    host = np.random.default_rng(7).standard_normal(n).astype(np.float32)
+    a = dptx.asarray(host)
+    launches = 0
+    k = 2
+    while k <= n:
+        j = k // 2
+        while j > 0:
+            step((n // 256,), (256,), (a, j, k))
+            launches += 1
+            j //= 2
+        k *= 2
+    assert launches == 78
+    # and sort the reversed array again, for more than 100 chained launches in all
+    assert np.array_equal(a.get(), np.sort(host))
+    a.set(np.ascontiguousarray(np.sort(host)[::-1]))
+    k = 2
+    while k <= n:
+        j = k // 2
+        while j > 0:
+            step((n // 256,), (256,), (a, j, k))
+            launches += 1
+            j //= 2
+        k *= 2
+    assert launches == 156
+    assert np.array_equal(a.get(), np.sort(host))
+

@@ -26,7 +26,7 @@ LLTY = {
     "b32": "i32", "u32": "i32", "s32": "i32", "f16x2": "i32", "bf16x2": "i32",
     "b64": "i64", "u64": "i64", "s64": "i64", "f32": "float", "f64": "double",
 }
-BITS = {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "float": 32, "double": 64}
+BITS = {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "i128": 128, "float": 32, "double": 64}
 INT_OF = {"float": "i32", "double": "i64"}
 
 # Status codes returned by thread functions

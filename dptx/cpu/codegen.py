@@ -76,6 +76,36 @@ class Module:
                 raise unsupported(bad, f"barrier or warp operation inside device function {f.name}")
         self.local_sizes = {}
         self.frame_bytes = FRAME_HEADER
+        self.directed: dict = {}   # helper name -> IR text (directed-rounding operations)
+        self.directed_decls: set = set()
+
+    ROUNDING = {"rz": 0, "rn": 1, "rp": 2, "rm": 3}
+
+    def directed_helper(self, op: str, mode: str, ret: str, args: list) -> str:
+        """Name of a strictfp helper doing ``op`` under rounding ``mode`` (.rz/.rm/.rp):
+        it sets the FP rounding mode (MXCSR), runs the constrained intrinsic and restores
+        round-to-nearest. Kept out of line so that no other FP code sees the mode."""
+        sig = ".".join([op, mode, ret] + args)
+        name = "dr." + sig
+        if name in self.directed:
+            return name
+        params = ", ".join(f"{t} %a{i}" for i, t in enumerate(args))
+        call_args = ", ".join(f"{t} %a{i}" for i, t in enumerate(args))
+        sfx = {"float": "f32", "double": "f64", "i32": "i32", "i64": "i64"}
+        if op in ("sitofp", "uitofp", "fptrunc"):
+            intrinsic = f"llvm.experimental.constrained.{op}.{sfx[ret]}.{sfx[args[0]]}"
+        else:
+            intrinsic = f"llvm.experimental.constrained.{op}.{sfx[ret]}"
+        md = ', metadata !"round.dynamic", metadata !"fpexcept.ignore"'
+        self.directed_decls.add(f'declare {ret} @{intrinsic}({", ".join(args)}, metadata, metadata)')
+        self.directed[name] = (
+            f'define internal {ret} @"{name}"({params}) noinline strictfp {{\n'
+            f"entry:\n"
+            f"  call void @llvm.set.rounding(i32 {self.ROUNDING[mode]}) strictfp\n"
+            f"  %r = call {ret} @{intrinsic}({call_args}{md}) strictfp\n"
+            f"  call void @llvm.set.rounding(i32 1) strictfp\n"
+            f"  ret {ret} %r\n}}")
+        return name
 
     def local_bytes_per_thread(self) -> int:
         """Local memory per thread: every function's frame once, and room for 64 nested
@@ -100,7 +130,10 @@ class Module:
                 kernel_fn = fn
         self.frame_bytes = FRAME_HEADER + 8 * len(kernel_fn.regs)
         sched = scheduler_resumable(self.frame_bytes) if self.resumable else SCHEDULER_PLAIN
-        text = "\n".join(bodies + [RUNTIME_IR, sched])
+        helpers = sorted(self.directed_decls) + list(self.directed.values())
+        if helpers:
+            helpers.insert(0, "declare void @llvm.set.rounding(i32)")
+        text = "\n".join(bodies + helpers + [RUNTIME_IR, sched])
         return "\n".join(self.intrinsic_declarations(text) + [text]) + "\n"
 
     @staticmethod
@@ -109,7 +142,8 @@ class Module:
         decls = {}
         for m in re.finditer(r"call (\S+) @(llvm\.[\w.]+)\(([^)]*)\)", text):
             ret, name, args = m.groups()
-            if name in decls or name == "llvm.memcpy.p0.p0.i64":
+            if name in decls or name == "llvm.memcpy.p0.p0.i64" or "constrained" in name \
+                    or name == "llvm.set.rounding":
                 continue
             types = [a.strip().split(" ")[0] for a in args.split(",")] if args.strip() else []
             decls[name] = f"declare {ret} @{name}({', '.join(types)})"
@@ -758,10 +792,32 @@ class Function:
         r = self.tmp(); self.emit(f"{r} = select i1 {nan}, {ty} 0.0, {ty} {b}")
         return r
 
+    @staticmethod
+    def directed_mode(inst):
+        return next((m for m in ("rz", "rm", "rp") if m in inst.modifiers), None)
+
     def check_rounding(self, inst):
-        for m in ("rz", "rm", "rp"):
-            if m in inst.modifiers:
-                raise unsupported(inst, f"directed rounding .{m} on arithmetic")
+        """Directed rounding is handled by the callers that support it; others refuse it."""
+        mode = self.directed_mode(inst)
+        if mode:
+            raise unsupported(inst, f"directed rounding .{mode} on this instruction")
+
+    def rounded(self, inst, op: str, llop: str, arity: int):
+        """A float operation honouring .rn (default) and .rz/.rm/.rp exactly."""
+        mode = self.directed_mode(inst)
+
+        def compute(args, ty):
+            if mode is None or self.itype(inst) not in self.FLOAT_TYPES:
+                if op == "fma":
+                    return self.fcall("fma", args, ty)
+                if op == "sqrt":
+                    return self.fcall("sqrt", args, ty)
+                r = self.tmp(); self.emit(f"{r} = {llop} {ty} {', '.join(args)}"); return r
+            name = self.mod.directed_helper(op, mode, ty, [ty] * arity)
+            r = self.tmp()
+            self.emit(f'{r} = call {ty} @"{name}"(' + ", ".join(f"{ty} {a}" for a in args) + ")")
+            return r
+        self.float_op(inst, compute)
 
     def float_op(self, inst, compute):
         """Apply ``compute(args, llty) -> value`` to float operands, with .ftz/.sat and the
@@ -823,8 +879,7 @@ class Function:
     # integer and float arithmetic ---------------------------------------------------------------
     def op_add(self, inst):
         if self.is_float(inst):
-            self.check_rounding(inst)
-            return self.float_op(inst, self.fbin("fadd"))
+            return self.rounded(inst, "fadd", "fadd", 2)
         if "cc" in inst.modifiers or inst.opcode == "addc":
             return self.carry_op(inst, "add")
         if "sat" in inst.modifiers:
@@ -833,8 +888,7 @@ class Function:
 
     def op_sub(self, inst):
         if self.is_float(inst):
-            self.check_rounding(inst)
-            return self.float_op(inst, self.fbin("fsub"))
+            return self.rounded(inst, "fsub", "fsub", 2)
         if "cc" in inst.modifiers or inst.opcode == "subc":
             return self.carry_op(inst, "sub")
         if "sat" in inst.modifiers:
@@ -882,8 +936,7 @@ class Function:
 
     def op_mul(self, inst):
         if self.is_float(inst):
-            self.check_rounding(inst)
-            return self.float_op(inst, self.fbin("fmul"))
+            return self.rounded(inst, "fmul", "fmul", 2)
         t = self.itype(inst)
         ty = self.lt(inst)
         signed = t.startswith("s")
@@ -902,8 +955,7 @@ class Function:
 
     def op_mad(self, inst):
         if self.is_float(inst):
-            self.check_rounding(inst)
-            return self.float_op(inst, lambda a, ty: self.fcall("fma", a, ty))
+            return self.rounded(inst, "fma", "", 3)
         t = self.itype(inst)
         ty = self.lt(inst)
         signed = t.startswith("s")
@@ -926,8 +978,7 @@ class Function:
         self.write(inst.operands[0], r, ty, inst)
 
     def op_fma(self, inst):
-        self.check_rounding(inst)
-        self.float_op(inst, lambda a, ty: self.fcall("fma", a, ty))
+        self.rounded(inst, "fma", "", 3)
 
     def op_mul24(self, inst):
         ty = "i32"
@@ -963,10 +1014,9 @@ class Function:
 
     def op_div(self, inst):
         if self.is_float(inst):
-            self.check_rounding(inst)
-            if "approx" in inst.modifiers or "full" in inst.modifiers:
-                return self.float_op(inst, self.fbin("fdiv"))  # within the documented ulps
-            return self.float_op(inst, self.fbin("fdiv"))
+            # .approx and .full are within their documented ulps of the correctly rounded
+            # quotient, which is what this computes
+            return self.rounded(inst, "fdiv", "fdiv", 2)
         self.int_divrem(inst, "div")
 
     def op_rem(self, inst):
@@ -1045,12 +1095,19 @@ class Function:
         return handler
 
     def op_sqrt(self, inst):
-        self.unary_float("sqrt")(inst)
+        self.rounded(inst, "sqrt", "", 1)
 
     def op_rcp(self, inst):
+        mode = self.directed_mode(inst)
+
         def compute(a, ty):
-            r = self.tmp(); self.emit(f"{r} = fdiv {ty} 1.0, {a[0]}"); return r
-        self.check_rounding(inst)
+            r = self.tmp()
+            if mode and self.itype(inst) in self.FLOAT_TYPES:
+                name = self.mod.directed_helper("fdiv", mode, ty, [ty, ty])
+                self.emit(f'{r} = call {ty} @"{name}"({ty} 1.0, {ty} {a[0]})')
+            else:
+                self.emit(f"{r} = fdiv {ty} 1.0, {a[0]}")
+            return r
         self.float_op(inst, compute)
 
     def op_rsqrt(self, inst):
@@ -1447,10 +1504,16 @@ class Function:
         # integer source
         if is_f(dt):
             rounding = next((m for m in mods if m in ("rn", "rz", "rm", "rp")), "rn")
-            if rounding != "rn":
-                raise unsupported(inst, f"integer to float conversion with .{rounding}")
             target = "float" if dt in ("f16", "bf16") else dty
-            f = self.tmp(); self.emit(f"{f} = {'sitofp' if signed_src else 'uitofp'} {sty} {src} to {target}")
+            conv_op = "sitofp" if signed_src else "uitofp"
+            f = self.tmp()
+            if rounding != "rn":
+                if dt in ("f16", "bf16") or sty not in ("i32", "i64"):
+                    raise unsupported(inst, f"conversion to .{dt} with .{rounding}")
+                name = self.mod.directed_helper(conv_op, rounding, target, [sty])
+                self.emit(f'{f} = call {target} @"{name}"({sty} {src})')
+            else:
+                self.emit(f"{f} = {conv_op} {sty} {src} to {target}")
             if dt in ("f16", "bf16"):
                 v = self.float_to_float(inst, f, "float", dt)
             else:
@@ -1494,9 +1557,12 @@ class Function:
         if BITS[dty] > BITS[fty]:
             r = self.tmp(); self.emit(f"{r} = fpext {fty} {v} to {dty}")
         elif BITS[dty] < BITS[fty]:
+            r = self.tmp()
             if rounding not in (None, "rn"):
-                raise unsupported(inst, f"f64 to f32 conversion with .{rounding}")
-            r = self.tmp(); self.emit(f"{r} = fptrunc {fty} {v} to {dty}")
+                name = self.mod.directed_helper("fptrunc", rounding, dty, [fty])
+                self.emit(f'{r} = call {dty} @"{name}"({fty} {v})')
+            else:
+                self.emit(f"{r} = fptrunc {fty} {v} to {dty}")
         else:
             r = v
         r = self.ftz(inst, r, dty) if dty == "float" else r

@@ -956,6 +956,8 @@ class Function:
     def op_mad(self, inst):
         if self.is_float(inst):
             return self.rounded(inst, "fma", "", 3)
+        if "cc" in inst.modifiers:
+            return self.mad_carry(inst)
         t = self.itype(inst)
         ty = self.lt(inst)
         signed = t.startswith("s")
@@ -976,6 +978,39 @@ class Function:
         m = self.tmp(); self.emit(f"{m} = mul {ty} {a}, {b}")
         r = self.tmp(); self.emit(f"{r} = add {ty} {m}, {c}")
         self.write(inst.operands[0], r, ty, inst)
+
+    def op_madc(self, inst):
+        self.mad_carry(inst)
+
+    def mad_carry(self, inst):
+        """mad.cc/madc .lo/.hi: the low or high half of a*b, plus c (plus the carry flag for
+        madc), optionally writing the carry out."""
+        t = self.itype(inst)
+        ty = self.lt(inst)
+        signed = t.startswith("s")
+        a = self.read(inst.operands[1], ty, inst)
+        b = self.read(inst.operands[2], ty, inst)
+        p, wide = self.widen_mul(inst, a, b, ty, signed)
+        if "hi" in inst.modifiers:
+            h = self.tmp(); self.emit(f"{h} = lshr {wide} {p}, {BITS[ty]}")
+            part = self.conv(h, wide, ty)
+        else:
+            part = self.conv(p, wide, ty)
+        big = "i64" if ty == "i32" else "i128"
+        acc = self.conv(part, ty, big)
+        c = self.conv(self.read(inst.operands[3], ty, inst), ty, big)
+        r = self.tmp(); self.emit(f"{r} = add {big} {acc}, {c}")
+        if inst.opcode == "madc":
+            cin = self.conv(self.tmp_load_cc(), "i32", big)
+            r2 = self.tmp(); self.emit(f"{r2} = add {big} {r}, {cin}"); r = r2
+        if "cc" in inst.modifiers:
+            hi = self.tmp(); self.emit(f"{hi} = lshr {big} {r}, {BITS[ty]}")
+            bit = self.tmp(); self.emit(f"{bit} = and {big} {hi}, 1")
+            self.emit(f"store i32 {self.conv(bit, big, 'i32')}, ptr %cc")
+        self.write(inst.operands[0], self.conv(r, big, ty), ty, inst)
+
+    def tmp_load_cc(self) -> str:
+        c = self.tmp(); self.emit(f"{c} = load i32, ptr %cc"); return c
 
     def op_fma(self, inst):
         self.rounded(inst, "fma", "", 3)

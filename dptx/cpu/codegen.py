@@ -296,13 +296,21 @@ class Function:
 
     def ctx(self, field: str) -> str:
         p = self.tmp(); self.emit(f"{p} = getelementptr i64, ptr %ctx, i64 {L.CTX[field]}")
-        t = self.tmp(); self.emit(f"{t} = load i64, ptr {p}")
+        t = self.tmp(); self.emit(f"{t} = load i64, ptr {p}, !invariant.load !0")
         return t
 
     def ctx_ptr(self, field: str) -> str:
         p = self.tmp(); self.emit(f"{p} = getelementptr i64, ptr %ctx, i64 {L.CTX[field]}")
-        t = self.tmp(); self.emit(f"{t} = load ptr, ptr {p}")
+        t = self.tmp(); self.emit(f"{t} = load ptr, ptr {p}, !invariant.load !0")
         return t
+
+    def local_base_offset(self) -> str:
+        """Where this thread's local memory starts in the call's local area (generic local
+        addresses are offsets into the whole area, so that one table entry maps them)."""
+        lm = self.ctx("local")
+        lb = self.tmp(); self.emit(f"{lb} = ptrtoint ptr %lbase to i64")
+        r = self.tmp(); self.emit(f"{r} = sub i64 {lb}, {lm}")
+        return r
 
     def ti(self, index: int) -> str:
         p = self.tmp(); self.emit(f"{p} = getelementptr i32, ptr %ti, i64 {index}")
@@ -691,7 +699,11 @@ class Function:
             r = v  # global/const addresses are generic addresses
         elif to:
             r = self.tmp(); self.emit(f"{r} = and i64 {v}, {L.OFFSET_MASK}")
+            if space == "local":
+                r2 = self.tmp(); self.emit(f"{r2} = sub i64 {r}, {self.local_base_offset()}"); r = r2
         else:
+            if space == "local":
+                v2 = self.tmp(); self.emit(f"{v2} = add i64 {v}, {self.local_base_offset()}"); v = v2
             r = self.tmp(); self.emit(f"{r} = or i64 {v}, {L.buffer_address(window)}")
         self.write(inst.operands[0], self.conv(r, "i64", ty), ty, inst)
 

@@ -85,8 +85,8 @@ def global_image(module: ir.Module) -> dict:
 class _Chunk:
     """Scratch memory and the context array for one native call."""
 
-    def __init__(self, ck: CompiledKernel, base_ctx: np.ndarray, nthreads: int, shared_size: int,
-                 printf_cap: int):
+    def __init__(self, ck: CompiledKernel, base_ctx: np.ndarray, base_table: np.ndarray,
+                 nthreads: int, shared_size: int, printf_cap: int):
         self.ctx = base_ctx.copy()
         self.shared = np.zeros(max(shared_size, 16), np.uint8)
         nlocal = nthreads if ck.resumable else 1
@@ -96,7 +96,13 @@ class _Chunk:
         self.frames = np.zeros(ck.frame_bytes * npad if ck.resumable else 16, np.uint8)
         self.exchange = np.zeros(4 * npad if ck.resumable else 4, np.int64)
         self.printf = np.zeros(L.PRINTF_RECORD_BYTES * printf_cap, np.uint8)
+        # Each call has its own table: windows 1 and 2 map its shared and local memory, so
+        # that generic addresses translate with one lookup whatever their window.
+        self.table = base_table.copy()
+        self.table[L.SHARED_WINDOW] = (self.shared.ctypes.data, shared_size)
+        self.table[L.LOCAL_WINDOW] = (self.local.ctypes.data, self.local.nbytes)
         c = self.ctx
+        c[L.CTX["buftable"]] = self.table.ctypes.data
         c[L.CTX["shared"]] = self.shared.ctypes.data
         c[L.CTX["local"]] = self.local.ctypes.data
         c[L.CTX["local_size"]] = ck.local_bytes
@@ -183,7 +189,7 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     base[L.CTX["total_smem"]] = shared_size
 
     parts = _split(rng, threads or os.cpu_count() or 1)
-    chunks = [_Chunk(ck, base, nthreads, shared_size, printf_capacity) for _ in parts]
+    chunks = [_Chunk(ck, base, table, nthreads, shared_size, printf_capacity) for _ in parts]
 
     def run(i):
         a, z = parts[i]

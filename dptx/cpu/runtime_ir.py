@@ -14,12 +14,24 @@ MASK = L.OFFSET_MASK
 
 
 def _ctx_load(name, field, ty="i64"):
+    # The context does not change during a call: invariant loads let LLVM hoist them out of
+    # the thread and block loops (stores through kernel pointers could otherwise alias it).
     return (f"  %{name}.p = getelementptr i64, ptr %ctx, i64 {C[field]}\n"
-            f"  %{name} = load {ty}, ptr %{name}.p\n")
+            f"  %{name} = load {ty}, ptr %{name}.p, !invariant.load !0\n")
 
 
 ADDRESSING = f"""
-define internal void @record_error(ptr %ctx, ptr %ti, i64 %code, i64 %addr, i32 %line, i64 %size) noinline {{
+define internal void @record_error(ptr %ctx, ptr %ti, i64 %code, i64 %addr, i32 %line, i64 %size) alwaysinline {{
+entry:
+  %tp = getelementptr i32, ptr %ti, i64 6
+  %t = load i32, ptr %tp
+  %bp = getelementptr i8, ptr %ti, i64 32
+  %b = load i64, ptr %bp
+  call void @record_error_values(ptr %ctx, i32 %t, i64 %b, i64 %code, i64 %addr, i32 %line, i64 %size)
+  ret void
+}}
+
+define internal void @record_error_values(ptr %ctx, i32 %t, i64 %b, i64 %code, i64 %addr, i32 %line, i64 %size) noinline cold {{
 entry:
 {_ctx_load("err", "error", "ptr")}  %pair = cmpxchg ptr %err, i64 0, i64 %code seq_cst seq_cst
   %first = extractvalue {{ i64, i1 }} %pair, 1
@@ -30,13 +42,9 @@ fill:
   %l = getelementptr i64, ptr %err, i64 2
   %line64 = zext i32 %line to i64
   store i64 %line64, ptr %l
-  %tp = getelementptr i32, ptr %ti, i64 6
-  %t = load i32, ptr %tp
   %t64 = zext i32 %t to i64
   %tq = getelementptr i64, ptr %err, i64 3
   store i64 %t64, ptr %tq
-  %bp = getelementptr i8, ptr %ti, i64 32
-  %b = load i64, ptr %bp
   %bq = getelementptr i64, ptr %err, i64 4
   store i64 %b, ptr %bq
   %sq = getelementptr i64, ptr %err, i64 5
@@ -83,27 +91,16 @@ entry:
   %w = lshr i64 %va, {L.WINDOW_SHIFT}
   %off = and i64 %va, {MASK}
   %end = add i64 %off, %size
-  switch i64 %w, label %buf [ i64 {L.SHARED_WINDOW}, label %sh
-                              i64 {L.LOCAL_WINDOW}, label %lo ]
-sh:
-  %shp = call ptr @xshared(ptr %ctx, ptr %ti, ptr %lbase, i64 %off, i64 %size, i32 %line)
-  ret ptr %shp
-lo:
-  %lop = call ptr @xlocal(ptr %ctx, ptr %ti, ptr %lbase, i64 %off, i64 %size, i32 %line)
-  ret ptr %lop
-buf:
 {_ctx_load("nb", "nbuf")}  %inr = icmp ult i64 %w, %nb
-  %ge = icmp uge i64 %w, {L.FIRST_BUFFER}
-  %ok0 = and i1 %inr, %ge
-  br i1 %ok0, label %look, label %bad
+  br i1 %inr, label %look, label %bad
 look:
 {_ctx_load("tab", "buftable", "ptr")}  %ei = shl i64 %w, 1
   %hp = getelementptr i64, ptr %tab, i64 %ei
-  %host = load i64, ptr %hp
+  %host = load i64, ptr %hp, !invariant.load !0
   %sp = getelementptr i64, ptr %hp, i64 1
-  %sz = load i64, ptr %sp
+  %sz = load i64, ptr %sp, !invariant.load !0
   %fits = icmp ule i64 %end, %sz
-  br i1 %fits, label %good, label %bad
+  br i1 %fits, label %good, label %bad, !prof !1
 good:
   %hptr = inttoptr i64 %host to ptr
   %r = getelementptr i8, ptr %hptr, i64 %off
@@ -141,7 +138,7 @@ none:
 
 define internal void @record_printf(ptr %ctx, ptr %ti, ptr %lbase, i64 %fmt, i64 %args) noinline {{
 entry:
-{_ctx_load("cnt", "printf_count")}  %cntp = getelementptr i64, ptr %ctx, i64 {C["printf_count"]}
+  %cntp = getelementptr i64, ptr %ctx, i64 {C["printf_count"]}
   %idx = atomicrmw add ptr %cntp, i64 1 seq_cst
 {_ctx_load("cap", "printf_cap")}  %room = icmp ult i64 %idx, %cap
   br i1 %room, label %write, label %full
@@ -482,7 +479,10 @@ entry:
 }
 """
 
-RUNTIME_IR = ADDRESSING + BITS_IR + WARP_IR
+RUNTIME_IR = ADDRESSING + BITS_IR + WARP_IR + """
+!0 = !{}
+!1 = !{!"branch_weights", i32 1000000, i32 1}
+"""
 
 
 def _block_coordinates() -> str:
@@ -539,18 +539,47 @@ bloop:
   %bdone = icmp uge i64 %b, %end
   br i1 %bdone, label %finish, label %bbody
 bbody:
-{_block_coordinates()}  br label %tloop
-tloop:
-  %t = phi i32 [0, %bbody], [%tn, %tok]
-  %tdone = icmp uge i32 %t, %nthr
-  br i1 %tdone, label %bnext, label %tbody
+{_block_coordinates()}  br label %zloop
+zloop:
+  %tz = phi i32 [0, %bbody], [%tzn, %znext]
+  %zdone = icmp uge i32 %tz, %bz
+  br i1 %zdone, label %bnext, label %yinit
+yinit:
+  %tzp = getelementptr i32, ptr %ti, i64 2
+  store i32 %tz, ptr %tzp
+  br label %yloop
+yloop:
+  %ty = phi i32 [0, %yinit], [%tyn, %ynext]
+  %ydone = icmp uge i32 %ty, %by
+  br i1 %ydone, label %znext, label %xinit
+xinit:
+  %typ = getelementptr i32, ptr %ti, i64 1
+  store i32 %ty, ptr %typ
+  %rowz = mul i32 %tz, %by
+  %row = add i32 %rowz, %ty
+  %base = mul i32 %row, %bx
+  br label %xloop
+xloop:
+  %tx = phi i32 [0, %xinit], [%txn, %tok]
+  %xdone = icmp uge i32 %tx, %bx
+  br i1 %xdone, label %ynext, label %tbody
 tbody:
-{_thread_coordinates("%t")}  %r = call i32 @thread(ptr %ctx, ptr %ti, ptr %lbase, i64 0, ptr null)
+  store i32 %tx, ptr %ti
+  %lt = add i32 %base, %tx
+  %ltp = getelementptr i32, ptr %ti, i64 6
+  store i32 %lt, ptr %ltp
+  %r = call i32 @thread(ptr %ctx, ptr %ti, ptr %lbase, i64 0, ptr null)
   %bad = icmp ne i32 %r, 0
   br i1 %bad, label %fail, label %tok
 tok:
-  %tn = add i32 %t, 1
-  br label %tloop
+  %txn = add i32 %tx, 1
+  br label %xloop
+ynext:
+  %tyn = add i32 %ty, 1
+  br label %yloop
+znext:
+  %tzn = add i32 %tz, 1
+  br label %zloop
 bnext:
   %bn = add i64 %b, 1
   br label %bloop

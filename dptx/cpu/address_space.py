@@ -39,6 +39,7 @@ CTX_FIELDS = [
     "printf_cap",     # its capacity in records
     "printf_count",   # records written (atomically incremented)
     "total_smem",     # %total_smem_size
+    "arrivals",       # pointer to an int64: bar.arrive arrivals at the current barrier phase
 ]
 CTX = {name: i for i, name in enumerate(CTX_FIELDS)}
 

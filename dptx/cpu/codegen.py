@@ -16,7 +16,7 @@ import struct
 from ..errors import PtxUnsupportedError
 from ..ptx import ir
 from ..ptx.analysis import reachable_functions
-from ..ptx.cfg import sync_kind
+from ..ptx.cfg import EXIT, build_cfg, sync_kind
 from . import address_space as L
 from .runtime_ir import RUNTIME_IR, SCHEDULER_PLAIN, scheduler_resumable
 
@@ -442,9 +442,72 @@ class Function:
         return p
 
 
+    # -- liveness (what a sync point must keep) ----------------------------------------------------
+    def _reg_names(self, op, out: set):
+        if isinstance(op, ir.Reg):
+            if op.name in self.regs:
+                out.add(op.name)
+        elif isinstance(op, ir.Pair):
+            self._reg_names(op.first, out)
+            self._reg_names(op.second, out)
+        elif isinstance(op, ir.Addr):
+            self._reg_names(op.base, out)
+        elif isinstance(op, (ir.Vec, ir.ParamList, ir.AddrList)):
+            for item in op.items:
+                if item is not None:
+                    self._reg_names(item, out)
+
+    def compute_liveness(self):
+        """Registers live across each instruction (live-in or live-out), by the classic
+        backward dataflow over the CFG. Sync points spill only these, not every register."""
+        insts = self.f.instructions
+        uses, defs = [], []
+        for inst in insts:
+            u, d = set(), set()
+            ndest = len(inst.destinations)
+            for k, op in enumerate(inst.operands):
+                if k < ndest and not isinstance(op, (ir.Addr, ir.ParamList)):
+                    self._reg_names(op, d)
+                else:
+                    self._reg_names(op, u)
+            if inst.guard is not None:
+                self._reg_names(inst.guard, u)
+                u |= d      # a guarded write may not happen: the old value stays live
+            uses.append(u)
+            defs.append(d)
+        cfg = build_cfg(self.f)
+        live_in_block = {b.index: set() for b in cfg.blocks}
+        changed = True
+        while changed:
+            changed = False
+            for blk in reversed(cfg.blocks):
+                live = set()
+                for succ in cfg.successors(blk.index):
+                    if succ != EXIT:
+                        live |= live_in_block[succ]
+                for i in range(blk.end - 1, blk.start - 1, -1):
+                    live = (live - defs[i]) | uses[i]
+                if live != live_in_block[blk.index]:
+                    live_in_block[blk.index] = live
+                    changed = True
+        self.live_across = [None] * len(insts)
+        for blk in cfg.blocks:
+            live = set()
+            for succ in cfg.successors(blk.index):
+                if succ != EXIT:
+                    live |= live_in_block[succ]
+            for i in range(blk.end - 1, blk.start - 1, -1):
+                live_in = (live - defs[i]) | uses[i]
+                self.live_across[i] = live | live_in
+                live = live_in
+
     # -- the function as a whole -------------------------------------------------------------
     def render(self) -> str:
         self.declare()
+        self.inst_index = -1
+        self.live_across = None
+        if self.is_kernel and self.mod.resumable:
+            self.compute_liveness()
         for name in self.f.labels:
             self.labels[name] = f"L{len(self.labels)}"
         self.block("start")
@@ -461,6 +524,7 @@ class Function:
                 self.emit(f"br label %{target}")
                 self.block(target)
             elif isinstance(s, ir.Instruction):
+                self.inst_index += 1
                 self.instruction(s)
         self.emit("ret i32 0")
         self.block("fault")
@@ -511,7 +575,10 @@ class Function:
             self.emit(f"store i32 {value}, ptr {p}")
         self.emit(f"store i32 {k}, ptr %frame")
         reload = []
+        keep = self.live_across[self.inst_index] if self.live_across else None
         for slot, (name, ty) in enumerate(self.regs.items()):
+            if keep is not None and name not in keep:
+                continue
             p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr %frame, i64 {FRAME_HEADER + 8 * slot}")
             v = self.tmp(); self.emit(f"{v} = load {ty}, ptr {self.reg_ptr(name)}")
             self.emit(f"store {ty} {v}, ptr {p}")
@@ -1682,7 +1749,10 @@ class Function:
             self.sync_point(ST_WARP, {7: inst.line})
             return
         if "arrive" in mods:
-            return  # arriving without waiting: threads run to their next sync point anyway
+            # Arrive without waiting: counted towards the threads the barrier waits for.
+            p = self.ctx_ptr("arrivals")
+            self.emit(f"atomicrmw add ptr {p}, i64 1 seq_cst")
+            return
         ops = list(inst.operands)
         if "red" in mods:
             dst = ops.pop(0)
@@ -1711,6 +1781,9 @@ class Function:
         self.emit(f"store i64 {value}, ptr {p}")
         q = self.tmp(); self.emit(f"{q} = getelementptr i64, ptr {p}, i64 1")
         self.emit(f"store i64 {aux}, ptr {q}")
+        # tag the slot with the sync point, so that lanes can tell who waits at the same one
+        tag = self.tmp(); self.emit(f"{tag} = getelementptr i64, ptr {p}, i64 3")
+        self.emit(f"store i64 {self.sync_points + 1}, ptr {tag}")
 
     def op_shfl(self, inst):
         if "sync" not in inst.modifiers:
@@ -1775,32 +1848,52 @@ class Function:
             self.write(inst.operands[0], r, "i1", inst)
         self.warp_gather(inst, self.conv(pred, "i1", "i64"), "warp_ballot", mask_op, "", finish)
 
-    def active_mask(self) -> str:
-        """Lanes of this warp that exist and have not exited."""
-        base = self.exchange_ptr("0")
+    def warp_valid_lanes(self) -> str:
+        """How many lanes of this warp exist (the last warp of a block may be partial)."""
         dims = [self.trunc32(self.ctx(f"block_{a}")) for a in "xyz"]
         xy = self.tmp(); self.emit(f"{xy} = mul i32 {dims[0]}, {dims[1]}")
         n = self.tmp(); self.emit(f"{n} = mul i32 {xy}, {dims[2]}")
         wb = self.tmp(); self.emit(f"{wb} = and i32 {self.ti(6)}, -32")
         valid = self.tmp(); self.emit(f"{valid} = sub i32 {n}, {wb}")
+        return valid
+
+    def active_mask(self) -> str:
+        """Lanes of this warp that exist and have not exited."""
+        base = self.exchange_ptr("0")
+        valid = self.warp_valid_lanes()
         r = self.tmp(); self.emit(f"{r} = call i32 @warp_active(ptr {base}, i32 {valid})")
         return r
 
+    def arrived_mask(self, finish):
+        """Wait for the warp, then ``finish(mask)`` with the lanes waiting at this same point
+        (the lanes executing this instruction together: activemask, elect)."""
+        tag = self.sync_points + 1
+        self.deposit("0")
+        self.sync_point(ST_WARP, {7: 0})
+        base = self.exchange_ptr("0")
+        valid = self.warp_valid_lanes()
+        r = self.tmp(); self.emit(f"{r} = call i32 @warp_arrived(ptr {base}, i32 {valid}, i64 {tag})")
+        finish(r)
+        self.sync_point(ST_WARP, {7: 0})
+
     def op_activemask(self, inst):
-        self.write(inst.operands[0], self.active_mask(), "i32", inst)
+        self.arrived_mask(lambda m: self.write(inst.operands[0], m, "i32", inst))
 
     def op_elect(self, inst):
-        mask = self.read(inst.operands[-1], "i32", inst)
-        live = self.tmp(); self.emit(f"{live} = and i32 {mask}, {self.active_mask()}")
-        low = self.tmp(); self.emit(f"{low} = call i32 @llvm.cttz.i32(i32 {live}, i1 false)")
-        lane = self.tmp(); self.emit(f"{lane} = and i32 {self.ti(6)}, 31")
-        me = self.tmp(); self.emit(f"{me} = icmp eq i32 {lane}, {low}")
         dst = inst.operands[0]
-        if isinstance(dst, ir.Pair):
-            self.write(dst.first, low, "i32", inst)
-            self.write(dst.second, me, "i1", inst)
-        else:
-            self.write(dst, me, "i1", inst)
+
+        def finish(active):
+            mask = self.read(inst.operands[-1], "i32", inst)
+            live = self.tmp(); self.emit(f"{live} = and i32 {mask}, {active}")
+            low = self.tmp(); self.emit(f"{low} = call i32 @llvm.cttz.i32(i32 {live}, i1 false)")
+            lane = self.tmp(); self.emit(f"{lane} = and i32 {self.ti(6)}, 31")
+            me = self.tmp(); self.emit(f"{me} = icmp eq i32 {lane}, {low}")
+            if isinstance(dst, ir.Pair):
+                self.write(dst.first, low, "i32", inst)
+                self.write(dst.second, me, "i1", inst)
+            else:
+                self.write(dst, me, "i1", inst)
+        self.arrived_mask(finish)
 
     def op_redux(self, inst):
         op = next(m for m in inst.modifiers if m in ("add", "min", "max", "and", "or", "xor"))

@@ -96,6 +96,7 @@ class _Chunk:
         self.frames = np.zeros(ck.frame_bytes * npad if ck.resumable else 16, np.uint8)
         self.exchange = np.zeros(4 * npad if ck.resumable else 4, np.int64)
         self.printf = np.zeros(L.PRINTF_RECORD_BYTES * printf_cap, np.uint8)
+        self.arrivals = np.zeros(1, np.int64)
         # Each call has its own table: windows 1 and 2 map its shared and local memory, so
         # that generic addresses translate with one lookup whatever their window.
         self.table = base_table.copy()
@@ -110,6 +111,7 @@ class _Chunk:
         c[L.CTX["frames"]] = self.frames.ctypes.data
         c[L.CTX["exchange"]] = self.exchange.ctypes.data
         c[L.CTX["printf"]] = self.printf.ctypes.data
+        c[L.CTX["arrivals"]] = self.arrivals.ctypes.data
         c[L.CTX["printf_cap"]] = printf_cap
         c[L.CTX["printf_count"]] = 0
 

@@ -377,6 +377,37 @@ out:
   ret i32 %acc
 }
 
+; lanes (of the first %valid) that wait at the warp operation tagged %tag
+define internal i32 @warp_arrived(ptr %base, i32 %valid, i64 %tag) {
+entry:
+  %v = call i32 @llvm.smin.i32(i32 %valid, i32 32)
+  br label %loop
+loop:
+  %l = phi i32 [0, %entry], [%ln, %body]
+  %acc = phi i32 [0, %entry], [%acc1, %body]
+  %more = icmp slt i32 %l, %v
+  br i1 %more, label %body, label %out
+body:
+  %l64 = zext i32 %l to i64
+  %o = mul i64 %l64, 4
+  %o2 = add i64 %o, 2
+  %ep = getelementptr i64, ptr %base, i64 %o2
+  %ex = load i64, ptr %ep
+  %o3 = add i64 %o, 3
+  %tp = getelementptr i64, ptr %base, i64 %o3
+  %tg = load i64, ptr %tp
+  %alive = icmp eq i64 %ex, 0
+  %here = icmp eq i64 %tg, %tag
+  %both = and i1 %alive, %here
+  %bit = shl i32 1, %l
+  %add = select i1 %both, i32 %bit, i32 0
+  %acc1 = or i32 %acc, %add
+  %ln = add i32 %l, 1
+  br label %loop
+out:
+  ret i32 %acc
+}
+
 ; op: 0 ballot (value != 0), 1..6 reduce add min max and or xor (values sign/zero extended),
 ; 7 match.any, 8 match.all
 define internal i64 @warp_combine(ptr %base, i32 %mask, i32 %lane, i32 %op, i1 %signed) {
@@ -735,7 +766,10 @@ cnext:
   br label %count
 check:
   %isbar = icmp eq i32 %which, 1
-  %warps0 = add i32 %nbar, 31
+{_ctx_load("arrp", "arrivals", "ptr")}  %arrived64 = load i64, ptr %arrp
+  %arrived = trunc i64 %arrived64 to i32
+  %present = add i32 %nbar, %arrived
+  %warps0 = add i32 %present, 31
   %warps = and i32 %warps0, -32
   %short = icmp ugt i32 %maxc, %warps
   %dead = and i1 %isbar, %short
@@ -745,9 +779,12 @@ deadlock:
   call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_DEADLOCK}, i64 %addr, i32 %line, i64 0)
   ret i32 1
 wake:
+  br i1 %isbar, label %resetarr, label %wloop
+resetarr:
+  store i64 0, ptr %arrp
   br label %wloop
 wloop:
-  %u = phi i32 [0, %wake], [%un, %wnext]
+  %u = phi i32 [0, %wake], [0, %resetarr], [%un, %wnext]
   %wd = icmp uge i32 %u, %nthr
   br i1 %wd, label %done, label %wbody
 wbody:

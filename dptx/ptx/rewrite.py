@@ -59,7 +59,8 @@ def add_block_offset(module: ir.Module, kernel_name: str) -> ir.Module:
     kernel = next((f for f in module.kernels if f.name == kernel_name), None)
     if kernel is None or kernel.body is None:
         raise KeyError(f"no kernel named {kernel_name!r} with a body in this module")
-    for f in module.functions:
+    from .analysis import reachable_functions
+    for f in reachable_functions(module, kernel):
         if f is not kernel and f.body is not None and _reads_grid_registers(f):
             raise PtxUnsupportedError(
                 f"device function {f.name} (line {f.line}) reads %ctaid/%nctaid; sub-grid "

@@ -1,0 +1,166 @@
+"""Errors: out-of-bounds loads/stores raise DptxMemoryError naming kernel, block, thread,
+address and PTX line; untouched arrays stay unchanged; the process runs kernels afterwards;
+deadlocks raise instead of hanging; unsupported instructions name opcode and line."""
+import re
+
+import numpy as np
+import pytest
+
+import dptx
+
+from ._util import GID, kernel_from_ptx, kernel_text, launch
+
+
+def _line_of(text, needle):
+    for i, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            return i
+    raise AssertionError(needle)
+
+
+def _copy_kernel_text(name):
+    return kernel_text(".param .u64 pout, .param .u64 pin", GID + """
+ld.param.u64 %rd1, [pin];
+cvta.to.global.u64 %rd1, %rd1;
+mul.wide.u32 %rd2, %r3, 4;
+add.u64 %rd3, %rd1, %rd2;
+ld.global.u32 %r4, [%rd3];
+add.u32 %r4, %r4, 1;
+ld.param.u64 %rd5, [pout];
+cvta.to.global.u64 %rd5, %rd5;
+add.u64 %rd6, %rd5, %rd2;
+st.global.u32 [%rd6], %r4;
+ret;""", name=name)
+
+
+def test_out_of_bounds_load_names_kernel_block_thread_address_line():
+    text = _copy_kernel_text("oob_load")
+    k = kernel_from_ptx(text, "oob_load")
+    a = np.arange(100, dtype=np.uint32)          # 100 elements, but 128 threads read
+    out = np.zeros(128, dtype=np.uint32)
+    untouched = np.arange(7, dtype=np.float64)
+    with pytest.raises(dptx.DptxMemoryError) as ei:
+        launch(k, 2, 64, [out, a])
+    msg = str(ei.value)
+    assert "oob_load" in msg
+    assert re.search(r"block\s*\(?1", msg), msg          # threads 100.. are in block 1
+    assert re.search(r"thread\s*\(?\d+", msg), msg
+    m = re.search(r"thread\s*(\d+)", msg)
+    assert m and 36 <= int(m.group(1)) < 64, msg          # block 1, thread >= 36
+    assert re.search(r"0x[0-9a-fA-F]+", msg), msg        # the address
+    line = _line_of(text, "ld.global.u32 %r4")
+    assert f"line {line}" in msg, msg
+    assert np.array_equal(untouched, np.arange(7, dtype=np.float64))
+    assert np.array_equal(a, np.arange(100, dtype=np.uint32))
+
+
+def test_out_of_bounds_store_leaves_other_arrays_unchanged_and_process_continues():
+    text = _copy_kernel_text("oob_store")
+    k = kernel_from_ptx(text, "oob_store")
+    a = np.arange(128, dtype=np.uint32)
+    out = np.zeros(64, dtype=np.uint32)  # too small: threads 64.. store out of bounds
+    with pytest.raises(dptx.DptxMemoryError) as ei:
+        launch(k, 2, 64, [out, a])
+    msg = str(ei.value)
+    assert "oob_store" in msg and f"line {_line_of(text, 'st.global.u32')}" in msg, msg
+    assert np.array_equal(a, np.arange(128, dtype=np.uint32))   # input not written
+    # the process can run another kernel afterwards, correctly
+    out2 = np.zeros(128, dtype=np.uint32)
+    launch(kernel_from_ptx(_copy_kernel_text("ok_after"), "ok_after"), 2, 64, [out2, a])
+    assert np.array_equal(out2, a + 1)
+
+
+def test_null_pointer_and_negative_offset_raise():
+    k = kernel_from_ptx(kernel_text(".param .u64 p", """
+mov.u64 %rd1, 0;
+ld.global.u32 %r1, [%rd1];
+ret;""", name="nullk"), "nullk")
+    with pytest.raises(dptx.DptxMemoryError) as ei:
+        launch(k, 1, 1, [np.zeros(1, dtype=np.uint32)])
+    assert "nullk" in str(ei.value)
+    k2 = kernel_from_ptx(kernel_text(".param .u64 p", """
+ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd1, %rd1;
+st.global.u32 [%rd1+-4], %r1;
+ret;""", name="negk"), "negk")
+    buf = np.zeros(4, dtype=np.uint32)
+    with pytest.raises(dptx.DptxMemoryError):
+        launch(k2, 1, 1, [buf])
+    assert (buf == 0).all()
+
+
+def test_shared_memory_out_of_bounds_raises():
+    k = kernel_from_ptx(kernel_text(".param .u64 p", """
+mov.u32 %r0, %tid.x;
+mov.u32 %r1, sh;
+shl.b32 %r2, %r0, 4;
+add.u32 %r3, %r1, %r2;
+st.shared.u32 [%r3], %r0;
+ret;""", name="shoob", decls=".shared .align 4 .b8 sh[64];\n"), "shoob")
+    with pytest.raises(dptx.DptxMemoryError) as ei:
+        launch(k, 1, 32, [np.zeros(1, dtype=np.uint32)])
+    assert "shoob" in str(ei.value)
+
+
+@pytest.mark.timeout(60)
+def test_deadlock_threads_wait_at_different_barriers_raises():
+    # threads 0..15 wait at barrier 1, the others at barrier 0, both expecting the whole
+    # block: neither completes
+    text = kernel_text(".param .u64 p", """
+mov.u32 %r0, %tid.x;
+setp.lt.u32 %p1, %r0, 16;
+@%p1 bra OTHER;
+bar.sync 0;
+bra.uni END;
+OTHER:
+bar.sync 1;
+END:
+ret;""", name="dead1")
+    with pytest.raises(dptx.DptxError) as ei:
+        launch(kernel_from_ptx(text, "dead1"), 1, 64, [np.zeros(1, dtype=np.uint32)])
+    assert "dead1" in str(ei.value)
+
+
+@pytest.mark.timeout(60)
+def test_deadlock_some_threads_skip_bar_sync_raises():
+    # warp 1 skips the barrier and exits; warp 0 waits at a barrier for 64 threads that can
+    # never all arrive
+    text = kernel_text(".param .u64 p", """
+mov.u32 %r0, %tid.x;
+setp.ge.u32 %p1, %r0, 32;
+@%p1 bra SKIP;
+bar.sync 1, 64;
+SKIP:
+ret;""", name="dead2")
+    line = _line_of(text, "bar.sync 1, 64")
+    with pytest.raises(dptx.DptxError) as ei:
+        launch(kernel_from_ptx(text, "dead2"), 1, 64, [np.zeros(1, dtype=np.uint32)])
+    assert "dead2" in str(ei.value) and f"line {line}" in str(ei.value)
+    # and the process can still run kernels
+    a = np.arange(64, dtype=np.uint32)
+    out = np.zeros(64, dtype=np.uint32)
+    launch(kernel_from_ptx(_copy_kernel_text("after_dead"), "after_dead"), 1, 64, [out, a])
+    assert np.array_equal(out, a + 1)
+
+
+@pytest.mark.parametrize("inst,opcode", [
+    ("frobnicate.b32 %r1, %r2;", "frobnicate.b32"),
+    ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, "
+     "{%r5,%r6}, {%f5,%f6,%f7,%f8};", "mma.sync"),
+    ("cp.async.ca.shared.global [%r1], [%rd1], 4;", "cp.async"),
+])
+def test_unsupported_instruction_names_opcode_and_line(inst, opcode):
+    text = kernel_text(".param .u64 p", "mov.u32 %r1, 1;\n" + inst + "\nret;", name="unsup")
+    line = _line_of(text, inst.split()[0])
+    with pytest.raises(dptx.PtxUnsupportedError) as ei:
+        launch(kernel_from_ptx(text, "unsup"), 1, 1, [np.zeros(1, dtype=np.uint32)])
+    msg = str(ei.value)
+    assert opcode in msg and f"line {line}" in msg, msg
+
+
+def test_launch_error_on_bad_arguments():
+    k = kernel_from_ptx(_copy_kernel_text("argk"), "argk")
+    with pytest.raises(dptx.LaunchError):
+        launch(k, 1, 32, [np.zeros(32, dtype=np.uint32)])  # one argument missing
+    with pytest.raises(dptx.LaunchError):
+        launch(k, 1, 2048, [np.zeros(32, dtype=np.uint32), np.zeros(32, dtype=np.uint32)])

@@ -1,0 +1,285 @@
+"""f32/f64 arithmetic: rounding modes checked against exact rational arithmetic, div/rcp/sqrt
+variants, approximate transcendentals, abs/neg, min/max with NaN, copysign, testp, .ftz and
+.sat."""
+import math
+import random
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from ._util import (b2f, f2b, round_f32, round_f64, run_op, same_bits32, same_bits64,
+                    same_ints)
+
+rng = random.Random(42)
+NAN = float("nan")
+INF = float("inf")
+
+
+def _rand_f32(n, emin=-30, emax=30):
+    out = []
+    for _ in range(n):
+        m = rng.getrandbits(23)
+        e = rng.randint(emin, emax) + 127
+        sgn = rng.getrandbits(1)
+        out.append(b2f((sgn << 31) | (e << 23) | m))
+    return out
+
+
+def _rand_f64(n, emin=-60, emax=60):
+    out = []
+    for _ in range(n):
+        x = np.float64(rng.uniform(1, 2)) * 2.0 ** rng.randint(emin, emax)
+        out.append(float(x if rng.getrandbits(1) else -x))
+    return out
+
+
+XA = _rand_f32(48) + [1.0, 1.0, 3.0, 2.0**-126, 1.5, 16777216.0, 3.4e38, -3.4e38, 1e-40]
+XB = _rand_f32(48) + [2.0**-24, 3 * 2.0**-25, 1.0 / 3, 2.0**-10, 2.0**-24, 1.0, 3.4e38, -1e38, 1e-40]
+XA = [float(np.float32(x)) for x in XA]
+XB = [float(np.float32(x)) for x in XB]
+XC = _rand_f32(len(XA))
+MODES = ["rn", "rz", "rm", "rp"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+def test_f32_rounding_modes_exact(op, mode):
+    pairs = [(a, b) for a, b in zip(XA, XB)
+             if not (op != "mul" and (a + b == 0 or a - b == 0))]
+    got = run_op(f"{op}.{mode}.f32 %d, %a, %b;",
+                 [("a", "f32", [a for a, _ in pairs]), ("b", "f32", [b for _, b in pairs])],
+                 [("d", "f32")])
+    f = {"add": lambda a, b: Fraction(a) + Fraction(b), "sub": lambda a, b: Fraction(a) - Fraction(b),
+         "mul": lambda a, b: Fraction(a) * Fraction(b)}[op]
+    same_bits32(got, [round_f32(f(a, b), mode) for a, b in pairs])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_f32_fma_rounding_modes_exact(mode):
+    trip = list(zip(XA, XB, XC))
+    # make some fma cases where the product nearly cancels c
+    trip += [(1.0 + 2.0**-23, 1.0 - 2.0**-23, -1.0), (3.0, 1.0 / 3, -1.0), (0.1, 10.0, -1.0)]
+    trip = [(np.float32(a).item(), np.float32(b).item(), np.float32(c).item()) for a, b, c in trip]
+    trip = [t for t in trip if Fraction(t[0]) * Fraction(t[1]) + Fraction(t[2]) != 0]
+    got = run_op(f"fma.{mode}.f32 %d, %a, %b, %c;",
+                 [("a", "f32", [t[0] for t in trip]), ("b", "f32", [t[1] for t in trip]),
+                  ("c", "f32", [t[2] for t in trip])], [("d", "f32")])
+    same_bits32(got, [round_f32(Fraction(a) * Fraction(b) + Fraction(c), mode) for a, b, c in trip])
+
+
+def test_fma_is_fused_not_mul_then_add():
+    # (1+2^-23)*(1-2^-23) - 1 = -2^-46 exactly; unfused gives 0
+    got = run_op("fma.rn.f32 %d, %a, %b, %c;",
+                 [("a", "f32", [1 + 2.0**-23]), ("b", "f32", [1 - 2.0**-23]), ("c", "f32", [-1.0])],
+                 [("d", "f32")])
+    same_bits32(got, [-(2.0**-46)])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("op", ["add", "mul", "fma", "div"])
+def test_f64_rounding_modes_exact(op, mode):
+    xa, xb, xc = _rand_f64(40), _rand_f64(40), _rand_f64(40)
+    if op == "fma":
+        body = f"fma.{mode}.f64 %d, %a, %b, %c;"
+        ref = lambda a, b, c: Fraction(a) * Fraction(b) + Fraction(c)  # noqa: E731
+    elif op == "div":
+        body = f"div.{mode}.f64 %d, %a, %b;"
+        ref = lambda a, b, c: Fraction(a) / Fraction(b)  # noqa: E731
+    else:
+        body = f"{op}.{mode}.f64 %d, %a, %b;"
+        ref = {"add": lambda a, b, c: Fraction(a) + Fraction(b),
+               "mul": lambda a, b, c: Fraction(a) * Fraction(b)}[op]
+    got = run_op(body, [("a", "f64", xa), ("b", "f64", xb), ("c", "f64", xc)], [("d", "f64")])
+    same_bits64(got, [round_f64(ref(a, b, c), mode) for a, b, c in zip(xa, xb, xc)])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_f32_div_rounding_modes(mode):
+    xa, xb = XA[:48], XB[:48]
+    got = run_op(f"div.{mode}.f32 %d, %a, %b;", [("a", "f32", xa), ("b", "f32", xb)], [("d", "f32")])
+    same_bits32(got, [round_f32(Fraction(a) / Fraction(b), mode) for a, b in zip(xa, xb)])
+
+
+def test_f32_div_full_and_approx_within_ulps():
+    xa = _rand_f32(64, -20, 20)
+    xb = _rand_f32(64, -20, 20)
+    d, e = run_op("div.full.f32 %d, %a, %b;\ndiv.approx.f32 %e, %a, %b;",
+                  [("a", "f32", xa), ("b", "f32", xb)], [("d", "f32"), ("e", "f32")])
+    exact = np.array([a / b for a, b in zip(xa, xb)])
+    # div.full: max 2 ulp; div.approx: max 2 ulp as well for |b| in normal range
+    ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
+    assert np.all(np.abs(d - exact) <= 2 * ulp)
+    assert np.all(np.abs(e - exact) <= 4 * ulp)
+
+
+def test_rcp_sqrt_rn_exact():
+    xs = [abs(x) for x in _rand_f32(64)] + [2.0, 4.0, 0.25, 3.0]
+    d, e = run_op("rcp.rn.f32 %d, %a;\nsqrt.rn.f32 %e, %a;", [("a", "f32", xs)],
+                  [("d", "f32"), ("e", "f32")])
+    same_bits32(d, [round_f32(1 / Fraction(x)) for x in xs])
+    # f64 sqrt correctly rounded then to f32 is correctly rounded (53 >= 2*24+2)
+    same_bits32(e, np.sqrt(np.array(xs, dtype=np.float64)).astype(np.float32))
+    ys = [abs(x) for x in _rand_f64(32)]
+    f, g = run_op("rcp.rn.f64 %f, %a;\nsqrt.rn.f64 %g, %a;", [("a", "f64", ys)],
+                  [("f", "f64"), ("g", "f64")])
+    same_bits64(f, [round_f64(1 / Fraction(y)) for y in ys])
+    same_bits64(g, np.sqrt(np.array(ys)))
+
+
+def test_sqrt_special_values():
+    xs = [0.0, -0.0, INF, -1.0, NAN, 1.0]
+    d = run_op("sqrt.rn.f32 %d, %a;", [("a", "f32", xs)], [("d", "f32")])
+    same_bits32(d, [0.0, -0.0, INF, NAN, NAN, 1.0])
+
+
+def test_approx_rcp_sqrt_rsqrt():
+    xs = [abs(x) for x in _rand_f32(64, -20, 20)]
+    d, e, f = run_op("rcp.approx.f32 %d, %a;\nsqrt.approx.f32 %e, %a;\nrsqrt.approx.f32 %f, %a;",
+                     [("a", "f32", xs)], [("d", "f32"), ("e", "f32"), ("f", "f32")])
+    x = np.array(xs, dtype=np.float64)
+    np.testing.assert_allclose(d, 1 / x, rtol=2e-6)
+    np.testing.assert_allclose(e, np.sqrt(x), rtol=2e-6)
+    np.testing.assert_allclose(f, 1 / np.sqrt(x), rtol=2e-6)
+    g = run_op("rsqrt.approx.f64 %g, %a;", [("a", "f64", xs)], [("g", "f64")])
+    np.testing.assert_allclose(g, 1 / np.sqrt(x), rtol=1e-8)
+
+
+def test_approx_transcendentals():
+    xs = list(np.linspace(-math.pi, math.pi, 41))
+    d, e = run_op("sin.approx.f32 %d, %a;\ncos.approx.f32 %e, %a;", [("a", "f32", xs)],
+                  [("d", "f32"), ("e", "f32")])
+    x = np.array(xs, dtype=np.float32).astype(np.float64)
+    np.testing.assert_allclose(d, np.sin(x), atol=2e-6)
+    np.testing.assert_allclose(e, np.cos(x), atol=2e-6)
+    ys = list(np.linspace(-20, 20, 33))
+    f, t = run_op("ex2.approx.f32 %f, %a;\ntanh.approx.f32 %t, %a;", [("a", "f32", ys)],
+                  [("f", "f32"), ("t", "f32")])
+    y = np.array(ys, dtype=np.float32).astype(np.float64)
+    np.testing.assert_allclose(f, np.exp2(y), rtol=2e-6)
+    np.testing.assert_allclose(t, np.tanh(y), rtol=2e-3, atol=1e-6)
+    zs = [abs(v) for v in _rand_f32(32, -30, 30)]
+    g = run_op("lg2.approx.f32 %g, %a;", [("a", "f32", zs)], [("g", "f32")])
+    np.testing.assert_allclose(g, np.log2(np.array(zs, dtype=np.float64)), atol=2e-6 * 30)
+    specials = run_op("ex2.approx.f32 %d, %a;", [("a", "f32", [0.0, -INF, INF])],
+                      [("d", "f32")])
+    same_bits32(specials, [1.0, 0.0, INF])
+
+
+def test_abs_neg_f32_f64_signs():
+    xs = [0.0, -0.0, 1.5, -1.5, INF, -INF, 1e-40, -1e-40]
+    d, e = run_op("abs.f32 %d, %a;\nneg.f32 %e, %a;", [("a", "f32", xs)], [("d", "f32"), ("e", "f32")])
+    same_bits32(d, [abs(x) for x in xs])
+    same_bits32(e, [-x for x in xs])
+    f, g = run_op("abs.f64 %f, %a;\nneg.f64 %g, %a;", [("a", "f64", xs)], [("f", "f64"), ("g", "f64")])
+    same_bits64(f, [abs(x) for x in xs])
+    same_bits64(g, [-x for x in xs])
+    h = run_op("abs.f32 %h, %a;\n", [("a", "f32", [NAN, -NAN])], [("h", "f32")])
+    assert np.isnan(h).all()
+
+
+MM = [(1.0, 2.0), (-1.0, 2.0), (NAN, 2.0), (2.0, NAN), (NAN, NAN), (NAN, -INF), (INF, NAN),
+      (-3.5, -3.25), (1e-40, -1e-40)]
+
+
+def test_min_max_f32_nan_returns_other_operand():
+    ins = [("a", "f32", [a for a, _ in MM]), ("b", "f32", [b for _, b in MM])]
+    d, e = run_op("min.f32 %d, %a, %b;\nmax.f32 %e, %a, %b;", ins, [("d", "f32"), ("e", "f32")])
+
+    def pick(a, b, f):
+        if math.isnan(a):
+            return b
+        if math.isnan(b):
+            return a
+        return f(a, b)
+    same_bits32(d, [pick(a, b, min) for a, b in MM])
+    same_bits32(e, [pick(a, b, max) for a, b in MM])
+
+
+def test_min_max_nan_modifier_propagates():
+    ins = [("a", "f32", [a for a, _ in MM]), ("b", "f32", [b for _, b in MM])]
+    d, e = run_op("min.NaN.f32 %d, %a, %b;\nmax.NaN.f32 %e, %a, %b;", ins,
+                  [("d", "f32"), ("e", "f32")])
+
+    def pick(a, b, f):
+        return NAN if math.isnan(a) or math.isnan(b) else f(a, b)
+    same_bits32(d, [pick(a, b, min) for a, b in MM])
+    same_bits32(e, [pick(a, b, max) for a, b in MM])
+
+
+def test_min_max_f64_nan():
+    ins = [("a", "f64", [a for a, _ in MM]), ("b", "f64", [b for _, b in MM])]
+    d, e = run_op("min.f64 %d, %a, %b;\nmax.f64 %e, %a, %b;", ins, [("d", "f64"), ("e", "f64")])
+    pick = lambda a, b, f: b if math.isnan(a) else a if math.isnan(b) else f(a, b)  # noqa: E731
+    same_bits64(d, [pick(a, b, min) for a, b in MM])
+    same_bits64(e, [pick(a, b, max) for a, b in MM])
+
+
+def test_copysign_takes_sign_of_first_operand():
+    # PTX: copysign d, a, b copies the sign of a onto b.
+    cases = [(-1.0, 2.0), (1.0, -2.0), (-0.0, 3.0), (0.0, -INF), (-5.0, 0.0), (2.0, 7.0)]
+    d = run_op("copysign.f32 %d, %a, %b;", [("a", "f32", [a for a, _ in cases]),
+                                            ("b", "f32", [b for _, b in cases])], [("d", "f32")])
+    same_bits32(d, [math.copysign(b, a) for a, b in cases])
+    e = run_op("copysign.f64 %e, %a, %b;", [("a", "f64", [a for a, _ in cases]),
+                                            ("b", "f64", [b for _, b in cases])], [("e", "f64")])
+    same_bits64(e, [math.copysign(b, a) for a, b in cases])
+
+
+def test_testp_classes():
+    xs = [0.0, -0.0, 1.0, -2.5, INF, -INF, NAN, 1e-40, -1e-40, 2.0**-126, 3.4e38]
+    kinds = ["finite", "infinite", "number", "notanumber", "normal", "subnormal"]
+    body = "\n".join(f"testp.{k}.f32 %{k}, %a;" for k in kinds)
+    outs = run_op(body, [("a", "f32", xs)], [(k, "pred") for k in kinds])
+    f32 = [np.float32(x) for x in xs]
+    ref = {
+        "finite": [np.isfinite(x) for x in f32],
+        "infinite": [np.isinf(x) for x in f32],
+        "number": [not np.isnan(x) for x in f32],
+        "notanumber": [np.isnan(x) for x in f32],
+        "normal": [bool(np.isfinite(x) and abs(x) >= 2.0**-126) for x in f32],
+        "subnormal": [bool(x != 0 and abs(x) < 2.0**-126) for x in f32],
+    }
+    for k, got in zip(kinds, outs):
+        same_ints(got, [int(v) for v in ref[k]], "u32")
+    g = run_op("testp.subnormal.f64 %g, %a;", [("a", "f64", [1e-310, 1e-300, 0.0])], [("g", "pred")])
+    same_ints(g, [1, 0, 0], "u32")
+
+
+def test_ftz_flushes_inputs_and_outputs_keeping_sign():
+    sub = 1e-40
+    cases = [  # (a, b) for mul.ftz: subnormal input -> 0, subnormal product -> 0
+        (sub, 2.0**30), (-sub, 2.0**30), (1e-20, 1e-20), (-1e-20, 1e-20), (2.0, 3.0)]
+    ins = [("a", "f32", [a for a, _ in cases]), ("b", "f32", [b for _, b in cases])]
+    d, e = run_op("mul.ftz.f32 %d, %a, %b;\nmul.rn.f32 %e, %a, %b;", ins,
+                  [("d", "f32"), ("e", "f32")])
+    same_bits32(d, [0.0, -0.0, 0.0, -0.0, 6.0])
+    same_bits32(e, [np.float32(np.float64(np.float32(a)) * b) for a, b in cases])
+    f = run_op("add.ftz.f32 %f, %a, %b;", [("a", "f32", [sub, -sub, 2.0**-125]),
+                                           ("b", "f32", [0.0, -0.0, -(2.0**-125) * 1.5])],
+               [("f", "f32")])
+    # 2^-125 - 1.5*2^-125 = -2^-126 is normal: kept; the first two flush to signed zeros
+    same_bits32(f, [0.0, -0.0, -(2.0**-126)])
+
+
+def test_sat_clamps_to_unit_interval_nan_to_zero():
+    cases = [(0.5, 0.7), (-2.0, 1.0), (0.25, 0.25), (NAN, 1.0), (INF, 0.0), (-INF, 5.0)]
+    ins = [("a", "f32", [a for a, _ in cases]), ("b", "f32", [b for _, b in cases])]
+    d, e = run_op("add.sat.f32 %d, %a, %b;\nmul.sat.f32 %e, %a, %b;", ins,
+                  [("d", "f32"), ("e", "f32")])
+    same_bits32(d, [1.0, 0.0, 0.5, 0.0, 1.0, 0.0])
+    same_bits32(e, [0.35, 0.0, 0.0625, 0.0, 0.0, 0.0])
+
+
+def test_fma_sat_and_f32_special_arith():
+    d = run_op("fma.rn.sat.f32 %d, %a, %b, %c;",
+               [("a", "f32", [2.0, -1.0, 0.5]), ("b", "f32", [2.0, 1.0, 0.5]),
+                ("c", "f32", [1.0, 0.5, 0.25])], [("d", "f32")])
+    same_bits32(d, [1.0, 0.0, 0.5])
+    e = run_op("add.f32 %e, %a, %b;", [("a", "f32", [INF, INF, 0.0, -0.0, NAN]),
+                                       ("b", "f32", [-INF, 1.0, -0.0, -0.0, 1.0])], [("e", "f32")])
+    same_bits32(e, [NAN, INF, 0.0, -0.0, NAN])
+
+
+def test_f32_bits_roundtrip_helpers():
+    assert f2b(1.0) == 0x3F800000 and b2f(0x3F800000) == 1.0

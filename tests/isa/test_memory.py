@@ -1,0 +1,367 @@
+"""ld/st of every width (u8/s8 sign extension into wider registers), vectors .v2/.v4, module
+globals, scalar parameters, local memory with dynamic indexing, shared memory (static and
+dynamic), special registers and vector pack/unpack with mov."""
+import numpy as np
+
+from ._util import GID, launch, ptx_kernel, run_op, same_ints
+
+
+def test_ld_u8_s8_u16_s16_extend_into_32_and_64_bit_registers():
+    src = np.array([0x00, 0x7F, 0x80, 0xFF, 0x01, 0xFE, 0x55, 0xAA], dtype=np.uint8)
+    out = np.zeros((6, 8), dtype=np.int64)
+    k = ptx_kernel(".param .u64 pout, .param .u64 pin", GID + """
+ld.param.u64 %rd1, [pin];
+cvta.to.global.u64 %rd1, %rd1;
+add.u64 %rd2, %rd1, %rd0;
+ld.global.u8 %r4, [%rd2];
+ld.global.s8 %r5, [%rd2];
+ld.global.s8 %rd3, [%rd2];
+ld.global.u8 %rd4, [%rd2];
+and.b64 %rd10, %rd0, -2;
+add.u64 %rd11, %rd1, %rd10;
+ld.global.s16 %r6, [%rd11];
+ld.global.u16 %r7, [%rd11];
+ld.param.u64 %rd5, [pout];
+cvta.to.global.u64 %rd5, %rd5;
+shl.b64 %rd6, %rd0, 3;
+add.u64 %rd5, %rd5, %rd6;
+cvt.s64.s32 %rd7, %r4;
+st.global.u64 [%rd5], %rd7;
+cvt.s64.s32 %rd7, %r5;
+st.global.u64 [%rd5+64], %rd7;
+st.global.u64 [%rd5+128], %rd3;
+st.global.u64 [%rd5+192], %rd4;
+cvt.s64.s32 %rd7, %r6;
+st.global.u64 [%rd5+256], %rd7;
+cvt.s64.s32 %rd7, %r7;
+st.global.u64 [%rd5+320], %rd7;
+ret;""")
+    launch(k, 1, 8, [out, src])
+    assert list(out[0]) == [int(x) for x in src]
+    assert list(out[1]) == [int(x) for x in src.view(np.int8)]
+    assert list(out[2]) == [int(x) for x in src.view(np.int8)]
+    assert list(out[3]) == [int(x) for x in src]
+    h16 = src.view(np.int16)
+    assert list(out[4]) == [int(h16[i // 2]) for i in range(8)]
+    assert list(out[5]) == [int(h16[i // 2]) & 0xFFFF for i in range(8)]
+
+
+def test_st_narrow_widths_truncate():
+    vals = np.array([0x12345678, -1, 0x000001FF, 0x7FFF8001], dtype=np.int32)
+    out8 = np.full(4, 0xEE, dtype=np.uint8)
+    out16 = np.full(4, 0xEEEE, dtype=np.uint16)
+    out64 = np.zeros(4, dtype=np.int64)
+    k = ptx_kernel(".param .u64 p8, .param .u64 p16, .param .u64 p64, .param .u64 pin", GID + """
+ld.param.u64 %rd1, [pin];
+cvta.to.global.u64 %rd1, %rd1;
+shl.b64 %rd2, %rd0, 2;
+add.u64 %rd2, %rd1, %rd2;
+ld.global.u32 %r4, [%rd2];
+ld.param.u64 %rd3, [p8];
+cvta.to.global.u64 %rd3, %rd3;
+add.u64 %rd3, %rd3, %rd0;
+st.global.u8 [%rd3], %r4;
+ld.param.u64 %rd4, [p16];
+cvta.to.global.u64 %rd4, %rd4;
+shl.b64 %rd5, %rd0, 1;
+add.u64 %rd4, %rd4, %rd5;
+st.global.u16 [%rd4], %r4;
+ld.param.u64 %rd6, [p64];
+cvta.to.global.u64 %rd6, %rd6;
+shl.b64 %rd7, %rd0, 3;
+add.u64 %rd6, %rd6, %rd7;
+cvt.s64.s32 %rd8, %r4;
+st.global.s64 [%rd6], %rd8;
+ret;""")
+    launch(k, 1, 4, [out8, out16, out64, vals])
+    assert list(out8) == [0x78, 0xFF, 0xFF, 0x01]
+    assert list(out16) == [0x5678, 0xFFFF, 0x01FF, 0x8001]
+    assert list(out64) == [int(v) for v in vals]
+
+
+def test_vector_loads_and_stores_v2_v4():
+    n = 8
+    a4 = np.arange(4 * n, dtype=np.uint32) * 3 + 1
+    f2 = np.arange(2 * n, dtype=np.float64) * 0.5 - 3
+    h4 = (np.arange(4 * n, dtype=np.uint16) * 1111)
+    o4 = np.zeros_like(a4)
+    of2 = np.zeros_like(f2)
+    oh4 = np.zeros_like(h4)
+    k = ptx_kernel(".param .u64 po4, .param .u64 pof2, .param .u64 poh4, .param .u64 pa4, "
+                   ".param .u64 pf2, .param .u64 ph4", GID + """
+shl.b64 %rd1, %rd0, 4;
+ld.param.u64 %rd2, [pa4];
+cvta.to.global.u64 %rd2, %rd2;
+add.u64 %rd2, %rd2, %rd1;
+ld.global.v4.u32 {%r4, %r5, %r6, %r7}, [%rd2];
+ld.param.u64 %rd3, [po4];
+cvta.to.global.u64 %rd3, %rd3;
+add.u64 %rd3, %rd3, %rd1;
+st.global.v4.u32 [%rd3], {%r7, %r6, %r5, %r4};
+ld.param.u64 %rd4, [pf2];
+cvta.to.global.u64 %rd4, %rd4;
+add.u64 %rd4, %rd4, %rd1;
+ld.global.v2.f64 {%fd1, %fd2}, [%rd4];
+add.f64 %fd3, %fd1, %fd2;
+ld.param.u64 %rd5, [pof2];
+cvta.to.global.u64 %rd5, %rd5;
+add.u64 %rd5, %rd5, %rd1;
+st.global.v2.f64 [%rd5], {%fd3, %fd1};
+shl.b64 %rd6, %rd0, 3;
+ld.param.u64 %rd7, [ph4];
+cvta.to.global.u64 %rd7, %rd7;
+add.u64 %rd7, %rd7, %rd6;
+ld.global.v4.u16 {%h1, %h2, %h3, %h4}, [%rd7];
+ld.param.u64 %rd8, [poh4];
+cvta.to.global.u64 %rd8, %rd8;
+add.u64 %rd8, %rd8, %rd6;
+st.global.v2.u16 [%rd8], {%h4, %h3};
+st.global.v2.u16 [%rd8+4], {%h2, %h1};
+ret;""")
+    launch(k, 1, n, [o4, of2, oh4, a4, f2, h4])
+    np.testing.assert_array_equal(o4.reshape(n, 4), a4.reshape(n, 4)[:, ::-1])
+    fr = f2.reshape(n, 2)
+    np.testing.assert_array_equal(of2.reshape(n, 2), np.stack([fr[:, 0] + fr[:, 1], fr[:, 0]], 1))
+    np.testing.assert_array_equal(oh4.reshape(n, 4), h4.reshape(n, 4)[:, ::-1])
+
+
+def test_scalar_params_of_each_type():
+    out = np.zeros(6, dtype=np.float64)
+    k = ptx_kernel(".param .u64 pout, .param .s32 pi, .param .f32 pf, .param .f64 pd, "
+                   ".param .u64 pu, .param .s16 ps, .param .u8 pb", """
+ld.param.u64 %rd1, [pout];
+cvta.to.global.u64 %rd1, %rd1;
+ld.param.s32 %r1, [pi];
+cvt.rn.f64.s32 %fd1, %r1;
+st.global.f64 [%rd1], %fd1;
+ld.param.f32 %f1, [pf];
+cvt.f64.f32 %fd2, %f1;
+st.global.f64 [%rd1+8], %fd2;
+ld.param.f64 %fd3, [pd];
+st.global.f64 [%rd1+16], %fd3;
+ld.param.u64 %rd2, [pu];
+cvt.rn.f64.u64 %fd4, %rd2;
+st.global.f64 [%rd1+24], %fd4;
+ld.param.s16 %h1, [ps];
+cvt.rn.f64.s16 %fd5, %h1;
+st.global.f64 [%rd1+32], %fd5;
+ld.param.u8 %h2, [pb];
+cvt.rn.f64.u16 %fd6, %h2;
+st.global.f64 [%rd1+40], %fd6;
+ret;""")
+    launch(k, 1, 1, [out, np.int32(-7), np.float32(1.5), np.float64(-2.25), np.uint64(2**40),
+                     np.int16(-300), np.uint8(200)])
+    assert list(out) == [-7.0, 1.5, -2.25, 2.0**40, -300.0, 200.0]
+
+
+def test_module_global_with_initializer_and_const():
+    decls = (".global .align 4 .u32 gtab[4] = {10, 20, 30, 40};\n"
+             ".const .align 8 .f64 ctab[2] = {0d3FF8000000000000, 0d4004000000000000};\n")
+    out = np.zeros(4, dtype=np.float64)
+    k = ptx_kernel(".param .u64 pout", GID + """
+mov.u64 %rd1, gtab;
+shl.b64 %rd2, %rd0, 2;
+add.u64 %rd3, %rd1, %rd2;
+ld.global.u32 %r4, [%rd3];
+and.b32 %r5, %r3, 1;
+mul.wide.u32 %rd4, %r5, 8;
+mov.u64 %rd5, ctab;
+add.u64 %rd5, %rd5, %rd4;
+ld.const.f64 %fd1, [%rd5];
+cvt.rn.f64.u32 %fd2, %r4;
+mul.f64 %fd3, %fd1, %fd2;
+ld.param.u64 %rd6, [pout];
+cvta.to.global.u64 %rd6, %rd6;
+shl.b64 %rd7, %rd0, 3;
+add.u64 %rd6, %rd6, %rd7;
+st.global.f64 [%rd6], %fd3;
+ret;""", decls=decls)
+    launch(k, 1, 4, [out])
+    assert list(out) == [15.0, 50.0, 45.0, 100.0]
+
+
+def test_local_memory_dynamic_indexing():
+    # each thread fills a private array arr[j] = j * (tid + 1), then reads arr[(tid*7) % 16]
+    n = 32
+    out = np.zeros(2 * n, dtype=np.uint32)
+    # .local must be declared inside the kernel body: build the text by hand
+    from ._util import HEADER, SCRATCH, kernel_from_ptx, launch as _launch
+    body = GID + """
+mov.u64 %rd1, arr;
+add.u32 %r4, %r3, 1;
+mov.u32 %r5, 0;
+LOOP:
+mul.lo.u32 %r6, %r5, %r4;
+mul.wide.u32 %rd2, %r5, 4;
+add.u64 %rd3, %rd1, %rd2;
+st.local.u32 [%rd3], %r6;
+add.u32 %r5, %r5, 1;
+setp.lt.u32 %p1, %r5, 17;
+@%p1 bra LOOP;
+mul.lo.u32 %r7, %r3, 7;
+and.b32 %r7, %r7, 15;
+mul.wide.u32 %rd4, %r7, 4;
+add.u64 %rd5, %rd1, %rd4;
+ld.local.u32 %r8, [%rd5];
+cvta.local.u64 %rd6, %rd1;
+add.u64 %rd6, %rd6, %rd4;
+ld.u32 %r9, [%rd6+4];
+ld.param.u64 %rd7, [pout];
+cvta.to.global.u64 %rd7, %rd7;
+mul.wide.u32 %rd8, %r3, 8;
+add.u64 %rd7, %rd7, %rd8;
+st.global.v2.u32 [%rd7], {%r8, %r9};
+ret;"""
+    text = (HEADER + ".visible .entry k(.param .u64 pout)\n{\n" + SCRATCH +
+            "\t.local .align 4 .b8 arr[68];\n" + body + "\n}\n")
+    k = kernel_from_ptx(text)
+    _launch(k, 2, n // 2, [out])
+    o = out.reshape(n, 2)
+    for t in range(n):
+        j = (t * 7) % 16
+        assert o[t, 0] == j * (t + 1)
+        assert o[t, 1] == (j + 1) * (t + 1)
+
+
+def test_shared_memory_static_exchange():
+    n = 64
+    a = np.arange(n, dtype=np.int32) * 3 - 50
+    out = np.zeros(2 * n, dtype=np.int32)
+    k = ptx_kernel(".param .u64 pout, .param .u64 pin", GID + """
+ld.param.u64 %rd1, [pin];
+cvta.to.global.u64 %rd1, %rd1;
+mul.wide.u32 %rd2, %r3, 4;
+add.u64 %rd3, %rd1, %rd2;
+ld.global.u32 %r4, [%rd3];
+mov.u32 %r10, sh;
+shl.b32 %r5, %r0, 2;
+add.u32 %r6, %r10, %r5;
+st.shared.u32 [%r6], %r4;
+bar.sync 0;
+sub.u32 %r7, %r2, 1;
+sub.u32 %r7, %r7, %r0;
+shl.b32 %r8, %r7, 2;
+add.u32 %r9, %r10, %r8;
+ld.shared.u32 %r11, [%r9];
+ld.param.u64 %rd4, [pout];
+cvta.to.global.u64 %rd4, %rd4;
+add.u64 %rd5, %rd4, %rd2;
+st.global.u32 [%rd5], %r11;
+ret;""", decls=".shared .align 4 .b8 sh[128];\n")
+    launch(k, 2, 32, [out, a])
+    want = np.concatenate([a[:32][::-1], a[32:][::-1]])
+    np.testing.assert_array_equal(out[:n], want)
+    assert (out[n:] == 0).all()
+
+
+def test_shared_memory_dynamic_extern():
+    n = 48
+    a = np.arange(n, dtype=np.float32) + 0.5
+    out = np.zeros(n, dtype=np.float32)
+    k = ptx_kernel(".param .u64 pout, .param .u64 pin", GID + """
+ld.param.u64 %rd1, [pin];
+cvta.to.global.u64 %rd1, %rd1;
+mul.wide.u32 %rd2, %r3, 4;
+add.u64 %rd3, %rd1, %rd2;
+ld.global.f32 %f1, [%rd3];
+mov.u64 %rd4, dyn;
+mul.wide.u32 %rd5, %r0, 4;
+add.u64 %rd6, %rd4, %rd5;
+st.shared.f32 [%rd6], %f1;
+bar.sync 0;
+add.u32 %r4, %r0, 1;
+rem.u32 %r4, %r4, %r2;
+mul.wide.u32 %rd7, %r4, 4;
+add.u64 %rd8, %rd4, %rd7;
+ld.shared.f32 %f2, [%rd8];
+cvta.shared.u64 %rd9, %rd6;
+ld.f32 %f3, [%rd9];
+add.f32 %f4, %f2, %f3;
+ld.param.u64 %rd10, [pout];
+cvta.to.global.u64 %rd10, %rd10;
+add.u64 %rd11, %rd10, %rd2;
+st.global.f32 [%rd11], %f4;
+ret;""", decls=".extern .shared .align 16 .b8 dyn[];\n")
+    launch(k, 3, 16, [out, a], shared_mem=16 * 4)
+    blocks = a.reshape(3, 16)
+    np.testing.assert_array_equal(out.reshape(3, 16), np.roll(blocks, -1, axis=1) + blocks)
+
+
+def test_special_registers_3d():
+    grid, block = (2, 3, 2), (4, 2, 3)
+    nthreads = 2 * 3 * 2 * 4 * 2 * 3
+    K = 14
+    out = np.full(nthreads * K, 0xFFFFFFFF, dtype=np.uint32)
+    names = ["%tid.x", "%tid.y", "%tid.z", "%ntid.x", "%ntid.y", "%ntid.z", "%ctaid.x",
+             "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z", "%laneid", "WARP_SZ"]
+    body = "\n".join(f"mov.u32 %r{i + 10}, {nm};" for i, nm in enumerate(names))
+    body += """
+mad.lo.u32 %r1, %r18, %r20, %r17;
+mad.lo.u32 %r1, %r1, %r19, %r16;
+mul.lo.u32 %r2, %r13, %r14;
+mul.lo.u32 %r2, %r2, %r15;
+mad.lo.u32 %r3, %r12, %r14, %r11;
+mad.lo.u32 %r3, %r3, %r13, %r10;
+mad.lo.u32 %r4, %r1, %r2, %r3;
+mul.lo.u32 %r5, %r4, 14;
+ld.param.u64 %rd1, [pout];
+cvta.to.global.u64 %rd1, %rd1;
+mul.wide.u32 %rd2, %r5, 4;
+add.u64 %rd1, %rd1, %rd2;
+"""
+    body += "\n".join(f"st.global.u32 [%rd1+{4 * i}], %r{i + 10};" for i in range(K)) + "\nret;"
+    k = ptx_kernel(".param .u64 pout", body)
+    launch(k, grid, block, [out])
+    o = out.reshape(nthreads, K)
+    row = 0
+    for bz in range(2):
+        for by in range(3):
+            for bx in range(2):
+                for tz in range(3):
+                    for ty in range(2):
+                        for tx in range(4):
+                            lin = tx + 4 * (ty + 2 * tz)
+                            want = [tx, ty, tz, 4, 2, 3, bx, by, bz, 2, 3, 2, lin % 32, 32]
+                            assert list(o[row]) == want, (bx, by, bz, tx, ty, tz)
+                            row += 1
+
+
+def test_mov_vector_pack_unpack_64():
+    lo = [0x11223344, 0xFFFFFFFF, 0]
+    hi = [0x55667788, 0, 0x80000000]
+    d, e, f = run_op("mov.b64 %d, {%a, %b};\nmov.b64 {%r1, %r2}, %d;\nmov.b32 %e, %r1;\nmov.b32 %f, %r2;",
+                     [("a", "b32", lo), ("b", "b32", hi)], [("d", "b64"), ("e", "b32"), ("f", "b32")])
+    same_ints(d, [(h << 32) | l for l, h in zip(lo, hi)], "b64")
+    same_ints(e, lo, "b32")
+    same_ints(f, hi, "b32")
+    g = run_op("mov.b32 %g, {%h1, %h2};\nmov.b32 {%h1, %h2}, %a;\nmov.b32 %g, {%h2, %h1};",
+               [("a", "b32", lo)], [("g", "b32")])
+    same_ints(g, [((x & 0xFFFF) << 16) | (x >> 16) for x in lo], "b32")
+
+
+def test_cache_and_volatile_qualifiers():
+    a = np.arange(16, dtype=np.float32) * 2
+    out = np.zeros(16, dtype=np.float32)
+    k = ptx_kernel(".param .u64 pout, .param .u64 pin", GID + """
+ld.param.u64 %rd1, [pin];
+cvta.to.global.u64 %rd1, %rd1;
+mul.wide.u32 %rd2, %r3, 4;
+add.u64 %rd3, %rd1, %rd2;
+ld.global.nc.f32 %f1, [%rd3];
+ld.global.ca.f32 %f2, [%rd3];
+ld.global.cg.f32 %f3, [%rd3];
+ld.volatile.global.f32 %f4, [%rd3];
+ld.relaxed.gpu.global.f32 %f5, [%rd3];
+add.f32 %f1, %f1, %f2;
+add.f32 %f1, %f1, %f3;
+add.f32 %f1, %f1, %f4;
+add.f32 %f1, %f1, %f5;
+ld.param.u64 %rd4, [pout];
+cvta.to.global.u64 %rd4, %rd4;
+add.u64 %rd4, %rd4, %rd2;
+st.global.cs.f32 [%rd4], %f1;
+membar.gl;
+fence.acq_rel.gpu;
+ret;""")
+    launch(k, 1, 16, [out, a])
+    np.testing.assert_array_equal(out, a * 5)

@@ -1,0 +1,50 @@
+"""The corpus on the CPU executor against numpy, and the block-offset rewrite (what GPU chunks
+run) on sub-ranges of the grid against the whole launch."""
+import numpy as np
+import pytest
+
+import dptx
+from dptx import cpu
+from dptx.ptx import print_module
+from dptx.ptx.rewrite import add_block_offset, sub_grid_arguments
+from tests.corpus import CASES, check, source
+
+
+def fresh(case):
+    args = case.make_args(np.random.default_rng(1234))
+    expected = case.reference([a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    return args, expected
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_case_matches_numpy(case):
+    kernel = dptx.RawModule(source(case), options=case.options).get_function(case.kernel)
+    args, expected = fresh(case)
+    cpu.launch(kernel, case.grid, case.block, args, shared_mem=case.shared_mem)
+    for index, want in expected.items():
+        check(args[index], want, case.rtol, case.atol, f"{case.name} argument {index}")
+
+
+SUB_GRID_CASES = [c for c in CASES if c.deterministic]
+
+
+@pytest.mark.parametrize("case", SUB_GRID_CASES, ids=[c.name for c in SUB_GRID_CASES])
+def test_block_offset_rewrite_on_sub_ranges(case):
+    raw = dptx.RawModule(source(case), options=case.options)
+    kernel = raw.get_function(case.kernel)
+    rewritten = dptx.RawModule(ptx=print_module(add_block_offset(raw.module, case.kernel)))
+    sub = rewritten.get_function(case.kernel)
+    assert len(sub.params) == len(kernel.params) + 4
+    whole, _ = fresh(case)
+    cpu.launch(kernel, case.grid, case.block, whole, shared_mem=case.shared_mem)
+    parts, _ = fresh(case)
+    grid = tuple(case.grid) + (1,) * (3 - len(case.grid))
+    n = int(np.prod(grid))
+    cuts = sorted({0, n // 3, (2 * n) // 3, n})
+    for a, b in zip(cuts, cuts[1:]):
+        sub_grid, extra = sub_grid_arguments(grid, a, b)
+        cpu.launch(sub, sub_grid, case.block, parts + [np.uint32(v) for v in extra],
+                   shared_mem=case.shared_mem)
+    for i, (p, w) in enumerate(zip(parts, whole)):
+        if isinstance(p, np.ndarray):
+            check(p, w, 0, 0, f"{case.name} argument {i}")

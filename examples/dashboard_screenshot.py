@@ -33,6 +33,62 @@ extern "C" __global__ void saxpy(float a, const float* x, float* y, int n) {
 }'''
 
 
+def screenshot(browser, url, wait=6.0, size=(1100, 950)) -> bytes:
+    """PNG of ``url`` once its Bokeh documents arrived over their websocket: headless
+    Chromium driven through the DevTools protocol (``--screenshot`` would shoot too early)."""
+    import base64
+    import json
+    import socket
+    import urllib.request
+
+    from tornado.ioloop import IOLoop
+    from tornado.websocket import websocket_connect
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with tempfile.TemporaryDirectory() as profile:
+        proc = subprocess.Popen([browser, "--headless=new", "--no-sandbox", "--disable-gpu",
+                                 "--disable-quic", "--no-first-run", "--disable-background-networking",
+                                 "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+                                 f"--user-data-dir={profile}", f"--remote-debugging-port={port}",
+                                 f"--window-size={size[0]},{size[1]}", "about:blank"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(100):
+                try:
+                    targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json", timeout=1))
+                    page = next(t for t in targets if t.get("type") == "page")
+                    break
+                except Exception:
+                    time.sleep(0.1)
+            else:
+                raise RuntimeError("Chromium did not start its DevTools endpoint")
+
+            async def drive():
+                ws = await websocket_connect(page["webSocketDebuggerUrl"], max_message_size=2**28)
+                ids = iter(range(1, 1000))
+
+                async def call(method, **params):
+                    i = next(ids)
+                    await ws.write_message(json.dumps({"id": i, "method": method, "params": params}))
+                    while True:
+                        msg = json.loads(await ws.read_message())
+                        if msg.get("id") == i:
+                            return msg.get("result", {})
+                await call("Page.enable")
+                await call("Page.navigate", url=url)
+                import asyncio
+                await asyncio.sleep(wait)
+                shot = await call("Page.captureScreenshot", format="png")
+                ws.close()
+                return base64.b64decode(shot["data"])
+            return IOLoop.current().run_sync(drive, timeout=wait + 60)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=20)
+
+
 def main(out="docs/dptx-dashboard.png"):
     browser = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
     if browser is None:
@@ -53,14 +109,9 @@ def main(out="docs/dptx-dashboard.png"):
             img.get()
             time.sleep(0.3)
         url = client.dashboard_link.rsplit("/", 1)[0] + "/individual-dptx"
-        with tempfile.TemporaryDirectory() as profile:
-            subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
-                            "--disable-quic", "--no-first-run", "--disable-background-networking",
-                            "--disable-component-update", "--disable-sync",
-                            f"--user-data-dir={profile}", "--hide-scrollbars",
-                            "--window-size=1100,900", "--virtual-time-budget=8000",
-                            f"--screenshot={out}", url], check=True, timeout=120,
-                           capture_output=True)
+        png = screenshot(browser, url)
+        with open(out, "wb") as fh:
+            fh.write(png)
         dptx.shutdown()
     print(f"screenshot of {url} written to {out}")
 

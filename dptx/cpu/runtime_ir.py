@@ -735,6 +735,9 @@ count:
   %npop = phi i32 [0, %entry], [%npop.n, %cnext]
   %maxc = phi i32 [0, %entry], [%maxc.n, %cnext]
   %line = phi i32 [0, %entry], [%line.n, %cnext]
+  %minid = phi i32 [16, %entry], [%minid.n, %cnext]
+  %maxid = phi i32 [0, %entry], [%maxid.n, %cnext]
+  %allcta = phi i1 [false, %entry], [%allcta.n, %cnext]
   %cd = icmp uge i32 %t, %nthr
   br i1 %cd, label %check, label %cbody
 cbody:
@@ -759,6 +762,15 @@ cbody:
   %cw = select i1 %waiting, i32 %c, i32 0
   %maxc.n = call i32 @llvm.umax.i32(i32 %maxc, i32 %cw)
   %line.n = select i1 %waiting, i32 %l, i32 %line
+  %idp = getelementptr i32, ptr %fp, i64 2
+  %id = load i32, ptr %idp
+  %idlo = select i1 %waiting, i32 %id, i32 16
+  %idhi = select i1 %waiting, i32 %id, i32 0
+  %minid.n = call i32 @llvm.umin.i32(i32 %minid, i32 %idlo)
+  %maxid.n = call i32 @llvm.umax.i32(i32 %maxid, i32 %idhi)
+  %nocount = icmp eq i32 %c, 0
+  %ctawait = and i1 %waiting, %nocount
+  %allcta.n = or i1 %allcta, %ctawait
   %tn0 = add i32 %t, 1
   br label %cnext
 cnext:
@@ -772,7 +784,12 @@ check:
   %warps0 = add i32 %present, 31
   %warps = and i32 %warps0, -32
   %short = icmp ugt i32 %maxc, %warps
-  %dead = and i1 %isbar, %short
+  ; threads wait at different barriers while one of them waits for the whole CTA: the
+  ; CTA-wide barrier can never complete
+  %split = icmp ne i32 %minid, %maxid
+  %splitdead = and i1 %split, %allcta
+  %bad = or i1 %short, %splitdead
+  %dead = and i1 %isbar, %bad
   br i1 %dead, label %deadlock, label %wake
 deadlock:
   %addr = zext i32 %maxc to i64

@@ -17,11 +17,18 @@ def cluster():
 
 
 @pytest.fixture(scope="session")
-def client(cluster):
+def session_client(cluster):
     with Client(cluster, set_as_default=False) as c:
-        dptx.connect(c)
         yield c
         dptx.shutdown()
+
+
+@pytest.fixture
+def client(session_client):
+    """The session cluster, made dptx's cluster again for each test (tests with clusters of
+    their own connect dptx elsewhere)."""
+    dptx.connect(session_client)
+    return session_client
 
 
 @pytest.fixture

@@ -111,11 +111,11 @@ def test_red_global_reduction_ops(op, ty):
 
 
 def test_atomic_counter_contention_old_values_form_permutation():
-    n = 1024
+    n = 8192
     cells = np.zeros(1, dtype=np.uint32)
     old = np.zeros(n, dtype=np.uint32)
     vals = np.ones(n, dtype=np.uint32)
-    launch(_global_kernel("add", "u32", 1), 8, 128, [cells, old, vals])
+    launch(_global_kernel("add", "u32", 1), 32, 256, [cells, old, vals])
     assert cells[0] == n
     assert sorted(old.tolist()) == list(range(n))
 
@@ -296,3 +296,37 @@ bar.sync 0;
 ret;""", decls=".shared .align 8 .b8 scell[8];\n")
     launch(k, 1, bs, [cells])
     assert cells.tolist() == [bs, 5 * bs]
+
+
+def test_atom_shared_cas_and_exch_b64():
+    bs = 64
+    out = np.zeros(bs, dtype=np.uint64)
+    k = ptx_kernel(".param .u64 pout", GID + """
+mov.u64 %rd10, scell;
+setp.eq.u32 %p1, %r0, 0;
+@%p1 st.shared.u64 [%rd10], 0;
+@%p1 st.shared.u32 [%rd10+8], 0;
+bar.sync 0;
+add.u32 %r4, %r0, 1;
+atom.shared.cas.b32 %r5, [%rd10+8], 0, %r4;
+cvt.u64.u32 %rd3, %r4;
+shl.b64 %rd3, %rd3, 40;
+atom.shared.exch.b64 %rd4, [%rd10], %rd3;
+bar.sync 0;
+ld.shared.u32 %r6, [%rd10+8];
+setp.eq.u32 %p2, %r5, 0;
+selp.u64 %rd5, 1, 0, %p2;
+ld.param.u64 %rd1, [pout];
+cvta.to.global.u64 %rd1, %rd1;
+mul.wide.u32 %rd2, %r3, 8;
+add.u64 %rd1, %rd1, %rd2;
+shl.b64 %rd6, %rd5, 63;
+cvt.u64.u32 %rd7, %r6;
+or.b64 %rd6, %rd6, %rd7;
+st.global.u64 [%rd1], %rd6;
+ret;""", decls=".shared .align 8 .b8 scell[16];\n")
+    launch(k, 1, bs, [out])
+    winners = [t for t in range(bs) if int(out[t]) >> 63]
+    assert len(winners) == 1
+    final = {int(v) & 0xFFFFFFFF for v in out}
+    assert final == {winners[0] + 1}

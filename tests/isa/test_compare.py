@@ -156,3 +156,11 @@ def test_set_float_nan_and_combiner():
     same_ints(d, [0xFFFFFFFF, 0xFFFFFFFF, 0, 0xFFFFFFFF], "u32")
     same_ints(e, [0xFFFFFFFF, 0, 0xFFFFFFFF, 0], "u32")
     assert u(-1) == 0xFFFFFFFF and np.uint32(1)
+
+
+def test_setp_ftz_flushes_subnormal_operands():
+    ins = [("a", "f32", [1e-40, -1e-40, 1e-40]), ("b", "f32", [0.0, 0.0, 2e-40])]
+    d, e = run_op("setp.gt.ftz.f32 %d, %a, %b;\nsetp.gt.f32 %e, %a, %b;", ins,
+                  [("d", "pred"), ("e", "pred")])
+    same_ints(d, [0, 0, 0], "u32")
+    same_ints(e, [1, 0, 0], "u32")

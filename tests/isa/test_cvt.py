@@ -123,8 +123,11 @@ def test_cvt_int_to_f32_rounding_modes(mode):
     same_bits32(d, [round_f32(Fraction(v), mode) for v in vals])
     e = run_op(f"cvt.{mode}.f32.u32 %e, %a;", [("a", "u32", uvals)], [("e", "f32")])
     same_bits32(e, [round_f32(Fraction(v), mode) for v in uvals])
-    v64 = [2**63 - 1, -(2**63 - 1), 2**53 + 1, -(2**53 + 1), 0x123456789ABCDEF, -(2**62 + 3)]
-    u64 = [2**64 - 1, 2**53 + 1, 2**63 + 1, 0xFEDCBA9876543211]
+    v64 = [2**63 - 1, -(2**63 - 1), 2**53 + 1, -(2**53 + 1), 0x123456789ABCDEF, -(2**62 + 3),
+           2**62 + 2**38 + 1, -(2**62 + 2**38 + 1), 2**54 + 2**30 + 1]  # f32 ties off by 1: no double rounding
+    u64 = [2**64 - 1, 2**53 + 1, 2**63 + 1, 0xFEDCBA9876543211, 2**63 + 2**39 + 1]
+    f32u = run_op(f"cvt.{mode}.f32.u64 %d, %a;", [("a", "u64", u64)], [("d", "f32")])
+    same_bits32(f32u, [round_f32(Fraction(v), mode) for v in u64])
     f, g = run_op(f"cvt.{mode}.f32.s64 %f, %a;\ncvt.{mode}.f64.s64 %g, %a;", [("a", "s64", v64)],
                   [("f", "f32"), ("g", "f64")])
     same_bits32(f, [round_f32(Fraction(v), mode) for v in v64])

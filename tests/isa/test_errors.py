@@ -164,3 +164,50 @@ def test_launch_error_on_bad_arguments():
         launch(k, 1, 32, [np.zeros(32, dtype=np.uint32)])  # one argument missing
     with pytest.raises(dptx.LaunchError):
         launch(k, 1, 2048, [np.zeros(32, dtype=np.uint32), np.zeros(32, dtype=np.uint32)])
+
+
+def test_local_memory_out_of_bounds_raises():
+    text = (".version 7.8\n.target sm_80\n.address_size 64\n"
+            ".visible .entry loob(.param .u32 idx)\n{\n\t.local .align 4 .b8 arr[16];\n"
+            "\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<4>;\n"
+            "\tld.param.u32 %r1, [idx];\n\tmov.u64 %rd1, arr;\n\tmul.wide.u32 %rd2, %r1, 4;\n"
+            "\tadd.u64 %rd3, %rd1, %rd2;\n\tcvta.local.u64 %rd3, %rd3;\n\tst.u32 [%rd3], %r1;\n\tret;\n}\n")
+    k = kernel_from_ptx(text, "loob")
+    launch(k, 1, 4, [np.uint32(3)])           # in bounds
+    with pytest.raises(dptx.DptxMemoryError) as ei:
+        launch(k, 1, 4, [np.uint32(1 << 20)])  # 4 MiB past a 16-byte array
+    assert "loob" in str(ei.value)
+
+
+def test_out_of_bounds_atomic_and_vector_access_raise():
+    k = kernel_from_ptx(kernel_text(".param .u64 p, .param .u32 off", """
+ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd1, %rd1;
+ld.param.u32 %r1, [off];
+cvt.u64.u32 %rd2, %r1;
+add.u64 %rd1, %rd1, %rd2;
+atom.global.add.u32 %r2, [%rd1], 1;
+ret;""", name="atomoob"), "atomoob")
+    buf = np.zeros(4, dtype=np.uint32)
+    launch(k, 1, 1, [buf, np.uint32(12)])
+    assert buf.tolist() == [0, 0, 0, 1]
+    with pytest.raises(dptx.DptxMemoryError) as ei:
+        launch(k, 1, 1, [buf, np.uint32(16)])
+    assert "atomoob" in str(ei.value)
+    assert buf.tolist() == [0, 0, 0, 1]
+    k2 = kernel_from_ptx(kernel_text(".param .u64 p", """
+ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd1, %rd1;
+ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1+16];
+ret;""", name="vecoob"), "vecoob")
+    with pytest.raises(dptx.DptxMemoryError):
+        launch(k2, 1, 1, [np.zeros(6, dtype=np.uint32)])   # 24 bytes: elements 4..7 cross the end
+
+
+def test_launch_error_too_many_args_and_too_much_shared():
+    k = kernel_from_ptx(_copy_kernel_text("argk2"), "argk2")
+    a = np.zeros(32, dtype=np.uint32)
+    with pytest.raises(dptx.LaunchError):
+        launch(k, 1, 32, [a, a, a])
+    with pytest.raises(dptx.LaunchError):
+        launch(k, 1, 32, [a, a], shared_mem=1 << 30)

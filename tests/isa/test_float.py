@@ -283,3 +283,102 @@ def test_fma_sat_and_f32_special_arith():
 
 def test_f32_bits_roundtrip_helpers():
     assert f2b(1.0) == 0x3F800000 and b2f(0x3F800000) == 1.0
+
+
+def test_special_values_of_approximate_functions():
+    xs = [0.0, -0.0, INF, -1.0]
+    d, e, f, g = run_op("rcp.approx.f32 %d, %a;\nrsqrt.approx.f32 %e, %a;\nlg2.approx.f32 %f, %a;\n"
+                        "sqrt.approx.f32 %g, %a;", [("a", "f32", xs)],
+                        [("d", "f32"), ("e", "f32"), ("f", "f32"), ("g", "f32")])
+    same_bits32(d, [INF, -INF, 0.0, -1.0])
+    same_bits32(e, [INF, -INF, 0.0, NAN])
+    same_bits32(f, [-INF, -INF, INF, NAN])
+    same_bits32(g, [0.0, -0.0, INF, NAN])
+    h = run_op("sin.approx.f32 %h, %a;", [("a", "f32", [INF, -INF, NAN, 0.0, -0.0])], [("h", "f32")])
+    same_bits32(h, [NAN, NAN, NAN, 0.0, -0.0])
+
+
+def test_f64_div_rcp_by_zero_and_nan():
+    a = [1.0, -1.0, 0.0, INF, NAN, 1.0]
+    b = [0.0, 0.0, 0.0, INF, 1.0, -0.0]
+    d = run_op("div.rn.f64 %d, %a, %b;", [("a", "f64", a), ("b", "f64", b)], [("d", "f64")])
+    same_bits64(d, [INF, -INF, NAN, NAN, NAN, -INF])
+    e = run_op("div.rn.f32 %e, %a, %b;", [("a", "f32", a), ("b", "f32", b)], [("e", "f32")])
+    same_bits32(e, [INF, -INF, NAN, NAN, NAN, -INF])
+
+
+def test_ftz_on_f64_is_not_applied_and_f32_div_ftz():
+    # .ftz only exists for .f32; f64 keeps subnormals
+    d = run_op("mul.rn.f64 %d, %a, %b;", [("a", "f64", [1e-300]), ("b", "f64", [1e-10])], [("d", "f64")])
+    same_bits64(d, [1e-300 * 1e-10])
+    e = run_op("div.rn.ftz.f32 %e, %a, %b;", [("a", "f32", [1e-40, 1.0, -1e-30]),
+                                              ("b", "f32", [1.0, 1e-40, 1e10])], [("e", "f32")])
+    # 1e-40 flushes to 0 -> 0/1 = 0 ; 1/(flushed 0) = inf ; -1e-40 result flushes to -0
+    same_bits32(e, [0.0, INF, -0.0])
+
+
+def test_mov_float_immediates():
+    d, e, f = run_op("mov.f32 %d, 0f3FC00000;\nmov.f64 %e, 0dC004000000000000;\n"
+                     "mov.b32 %r1, 0f7F800000;\nmov.b32 %f, %r1;", [("a", "f32", [0.0])],
+                     [("d", "f32"), ("e", "f64"), ("f", "f32")])
+    same_bits32(d, [1.5])
+    same_bits64(e, [-2.5])
+    same_bits32(f, [INF])
+
+
+def test_fma_rn_no_double_rounding_f32_f64():
+    # f32: (1+2^-12)^2 + 2^-70 = 1 + 2^-11 + 2^-24 + 2^-70: just above an f32 tie. Computing
+    # in f64 first would land exactly on the tie and round to even (down).
+    a32, c32 = 1 + 2.0**-12, 2.0**-70
+    d = run_op("fma.rn.f32 %d, %a, %b, %c;",
+               [("a", "f32", [a32, -a32]), ("b", "f32", [a32, a32]), ("c", "f32", [c32, -c32])],
+               [("d", "f32")])
+    want = 1 + 2.0**-11 + 2.0**-23
+    same_bits32(d, [want, -want])
+    # f64: (1+2^-26)(1+2^-27) + 2^-200 is just above an f64 tie
+    a, b, c = 1 + 2.0**-26, 1 + 2.0**-27, 2.0**-200
+    e = run_op("fma.rn.f64 %e, %a, %b, %c;", [("a", "f64", [a]), ("b", "f64", [b]), ("c", "f64", [c])],
+               [("e", "f64")])
+    same_bits64(e, [round_f64(Fraction(a) * Fraction(b) + Fraction(c))])
+    assert round_f64(Fraction(a) * Fraction(b) + Fraction(c)) == 1 + 2.0**-26 + 2.0**-27 + 2.0**-52
+
+
+def test_add_rn_f32_directly_not_via_wider_tie_cases():
+    # sums that are exact in f64 but need rounding in f32, including exact ties
+    a = [1.0, 1.0, 1.0 + 2.0**-23, 16777216.0, 16777216.0]
+    b = [2.0**-24, 3 * 2.0**-24, 2.0**-24, 1.0, 3.0]
+    d = run_op("add.rn.f32 %d, %a, %b;", [("a", "f32", a), ("b", "f32", b)], [("d", "f32")])
+    same_bits32(d, [round_f32(Fraction(x) + Fraction(y)) for x, y in zip(a, b)])
+    assert [round_f32(Fraction(x) + Fraction(y)) for x, y in zip(a, b)] == \
+        [1.0, 1.0 + 2.0**-22, 1.0 + 2.0**-22, 16777216.0, 16777220.0]
+
+
+SUBN = [1e-40, -1e-40, 1e-45, 2.0**-126, 3e-39, 1.17e-38]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_subnormal_operands_and_results_all_modes(mode):
+    a = [float(np.float32(x)) for x in SUBN + [1e-38, 3e38, 1.0]]
+    b = [float(np.float32(x)) for x in [3.0, 1e-41, 0.5, -(2.0**-127), 1e-40, 7.0, 3e-39, 1e-40, 2.0**-126]]
+    d, e, f = run_op(f"add.{mode}.f32 %d, %a, %b;\nmul.{mode}.f32 %e, %a, %b;\ndiv.{mode}.f32 %f, %a, %b;",
+                     [("a", "f32", a), ("b", "f32", b)], [("d", "f32"), ("e", "f32"), ("f", "f32")])
+    same_bits32(d, [round_f32(Fraction(x) + Fraction(y), mode) for x, y in zip(a, b)])
+    same_bits32(e, [round_f32(Fraction(x) * Fraction(y), mode) for x, y in zip(a, b)])
+    same_bits32(f, [round_f32(Fraction(x) / Fraction(y), mode) for x, y in zip(a, b)])
+
+
+def test_sqrt_rcp_rn_subnormal():
+    xs = [float(np.float32(x)) for x in [1e-40, 1e-45, 3e38, 2.0**-149, 5e-39]]
+    d, e = run_op("sqrt.rn.f32 %d, %a;\nrcp.rn.f32 %e, %a;", [("a", "f32", xs)], [("d", "f32"), ("e", "f32")])
+    same_bits32(d, np.sqrt(np.array(xs, dtype=np.float64)).astype(np.float32))
+    same_bits32(e, [round_f32(1 / Fraction(x)) for x in xs])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_f64_subnormal_directed(mode):
+    a = [1e-310, -1e-310, 2.0**-1074, 1e-300, 1e-308]
+    b = [3.0, 7e-311, 0.5, 1e-10, -1e-9]
+    d, e = run_op(f"mul.{mode}.f64 %d, %a, %b;\nadd.{mode}.f64 %e, %a, %b;",
+                  [("a", "f64", a), ("b", "f64", b)], [("d", "f64"), ("e", "f64")])
+    same_bits64(d, [round_f64(Fraction(x) * Fraction(y), mode) for x, y in zip(a, b)])
+    same_bits64(e, [round_f64(Fraction(x) + Fraction(y), mode) for x, y in zip(a, b)])

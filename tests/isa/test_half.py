@@ -169,3 +169,123 @@ def test_pack_unpack_f16x2_with_mov():
     same_ints(d, [(h << 16) | l for l, h in zip(lo, hi)], "b32")
     same_ints(e, lo, "b16")
     same_ints(f, hi, "b16")
+
+
+def test_cvt_rn_f16x2_bf16x2_from_two_f32():
+    # cvt.rn.f16x2.f32 d, a, b: a goes to the upper half, b to the lower half
+    a = [1.0, -2.5, 65504.0, 0.1]
+    b = [3.0, 1e-8, -0.0, 100000.0]
+    d, e = run_op("cvt.rn.f16x2.f32 %d, %a, %b;\ncvt.rn.bf16x2.f32 %e, %a, %b;",
+                  [("a", "f32", a), ("b", "f32", b)], [("d", "b32"), ("e", "b32")])
+    a32 = [float(np.float32(x)) for x in a]
+    b32 = [float(np.float32(x)) for x in b]
+
+    def h(x):
+        return f2h(round_f16(Fraction(x))) if x != 0 else f2h(x)
+
+    def bf(x):
+        return round_bf16_bits(Fraction(x)) if x != 0 else (0x8000 if np.signbit(x) else 0)
+    same_ints(d, [(h(x) << 16) | h(y) for x, y in zip(a32, b32)], "b32")
+    same_ints(e, [(bf(x) << 16) | bf(y) for x, y in zip(a32, b32)], "b32")
+
+
+def test_fma_f16_no_double_rounding_through_f32():
+    # f16: (1+2^-6)(1+2^-5) + 2^-24 = 1 + 2^-5 + 2^-6 + 2^-11 + 2^-24, just above an f16 tie;
+    # rounding to f32 first lands on the tie (and rounds down)
+    a, b, c = f2h(1 + 2.0**-6), f2h(1 + 2.0**-5), f2h(2.0**-24)
+    d = run_op("fma.rn.f16 %d, %a, %b, %c;", [("a", "f16", [a]), ("b", "f16", [b]), ("c", "f16", [c])],
+               [("d", "f16")])
+    same_ints(d, [f2h(1 + 2.0**-5 + 2.0**-6 + 2.0**-10)], "b16")
+    e = run_op("fma.rn.f16x2 %e, %a, %b, %c;", [("a", "f16x2", [(a << 16) | a]),
+               ("b", "f16x2", [(b << 16) | b]), ("c", "f16x2", [(c << 16) | c])], [("e", "f16x2")])
+    same_ints(e, [(int(d[0]) << 16) | int(d[0])], "b32")
+
+
+def test_fma_bf16_no_double_rounding_through_f32():
+    # bf16: (1+2^-4)^2 + 2^-30 = 1 + 2^-3 + 2^-8 + 2^-30, just above a bf16 tie
+    fb = lambda x: int(np.array([x], dtype=np.float32).view(np.uint32)[0]) >> 16  # noqa: E731
+    g = run_op("fma.rn.bf16 %g, %a, %b, %c;",
+               [("a", "bf16", [fb(1 + 2.0**-4)]), ("b", "bf16", [fb(1 + 2.0**-4)]),
+                ("c", "bf16", [fb(2.0**-30)])], [("g", "bf16")])
+    same_ints(g, [fb(1 + 2.0**-3 + 2.0**-7)], "b16")
+
+
+def test_cvt_rn_bf16_f16_ties_nan_overflow():
+    bits = [0x3F808000, 0x3F818000, 0x3F808001, 0x7F7FFFFF, 0x7FC00000, 0xFF800000, 0x7F800001]
+    xs = np.array(bits, dtype=np.uint32).view(np.float32)
+    e = run_op("cvt.rn.bf16.f32 %e, %a;", [("a", "f32", xs)], [("e", "bf16")])
+    got = [int(v) for v in e]
+    assert got[:4] == [0x3F80, 0x3F82, 0x3F81, 0x7F80]
+    assert (got[4] & 0x7F80) == 0x7F80 and (got[4] & 0x7F) != 0      # NaN stays NaN
+    assert got[5] == 0xFF80
+    assert (got[6] & 0x7F80) == 0x7F80 and (got[6] & 0x7F) != 0      # signalling NaN -> NaN
+    ys = [1 + 2.0**-11, 1 + 3 * 2.0**-11, 65519.0, 65520.0, 2.0**-25, 3 * 2.0**-25, float("nan")]
+    d = run_op("cvt.rn.f16.f32 %d, %a;", [("a", "f32", ys)], [("d", "f16")])
+    got = [int(v) for v in d]
+    assert got[:6] == [f2h(1.0), f2h(1 + 2.0**-9), f2h(65504.0), 0x7C00, 0x0000, 0x0002]
+    assert (got[6] & 0x7C00) == 0x7C00 and (got[6] & 0x3FF) != 0
+
+
+def test_cvt_rn_bf16_f32_keeps_subnormals():
+    # bf16 has the exponent range of f32: f32 subnormals become bf16 subnormals (no .ftz)
+    bits = [0x00400000, 0x80400000, 0x00018000, 0x00010000, 0x00008000, 0x80018000, 0x00800000]
+    xs = np.array(bits, dtype=np.uint32).view(np.float32)
+    e = run_op("cvt.rn.bf16.f32 %e, %a;", [("a", "f32", xs)], [("e", "bf16")])
+    same_ints(e, [0x0040, 0x8040, 0x0002, 0x0001, 0x0000, 0x8002, 0x0080], "b16")
+
+
+def test_fma_bf16_subnormal_operands_and_results():
+    # bf16 subnormals (exponent field 0) are kept without .ftz
+    fb = lambda x: int(np.array([x], dtype=np.float32).view(np.uint32)[0]) >> 16  # noqa: E731
+    a = [0x0040, fb(2.0**-100), 0x0001, fb(3.0)]
+    b = [fb(1.0), fb(2.0**-30), fb(2.0), 0x0010]
+    c = [0x0000, 0x0000, 0x0001, 0x0000]
+    g = run_op("fma.rn.bf16 %g, %a, %b, %c;", [("a", "bf16", a), ("b", "bf16", b), ("c", "bf16", c)],
+               [("g", "bf16")])
+    want = [round_bf16_bits(Fraction(bf2f(x)) * Fraction(bf2f(y)) + Fraction(bf2f(z)))
+            for x, y, z in zip(a, b, c)]
+    assert want == [0x0040, 0x0008, 0x0003, 0x0030]
+    same_ints(g, want, "b16")
+
+
+def test_cvt_rn_relu_f16_f32():
+    # .relu clamps negative results to +0; NaN stays NaN
+    xs = [1.5, -1.5, 0.0, float("nan"), -1e-3, 70000.0]
+    d = run_op("cvt.rn.relu.f16.f32 %d, %a;", [("a", "f32", xs)], [("d", "f16")])
+    got = [int(v) for v in d]
+    assert got[0] == f2h(1.5) and got[1] == 0 and got[2] == 0 and got[4] == 0 and got[5] == 0x7C00
+    assert (got[3] & 0x7C00) == 0x7C00 and (got[3] & 0x3FF)
+
+
+def test_cvt_rn_relu_bf16_f32():
+    xs = [1.5, -1.5, 0.0, float("nan"), -1e-3, 70000.0]
+    e = run_op("cvt.rn.relu.bf16.f32 %e, %a;", [("a", "f32", xs)], [("e", "bf16")])
+    got = [int(v) for v in e]
+    assert got[0] == 0x3FC0 and got[1] == 0 and got[2] == 0 and got[4] == 0
+    assert (got[3] & 0x7F80) == 0x7F80 and (got[3] & 0x7F)
+
+
+def test_fma_rn_relu_f16():
+    f = run_op("fma.rn.relu.f16 %f, %a, %b, %c;",
+               [("a", "f16", [f2h(2.0), f2h(-2.0)]), ("b", "f16", [f2h(3.0), f2h(3.0)]),
+                ("c", "f16", [f2h(-1.0), f2h(1.0)])], [("f", "f16")])
+    same_ints(f, [f2h(5.0), 0], "b16")
+
+
+def test_neg_abs_bf16():
+    g, h = run_op("neg.bf16 %g, %a;\nabs.bf16 %h, %a;", [("a", "bf16", [0x3F80, 0xC040, 0x0000, 0x8001])],
+                  [("g", "bf16"), ("h", "bf16")])
+    same_ints(g, [0xBF80, 0x4040, 0x8000, 0x0001], "b16")
+    same_ints(h, [0x3F80, 0x4040, 0x0000, 0x0001], "b16")
+
+
+def test_min_max_bf16_and_bf16x2():
+    one, two, nan = 0x3F80, 0x4000, 0x7FC0
+    d, e = run_op("min.bf16 %d, %a, %b;\nmax.bf16 %e, %a, %b;",
+                  [("a", "bf16", [one, nan, 0xBF80]), ("b", "bf16", [two, one, one])],
+                  [("d", "bf16"), ("e", "bf16")])
+    same_ints(d, [one, one, 0xBF80], "b16")
+    same_ints(e, [two, one, one], "b16")
+    f = run_op("max.bf16x2 %f, %a, %b;", [("a", "bf16x2", [(one << 16) | two]),
+                                          ("b", "bf16x2", [(two << 16) | one])], [("f", "bf16x2")])
+    same_ints(f, [(two << 16) | two], "b32")

@@ -295,3 +295,59 @@ def test_mad_cc_madc_64bit_product_plus_addend():
     same_ints(d0, [v & 0xFFFFFFFF for v in full], "u32")
     same_ints(d1, [(v >> 32) & 0xFFFFFFFF for v in full], "u32")
     same_ints(d2, [v >> 64 for v in full], "u32")
+
+
+def test_mad24_hi():
+    C = [s(i * 0x1779B9) for i in range(len(A))]
+    d, e = run_op("mad24.hi.s32 %d, %a, %b, %c;\nmad24.hi.u32 %e, %a, %b, %c;",
+                  [("a", "s32", A), ("b", "s32", B), ("c", "s32", C)],
+                  [("d", "s32"), ("e", "u32")])
+    same_ints(d, [((_s24(a) * _s24(b)) >> 16) + c for a, b, c in zip(A, B, C)], "s32")
+    same_ints(e, [(((a & 0xFFFFFF) * (b & 0xFFFFFF)) >> 16) + c for a, b, c in zip(A, B, C)], "u32")
+
+
+V16 = [0, 1, -1, 2, 7, -7, 300, -300, 0x7FFF, -0x8000, 255, 0x1234]
+P16 = [(a, b) for a in V16 for b in V16]
+
+
+def test_16bit_family():
+    ins = [("a", "s16", [a for a, _ in P16]), ("b", "s16", [b for _, b in P16])]
+    body = ("sub.s16 %d0, %a, %b;\nmul.hi.s16 %d1, %a, %b;\nmul.hi.u16 %d2, %a, %b;\n"
+            "min.s16 %d3, %a, %b;\nmax.u16 %d4, %a, %b;\nabs.s16 %d5, %a;\nneg.s16 %d6, %a;\n"
+            "mad.lo.s16 %d7, %a, %b, %a;")
+    outs = run_op(body, ins, [(f"d{i}", "s16") for i in range(8)])
+    u16 = lambda x: x % 65536  # noqa: E731
+    same_ints(outs[0], [a - b for a, b in P16], "s16")
+    same_ints(outs[1], [(a * b) >> 16 for a, b in P16], "s16")
+    same_ints(outs[2], [(u16(a) * u16(b)) >> 16 for a, b in P16], "s16")
+    same_ints(outs[3], [min(a, b) for a, b in P16], "s16")
+    same_ints(outs[4], [max(u16(a), u16(b)) for a, b in P16], "s16")
+    same_ints(outs[5], [abs(a) for a, _ in P16], "s16")
+    same_ints(outs[6], [-a for a, _ in P16], "s16")
+    same_ints(outs[7], [a * b + a for a, b in P16], "s16")
+
+
+def test_16bit_div_rem():
+    pairs = [(a, b) for a, b in P16 if b != 0 and not (a == -0x8000 and b == -1)]
+    ins = [("a", "s16", [a for a, _ in pairs]), ("b", "s16", [b for _, b in pairs])]
+    d, e, f, g = run_op("div.s16 %d, %a, %b;\nrem.s16 %e, %a, %b;\ndiv.u16 %f, %a, %b;\n"
+                        "rem.u16 %g, %a, %b;", ins,
+                        [("d", "s16"), ("e", "s16"), ("f", "u16"), ("g", "u16")])
+    same_ints(d, [_tdiv(a, b) for a, b in pairs], "s16")
+    same_ints(e, [a - _tdiv(a, b) * b for a, b in pairs], "s16")
+    same_ints(f, [(a % 65536) // (b % 65536) for a, b in pairs], "u16")
+    same_ints(g, [(a % 65536) % (b % 65536) for a, b in pairs], "u16")
+
+
+def test_add_cc_64bit_and_s32_carry():
+    # add.cc on 64-bit operands and signed 32-bit types chain carries the same way
+    pairs = [(2**64 - 1, 1), (2**63, 2**63), (5, 7), (2**64 - 1, 2**64 - 1)]
+    d, e = run_op("add.cc.u64 %d, %a, %b;\naddc.u64 %e, 0, 0;",
+                  [("a", "u64", [a for a, _ in pairs]), ("b", "u64", [b for _, b in pairs])],
+                  [("d", "u64"), ("e", "u64")])
+    same_ints(d, [a + b for a, b in pairs], "u64")
+    same_ints(e, [(a + b) >> 64 for a, b in pairs], "u64")
+    f, g = run_op("sub.cc.s32 %f, %a, %b;\nsubc.s32 %g, 0, 0;",
+                  [("a", "s32", [0, 5, -1]), ("b", "s32", [1, 3, -1])], [("f", "s32"), ("g", "s32")])
+    same_ints(f, [-1, 2, 0], "s32")
+    same_ints(g, [-1, 0, 0], "s32")

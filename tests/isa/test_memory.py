@@ -365,3 +365,45 @@ fence.acq_rel.gpu;
 ret;""")
     launch(k, 1, 16, [out, a])
     np.testing.assert_array_equal(out, a * 5)
+
+
+def test_shared_vectors_and_narrow_signed_loads():
+    out = np.zeros(32 * 4, dtype=np.int32)
+    k = ptx_kernel(".param .u64 pout", GID + """
+mov.u64 %rd10, shv;
+mul.wide.u32 %rd11, %r0, 16;
+add.u64 %rd12, %rd10, %rd11;
+cvt.rn.f32.u32 %f1, %r0;
+neg.f32 %f2, %f1;
+add.f32 %f3, %f1, 0f3F000000;
+mov.f32 %f4, 0fBF800000;
+st.shared.v4.f32 [%rd12], {%f1, %f2, %f3, %f4};
+mov.u64 %rd13, shb;
+cvt.u64.u32 %rd14, %r0;
+add.u64 %rd15, %rd13, %rd14;
+mul.lo.u32 %r5, %r0, 9;
+sub.u32 %r5, 128, %r5;
+st.shared.u8 [%rd15], %r5;
+bar.sync 0;
+xor.b32 %r6, %r0, 31;
+mul.wide.u32 %rd16, %r6, 16;
+add.u64 %rd17, %rd10, %rd16;
+ld.shared.v2.f32 {%f5, %f6}, [%rd17+8];
+cvt.rzi.s32.f32 %r7, %f5;
+cvt.rzi.s32.f32 %r8, %f6;
+cvt.u64.u32 %rd18, %r6;
+add.u64 %rd19, %rd13, %rd18;
+ld.shared.s8 %r9, [%rd19];
+ld.shared.u8 %r12, [%rd19];
+ld.param.u64 %rd1, [pout];
+cvta.to.global.u64 %rd1, %rd1;
+mul.wide.u32 %rd2, %r3, 16;
+add.u64 %rd1, %rd1, %rd2;
+st.global.v4.s32 [%rd1], {%r7, %r8, %r9, %r12};
+ret;""", decls=".shared .align 16 .b8 shv[512];\n.shared .align 1 .b8 shb[32];\n")
+    launch(k, 1, 32, [out])
+    o = out.reshape(32, 4)
+    for t in range(32):
+        p = t ^ 31
+        byte = (128 - 9 * p) & 0xFF
+        assert o[t].tolist() == [int(p + 0.5), -1, byte - 256 if byte >= 128 else byte, byte], t

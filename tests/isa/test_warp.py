@@ -195,3 +195,20 @@ def test_bar_warp_sync_and_shfl_in_loop():
     d = run_op(body, [("a", "u32", vals)], [("d", "u32")])
     for w in range(N // 32):
         assert int(d[w * 32]) == sum(vals[w * 32:(w + 1) * 32])
+
+
+def test_vote_ballot_in_partial_warp_with_activemask():
+    # blocks of 48 threads: the second warp has 16 lanes; use activemask as member mask
+    flags = [1 if (i * 7) % 3 == 0 else 0 for i in range(96)]
+    body = ("activemask.b32 %r1;\nsetp.ne.u32 %p1, %a, 0;\nvote.sync.ballot.b32 %d, %p1, %r1;\n"
+            "mov.u32 %e, %r1;")
+    d, e = run_op(body, [("a", "u32", flags)], [("d", "b32"), ("e", "b32")], block_size=48)
+    want_d, want_e = [], []
+    for b in range(2):
+        blk = flags[b * 48:(b + 1) * 48]
+        w0 = sum(f << i for i, f in enumerate(blk[:32]))
+        w1 = sum(f << i for i, f in enumerate(blk[32:]))
+        want_d += [w0] * 32 + [w1] * 16
+        want_e += [0xFFFFFFFF] * 32 + [0xFFFF] * 16
+    same_ints(d, want_d, "b32")
+    same_ints(e, want_e, "b32")

@@ -19,6 +19,9 @@ OFFSET_MASK = (1 << WINDOW_SHIFT) - 1
 SHARED_WINDOW = 1
 LOCAL_WINDOW = 2
 FIRST_BUFFER = 3
+# "Addresses" of functions (for function pointers): small ids in window 0, which no data
+# access can use.
+FUNCTION_ID_BASE = 0x1000
 
 # Layout of the per-call context the generated code reads (an array of int64).
 CTX_FIELDS = [
@@ -129,7 +132,11 @@ def initial_image(module: ir.Module) -> dict:
     variables = module_variables(module)
     windows = {v.name: FIRST_BUFFER + i for i, v in enumerate(variables)}
 
+    function_ids = {f.name: FUNCTION_ID_BASE + i for i, f in enumerate(module.functions)}
+
     def address_of(name):
+        if name in function_ids:
+            return function_ids[name]
         if name not in windows:
             raise ValueError(f"initializer refers to {name!r}, which is not a module variable")
         return buffer_address(windows[name])

@@ -29,6 +29,8 @@ LLTY = {
 BITS = {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "i128": 128, "float": 32, "double": 64}
 INT_OF = {"float": "i32", "double": "i64"}
 
+FUNCTION_ID_BASE = L.FUNCTION_ID_BASE   # mov.u64 %rd, func gives FUNCTION_ID_BASE + index
+
 # Status codes returned by thread functions
 ST_DONE, ST_BAR, ST_WARP, ST_ERR = 0, 1, 2, 100
 FRAME_HEADER = 64   # i32 slots: 0 resume, 1 status, 2 bar id, 3 bar count, 4 red op,
@@ -66,6 +68,13 @@ class Module:
         self.module = module
         self.kernel = next(f for f in module.kernels if f.name == kernel_name)
         self.functions = reachable_functions(module, self.kernel)
+        if any(i.opcode == "call" and len(i.operands) > 1 and isinstance(
+                next((o for o in i.operands if not isinstance(o, ir.ParamList)), None), ir.Reg)
+               for f in self.functions if f.body is not None for i in f.instructions):
+            # an indirect call may reach any function (addresses can come from memory)
+            seen = {f.name for f in self.functions}
+            self.functions += [f for f in module.functions
+                               if f.body is not None and not f.is_kernel and f.name not in seen]
         self.windows = {v.name: L.FIRST_BUFFER + i for i, v in enumerate(L.module_variables(module))}
         self.const_vars = {v.name: v for v in module.global_variables}
         self.shared = L.shared_layout(module, [f for f in self.functions if f.body is not None])
@@ -330,6 +339,9 @@ class Function:
             raise unsupported(inst, f"taking the address of kernel parameter {name}")
         if name == "WARP_SZ":
             return "32", "i32"
+        ids = {f.name: i for i, f in enumerate(self.mod.module.functions)}
+        if name in ids:
+            return str(FUNCTION_ID_BASE + ids[name]), "i64"
         raise unsupported(inst, f"unknown symbol {name}")
 
     def read(self, op, ty: str, inst, signed=False) -> str:
@@ -687,7 +699,7 @@ class Function:
         callee = ops.pop(0)
         args = list(ops.pop(0).items) if ops and isinstance(ops[0], ir.ParamList) else []
         if not isinstance(callee, ir.Sym):
-            raise unsupported(inst, "indirect call through a register")
+            return self.indirect_call(inst, callee, rets, args)
         name = callee.name
         if name == "vprintf":
             self.printf(inst, args)
@@ -715,6 +727,46 @@ class Function:
         ok = self.label("ok")
         self.emit(f"br i1 {bad}, label %fault, label %{ok}")
         self.block(ok)
+
+    def call_ptrs(self, inst, items) -> list:
+        ptrs = []
+        for r in items:
+            if isinstance(r, ir.Sym) and r.name in self.param_vars:
+                ptrs.append(f"ptr {self.param_vars[r.name][0]}")
+            elif isinstance(r, ir.Reg) and r.name in self.regs:
+                ptrs.append(f"ptr {self.reg_ptr(r.name)}")
+            else:
+                raise unsupported(inst, f"call argument {r}")
+        return ptrs
+
+    def indirect_call(self, inst, callee, rets, args):
+        """``call (r), %rd, (a), proto``: the register holds a function id (``mov.u64 %rd,
+        f`` gives FUNCTION_ID_BASE + index); dispatch over the defined functions with as
+        many parameters and returns; any other value faults."""
+        target_id = self.read(callee, "i64", inst)
+        candidates = [(i, f) for i, f in enumerate(self.mod.module.functions)
+                      if f.body is not None and not f.is_kernel
+                      and len(f.params) == len(args) and len(f.returns) == len(rets)]
+        ptrs = self.call_ptrs(inst, rets + args)
+        done = self.label("icall_done")
+        cases = []
+        blocks = []
+        for i, f in candidates:
+            lbl = self.label("icall")
+            cases.append(f"i64 {FUNCTION_ID_BASE + i}, label %{lbl}")
+            blocks.append((lbl, f))
+        self.emit(f"switch i64 {target_id}, label %fault [{' '.join(cases)}]")
+        for lbl, f in blocks:
+            self.block(lbl)
+            if f.name not in {g.name for g in self.mod.functions}:
+                raise unsupported(inst, f"indirect call target {f.name} is not reachable")
+            lsp = self.tmp(); self.emit(f"{lsp} = add i64 %lsp, {(self.local_size + 15) // 16 * 16}")
+            st = self.tmp()
+            self.emit(f'{st} = call i32 @"f.{f.name}"(ptr %ctx, ptr %ti, ptr %lbase, i64 {lsp}'
+                      + "".join(", " + p for p in ptrs) + ")")
+            bad = self.tmp(); self.emit(f"{bad} = icmp ne i32 {st}, 0")
+            self.emit(f"br i1 {bad}, label %fault, label %{done}")
+        self.block(done)
 
     def printf(self, inst, args):
         if len(args) != 2:
@@ -823,7 +875,9 @@ class Function:
             q = p
             if i:
                 q = self.tmp(); self.emit(f"{q} = getelementptr i8, ptr {p}, i64 {i * size}")
-            v = self.tmp(); self.emit(f"{v} = load{vol} {ty}, ptr {q}, align 1")
+            # kernel parameters and .const data do not change during a launch
+            inv = ", !invariant.load !0" if (space == "param" and self.is_kernel) or space == "const" else ""
+            v = self.tmp(); self.emit(f"{v} = load{vol} {ty}, ptr {q}, align 1{inv}")
             if item is not None:
                 self.write(item, v, ty, inst, signed=signed)
 

@@ -203,3 +203,20 @@ def test_cvt_float_to_int_with_ftz_and_default_saturation():
     d = run_op("cvt.rzi.ftz.s32.f32 %d, %a;", [("a", "f32", [3e9, -3e9, NAN, -7.9, 1e-40])],
                [("d", "s32")])
     same_ints(d, [2**31 - 1, -2**31, 0, -7, 0], "s32")
+
+
+def test_cvt_rna_tf32_f32_ties_away():
+    # tf32 keeps 10 fraction bits (13 low bits of the f32 cleared), rounding ties away from 0
+    bits = [0x3F800000, 0x3F801000, 0x3F803000, 0x3F800FFF, 0xBF801000, 0x3F802000, 0x7F7FF000]
+    xs = np.array(bits, dtype=np.uint32).view(np.float32)
+    d = run_op("cvt.rna.tf32.f32 %d, %a;", [("a", "f32", xs)], [("d", "b32")])
+
+    def rna(b):
+        low = b & 0x1FFF
+        b &= ~0x1FFF
+        if low >= 0x1000:
+            b += 0x2000
+        return b & 0xFFFFFFFF
+    want = [rna(b) for b in bits]
+    assert want[:6] == [0x3F800000, 0x3F802000, 0x3F804000, 0x3F800000, 0xBF802000, 0x3F802000]
+    same_ints(d, want, "b32")

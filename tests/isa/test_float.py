@@ -16,21 +16,23 @@ NAN = float("nan")
 INF = float("inf")
 
 
-def _rand_f32(n, emin=-30, emax=30):
+def _rand_f32(n, emin=-30, emax=30, seed=None):
+    r = random.Random(seed) if seed is not None else rng
     out = []
     for _ in range(n):
-        m = rng.getrandbits(23)
-        e = rng.randint(emin, emax) + 127
-        sgn = rng.getrandbits(1)
+        m = r.getrandbits(23)
+        e = r.randint(emin, emax) + 127
+        sgn = r.getrandbits(1)
         out.append(b2f((sgn << 31) | (e << 23) | m))
     return out
 
 
-def _rand_f64(n, emin=-60, emax=60):
+def _rand_f64(n, emin=-60, emax=60, seed=None):
+    r = random.Random(seed) if seed is not None else rng
     out = []
     for _ in range(n):
-        x = np.float64(rng.uniform(1, 2)) * 2.0 ** rng.randint(emin, emax)
-        out.append(float(x if rng.getrandbits(1) else -x))
+        x = np.float64(r.uniform(1, 2)) * 2.0 ** r.randint(emin, emax)
+        out.append(float(x if r.getrandbits(1) else -x))
     return out
 
 
@@ -79,7 +81,7 @@ def test_fma_is_fused_not_mul_then_add():
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("op", ["add", "mul", "fma", "div"])
 def test_f64_rounding_modes_exact(op, mode):
-    xa, xb, xc = _rand_f64(40), _rand_f64(40), _rand_f64(40)
+    xa, xb, xc = (_rand_f64(40, seed=f"{op}-{mode}-{k}") for k in range(3))
     if op == "fma":
         body = f"fma.{mode}.f64 %d, %a, %b, %c;"
         ref = lambda a, b, c: Fraction(a) * Fraction(b) + Fraction(c)  # noqa: E731
@@ -102,8 +104,8 @@ def test_f32_div_rounding_modes(mode):
 
 
 def test_f32_div_full_and_approx_within_ulps():
-    xa = _rand_f32(64, -20, 20)
-    xb = _rand_f32(64, -20, 20)
+    xa = [float(np.float32(x)) for x in _rand_f64(64, -20, 20, seed="divfa")]
+    xb = [float(np.float32(x)) for x in _rand_f64(64, -20, 20, seed="divfb")]
     d, e = run_op("div.full.f32 %d, %a, %b;\ndiv.approx.f32 %e, %a, %b;",
                   [("a", "f32", xa), ("b", "f32", xb)], [("d", "f32"), ("e", "f32")])
     exact = np.array([a / b for a, b in zip(xa, xb)])
@@ -114,13 +116,13 @@ def test_f32_div_full_and_approx_within_ulps():
 
 
 def test_rcp_sqrt_rn_exact():
-    xs = [abs(x) for x in _rand_f32(64)] + [2.0, 4.0, 0.25, 3.0]
+    xs = [abs(x) for x in _rand_f32(64, seed='rcp')] + [2.0, 4.0, 0.25, 3.0]
     d, e = run_op("rcp.rn.f32 %d, %a;\nsqrt.rn.f32 %e, %a;", [("a", "f32", xs)],
                   [("d", "f32"), ("e", "f32")])
     same_bits32(d, [round_f32(1 / Fraction(x)) for x in xs])
     # f64 sqrt correctly rounded then to f32 is correctly rounded (53 >= 2*24+2)
     same_bits32(e, np.sqrt(np.array(xs, dtype=np.float64)).astype(np.float32))
-    ys = [abs(x) for x in _rand_f64(32)]
+    ys = [abs(x) for x in _rand_f64(32, seed='rcp64')]
     f, g = run_op("rcp.rn.f64 %f, %a;\nsqrt.rn.f64 %g, %a;", [("a", "f64", ys)],
                   [("f", "f64"), ("g", "f64")])
     same_bits64(f, [round_f64(1 / Fraction(y)) for y in ys])
@@ -134,7 +136,7 @@ def test_sqrt_special_values():
 
 
 def test_approx_rcp_sqrt_rsqrt():
-    xs = [abs(x) for x in _rand_f32(64, -20, 20)]
+    xs = [abs(x) for x in _rand_f32(64, -20, 20, seed='approx')]
     d, e, f = run_op("rcp.approx.f32 %d, %a;\nsqrt.approx.f32 %e, %a;\nrsqrt.approx.f32 %f, %a;",
                      [("a", "f32", xs)], [("d", "f32"), ("e", "f32"), ("f", "f32")])
     x = np.array(xs, dtype=np.float64)
@@ -158,7 +160,7 @@ def test_approx_transcendentals():
     y = np.array(ys, dtype=np.float32).astype(np.float64)
     np.testing.assert_allclose(f, np.exp2(y), rtol=2e-6)
     np.testing.assert_allclose(t, np.tanh(y), rtol=2e-3, atol=1e-6)
-    zs = [abs(v) for v in _rand_f32(32, -30, 30)]
+    zs = [abs(v) for v in _rand_f32(32, -30, 30, seed='lg2')]
     g = run_op("lg2.approx.f32 %g, %a;", [("a", "f32", zs)], [("g", "f32")])
     np.testing.assert_allclose(g, np.log2(np.array(zs, dtype=np.float64)), atol=2e-6 * 30)
     specials = run_op("ex2.approx.f32 %d, %a;", [("a", "f32", [0.0, -INF, INF])],
@@ -382,3 +384,13 @@ def test_f64_subnormal_directed(mode):
                   [("a", "f64", a), ("b", "f64", b)], [("d", "f64"), ("e", "f64")])
     same_bits64(d, [round_f64(Fraction(x) * Fraction(y), mode) for x, y in zip(a, b)])
     same_bits64(e, [round_f64(Fraction(x) + Fraction(y), mode) for x, y in zip(a, b)])
+
+
+def test_max_min_xorsign_abs():
+    a = [1.0, -1.0, -3.0, 2.0, -0.5]
+    b = [-2.0, -4.0, 1.0, 0.5, 0.25]
+    d, e = run_op("max.xorsign.abs.f32 %d, %a, %b;\nmin.xorsign.abs.f32 %e, %a, %b;",
+                  [("a", "f32", a), ("b", "f32", b)], [("d", "f32"), ("e", "f32")])
+    sgn = [-1.0 if (x < 0) != (y < 0) else 1.0 for x, y in zip(a, b)]
+    same_bits32(d, [s_ * max(abs(x), abs(y)) for s_, x, y in zip(sgn, a, b)])
+    same_bits32(e, [s_ * min(abs(x), abs(y)) for s_, x, y in zip(sgn, a, b)])

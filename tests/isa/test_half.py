@@ -289,3 +289,47 @@ def test_min_max_bf16_and_bf16x2():
     f = run_op("max.bf16x2 %f, %a, %b;", [("a", "bf16x2", [(one << 16) | two]),
                                           ("b", "bf16x2", [(two << 16) | one])], [("f", "bf16x2")])
     same_ints(f, [(two << 16) | two], "b32")
+
+
+def test_f16x2_abs_min_nan_fma_sat_lanes():
+    nan = 0x7E00
+    a = [(f2h(-1.5) << 16) | f2h(2.0), (nan << 16) | f2h(-0.25)]
+    b = [(f2h(1.0) << 16) | f2h(-3.0), (f2h(1.0) << 16) | f2h(0.5)]
+    d, e, f = run_op("abs.f16x2 %d, %a;\nmin.NaN.f16x2 %e, %a, %b;\nfma.rn.sat.f16x2 %f, %a, %b, %b;",
+                     [("a", "f16x2", a), ("b", "f16x2", b)],
+                     [("d", "f16x2"), ("e", "f16x2"), ("f", "f16x2")])
+    same_ints(d, [(f2h(1.5) << 16) | f2h(2.0), ((nan & 0x7FFF) << 16) | f2h(0.25)], "b32")
+    e0, e1 = int(e[0]), int(e[1])
+    assert e0 == (f2h(-1.5) << 16) | f2h(-3.0)
+    assert (e1 >> 16) & 0x7C00 == 0x7C00 and (e1 >> 16) & 0x3FF and (e1 & 0xFFFF) == f2h(-0.25)
+    # lanes: hi(-1.5*1+1)=-0.5->0, lo(2*-3-3)=-9->0 ; hi(NaN)->0, lo(-0.25*0.5+0.5)=0.375
+    same_ints(f, [0, f2h(0.375)], "b32")
+
+
+def test_bf16_add_mul_rn_exact():
+    a, b = _rand_bf(24), _rand_bf(24)
+    pairs = [(x, y) for x, y in zip(a, b) if Fraction(bf2f(x)) + Fraction(bf2f(y)) != 0]
+    d = run_op("add.rn.bf16 %d, %a, %b;", [("a", "bf16", [x for x, _ in pairs]),
+                                           ("b", "bf16", [y for _, y in pairs])], [("d", "bf16")])
+    same_ints(d, [round_bf16_bits(Fraction(bf2f(x)) + Fraction(bf2f(y))) for x, y in pairs], "b16")
+    m = len(a) // 2
+    pa = [(a[i + m] << 16) | a[i] for i in range(m)]
+    pb = [(b[i + m] << 16) | b[i] for i in range(m)]
+    e = run_op("mul.rn.bf16x2 %e, %a, %b;", [("a", "bf16x2", pa), ("b", "bf16x2", pb)], [("e", "bf16x2")])
+    want = [(round_bf16_bits(Fraction(bf2f(a[i + m])) * Fraction(bf2f(b[i + m]))) << 16)
+            | round_bf16_bits(Fraction(bf2f(a[i])) * Fraction(bf2f(b[i]))) for i in range(m)]
+    same_ints(e, want, "b32")
+
+
+def test_f16_approx_tanh_ex2():
+    xs = [-4.0, -1.0, -0.25, 0.0, 0.5, 1.0, 3.0]
+    d = run_op("tanh.approx.f16 %d, %a;", [("a", "f16", [f2h(x) for x in xs])], [("d", "f16")])
+    got = np.array([h2f(int(v)) for v in d])
+    np.testing.assert_allclose(got, np.tanh(xs), rtol=2e-3, atol=1e-3)
+    ys = [-3.0, -0.5, 0.0, 1.0, 2.5, 10.0]
+    pk = [(f2h(y) << 16) | f2h(y / 2) for y in ys]
+    e = run_op("ex2.approx.f16x2 %e, %a;", [("a", "f16x2", pk)], [("e", "f16x2")])
+    hi = np.array([h2f(int(v) >> 16) for v in e])
+    lo = np.array([h2f(int(v) & 0xFFFF) for v in e])
+    np.testing.assert_allclose(hi, np.exp2(ys), rtol=2e-3)
+    np.testing.assert_allclose(lo, np.exp2(np.array(ys) / 2), rtol=2e-3)

@@ -351,3 +351,44 @@ def test_add_cc_64bit_and_s32_carry():
                   [("a", "s32", [0, 5, -1]), ("b", "s32", [1, 3, -1])], [("f", "s32"), ("g", "s32")])
     same_ints(f, [-1, 2, 0], "s32")
     same_ints(g, [-1, 0, 0], "s32")
+
+
+def _bytes(x, signed):
+    out = [(x >> (8 * i)) & 0xFF for i in range(4)]
+    return [b - 256 if signed and b >= 128 else b for b in out]
+
+
+def _halves(x, signed):
+    out = [(x >> (16 * i)) & 0xFFFF for i in range(2)]
+    return [h - 65536 if signed and h >= 32768 else h for h in out]
+
+
+DPA = [0x01020304, 0xFFFFFFFF, 0x80807F7F, 0x12345678, 0x00FF00FF, 0x7FFF8000]
+DPB = [0x04030201, 0x80FF017F, 0xFFFFFFFF, 0x9ABCDEF0, 0x01010101, 0x11223344]
+DPC = [0, 5, -100, 0x7FFFFFF0, -1, 1000]
+
+
+def test_dp4a_all_signedness():
+    ins = [("a", "u32", DPA), ("b", "u32", DPB), ("c", "s32", DPC)]
+    outs = run_op("dp4a.u32.u32 %d0, %a, %b, %c;\ndp4a.s32.s32 %d1, %a, %b, %c;\n"
+                  "dp4a.s32.u32 %d2, %a, %b, %c;\ndp4a.u32.s32 %d3, %a, %b, %c;", ins,
+                  [(f"d{i}", "u32") for i in range(4)])
+    for k, (sa, sb) in enumerate([(False, False), (True, True), (True, False), (False, True)]):
+        want = [c + sum(x * y for x, y in zip(_bytes(a, sa), _bytes(b, sb)))
+                for a, b, c in zip(DPA, DPB, DPC)]
+        same_ints(outs[k], want, "u32")
+
+
+def test_dp2a_lo_hi():
+    ins = [("a", "u32", DPA), ("b", "u32", DPB), ("c", "s32", DPC)]
+    outs = run_op("dp2a.lo.s32.s32 %d0, %a, %b, %c;\ndp2a.hi.s32.s32 %d1, %a, %b, %c;\n"
+                  "dp2a.lo.u32.u32 %d2, %a, %b, %c;\ndp2a.hi.u32.s32 %d3, %a, %b, %c;", ins,
+                  [(f"d{i}", "u32") for i in range(4)])
+    for k, (hi, sa, sb) in enumerate([(False, True, True), (True, True, True),
+                                      (False, False, False), (True, False, True)]):
+        want = []
+        for a, b, c in zip(DPA, DPB, DPC):
+            hs = _halves(a, sa)
+            bs = _bytes(b, sb)[2:] if hi else _bytes(b, sb)[:2]
+            want.append(c + hs[0] * bs[0] + hs[1] * bs[1])
+        same_ints(outs[k], want, "u32")

@@ -407,3 +407,138 @@ ret;""", decls=".shared .align 16 .b8 shv[512];\n.shared .align 1 .b8 shb[32];\n
         p = t ^ 31
         byte = (128 - 9 * p) & 0xFF
         assert o[t].tolist() == [int(p + 0.5), -1, byte - 256 if byte >= 128 else byte, byte], t
+
+
+def test_static_and_dynamic_shared_do_not_overlap():
+    bs = 32
+    out = np.zeros(bs * 2, dtype=np.uint32)
+    k = ptx_kernel(".param .u64 pout", GID + """
+mov.u64 %rd10, sts;
+mov.u64 %rd11, dyn2;
+mul.wide.u32 %rd12, %r0, 4;
+add.u64 %rd13, %rd10, %rd12;
+add.u64 %rd14, %rd11, %rd12;
+add.u32 %r4, %r0, 1000;
+add.u32 %r5, %r0, 2000;
+st.shared.u32 [%rd13], %r4;
+st.shared.u32 [%rd14], %r5;
+bar.sync 0;
+sub.u32 %r6, 31, %r0;
+mul.wide.u32 %rd15, %r6, 4;
+add.u64 %rd16, %rd10, %rd15;
+add.u64 %rd17, %rd11, %rd15;
+ld.shared.u32 %r7, [%rd16];
+ld.shared.u32 %r8, [%rd17];
+ld.param.u64 %rd1, [pout];
+cvta.to.global.u64 %rd1, %rd1;
+mul.wide.u32 %rd2, %r3, 8;
+add.u64 %rd1, %rd1, %rd2;
+st.global.v2.u32 [%rd1], {%r7, %r8};
+ret;""", decls=".shared .align 4 .b8 sts[128];\n.extern .shared .align 4 .b8 dyn2[];\n")
+    launch(k, 1, bs, [out], shared_mem=128)
+    o = out.reshape(bs, 2)
+    assert o[:, 0].tolist() == [1000 + 31 - t for t in range(bs)]
+    assert o[:, 1].tolist() == [2000 + 31 - t for t in range(bs)]
+
+
+def test_param_pointer_used_as_generic_and_global_without_cvta():
+    # compilers often use the parameter value directly as a global/generic address
+    a = np.arange(8, dtype=np.uint32) * 5
+    out = np.zeros(8, dtype=np.uint32)
+    k = ptx_kernel(".param .u64 pout, .param .u64 pin", GID + """
+ld.param.u64 %rd1, [pin];
+mul.wide.u32 %rd2, %r3, 4;
+add.u64 %rd3, %rd1, %rd2;
+ld.global.u32 %r4, [%rd3];
+ld.u32 %r5, [%rd3];
+add.u32 %r4, %r4, %r5;
+ld.param.u64 %rd4, [pout];
+add.u64 %rd5, %rd4, %rd2;
+st.u32 [%rd5], %r4;
+ret;""")
+    launch(k, 1, 8, [out, a])
+    assert out.tolist() == (a * 2).tolist()
+
+
+def test_isspacep_and_cvta_roundtrip():
+    out = np.zeros(8, dtype=np.uint32)
+    from ._util import HEADER, SCRATCH, kernel_from_ptx
+    body = """
+ld.param.u64 %rd1, [pout];
+cvta.to.global.u64 %rd9, %rd1;
+cvta.global.u64 %rd2, %rd9;
+mov.u64 %rd3, shx;
+cvta.shared.u64 %rd4, %rd3;
+mov.u64 %rd5, loc;
+cvta.local.u64 %rd6, %rd5;
+isspacep.global %p1, %rd2;
+isspacep.shared %p2, %rd4;
+isspacep.local %p3, %rd6;
+isspacep.shared %p4, %rd2;
+isspacep.global %p5, %rd4;
+isspacep.local %p6, %rd4;
+selp.u32 %r1, 1, 0, %p1;
+selp.u32 %r2, 1, 0, %p2;
+selp.u32 %r3, 1, 0, %p3;
+selp.u32 %r4, 1, 0, %p4;
+selp.u32 %r5, 1, 0, %p5;
+selp.u32 %r6, 1, 0, %p6;
+cvta.to.shared.u64 %rd7, %rd4;
+setp.eq.u64 %p7, %rd7, %rd3;
+selp.u32 %r7, 1, 0, %p7;
+st.shared.u32 [%rd3], 77;
+ld.u32 %r8, [%rd4];
+st.global.v4.u32 [%rd9], {%r1, %r2, %r3, %r4};
+st.global.v4.u32 [%rd9+16], {%r5, %r6, %r7, %r8};
+ret;"""
+    text = (HEADER + ".shared .align 4 .b8 shx[16];\n.visible .entry k(.param .u64 pout)\n{\n" + SCRATCH +
+            "\t.local .align 4 .b8 loc[16];\n" + body + "\n}\n")
+    launch(kernel_from_ptx(text), 1, 1, [out])
+    assert out.tolist() == [1, 1, 1, 0, 0, 0, 1, 77]
+
+
+def test_cache_eviction_hint_modifiers_and_clock():
+    a = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, dtype=np.float32)
+    ok = np.zeros(8, dtype=np.uint32)
+    k = ptx_kernel(".param .u64 pout, .param .u64 pin, .param .u64 pok", GID + """
+mov.u64 %rd20, %clock64;
+ld.param.u64 %rd1, [pin];
+cvta.to.global.u64 %rd1, %rd1;
+mul.wide.u32 %rd2, %r3, 4;
+add.u64 %rd3, %rd1, %rd2;
+prefetch.global.L2 [%rd3];
+ld.global.L1::evict_last.f32 %f1, [%rd3];
+ld.global.nc.L1::no_allocate.L2::128B.f32 %f2, [%rd3];
+ld.global.lu.f32 %f3, [%rd3];
+ld.global.cv.f32 %f4, [%rd3];
+add.f32 %f1, %f1, %f2;
+add.f32 %f1, %f1, %f3;
+add.f32 %f1, %f1, %f4;
+ld.param.u64 %rd4, [pout];
+cvta.to.global.u64 %rd4, %rd4;
+add.u64 %rd5, %rd4, %rd2;
+st.global.wt.f32 [%rd5], %f1;
+mov.u64 %rd21, %clock64;
+setp.ge.u64 %p1, %rd21, %rd20;
+selp.u32 %r4, 1, 0, %p1;
+ld.param.u64 %rd6, [pok];
+cvta.to.global.u64 %rd6, %rd6;
+add.u64 %rd6, %rd6, %rd2;
+st.global.u32 [%rd6], %r4;
+ret;""")
+    launch(k, 1, 8, [out, a, ok])
+    np.testing.assert_array_equal(out, a * 4)
+    assert ok.tolist() == [1] * 8
+
+
+def test_dynamic_smem_size_register():
+    out = np.zeros(1, dtype=np.uint32)
+    k = ptx_kernel(".param .u64 pout", """
+mov.u32 %r1, %dynamic_smem_size;
+ld.param.u64 %rd1, [pout];
+cvta.to.global.u64 %rd1, %rd1;
+st.global.u32 [%rd1], %r1;
+ret;""", decls=".extern .shared .align 4 .b8 dsm[];\n")
+    launch(k, 1, 1, [out], shared_mem=384)
+    assert out[0] == 384

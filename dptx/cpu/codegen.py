@@ -876,12 +876,16 @@ class Function:
             if i:
                 q = self.tmp(); self.emit(f"{q} = getelementptr i8, ptr {p}, i64 {i * size}")
             # kernel parameters and .const data do not change during a launch
-            inv = ", !invariant.load !0" if (space == "param" and self.is_kernel) or space == "const" else ""
+            inv = ", !invariant.load !0" if space == "const" or self.is_kernel_param(inst.operands[1]) else ""
             v = self.tmp(); self.emit(f"{v} = load{vol} {ty}, ptr {q}, align 1{inv}")
             if item is not None:
                 self.write(item, v, ty, inst, signed=signed)
 
     op_ldu = op_ld
+
+    def is_kernel_param(self, addr) -> bool:
+        return (isinstance(addr, ir.Addr) and isinstance(addr.base, ir.Sym)
+                and self.params.get(addr.base.name, ("",))[0] == "kernel")
 
     def op_st(self, inst):
         ty_name = self.itype(inst)
@@ -964,6 +968,8 @@ class Function:
             self.write(inst.operands[0], r, ty, inst)
             return
         if t in self.HALF_TYPES:
+            # Half precision computed in f64, where products and sums of halves are exact
+            # (or nearly), then rounded once to the 16-bit format.
             half = "half" if t.startswith("f16") else "bfloat"
             lanes = 2 if t.endswith("x2") else 1
             storage = "i32" if lanes == 2 else "i16"
@@ -974,12 +980,14 @@ class Function:
                 for v in raw:
                     sh = self.tmp(); self.emit(f"{sh} = lshr {storage} {v}, {16 * lane}")
                     h16 = self.conv(sh, storage, "i16")
-                    h = self.tmp(); self.emit(f"{h} = bitcast i16 {h16} to {half}")
-                    f = self.tmp(); self.emit(f"{f} = fpext {half} {h} to float")
+                    # through f32: half <-> double conversions are libcalls that the JIT
+                    # would have to resolve; half -> float is one instruction (F16C), and
+                    # bf16 -> float a shift (exact, subnormals kept)
+                    f32 = self.half_to_float(h16, half)
+                    f = self.tmp(); self.emit(f"{f} = fpext float {f32} to double")
                     args.append(f)
-                r = self.sat(inst, compute(args, "float"), "float")
-                back = self.tmp(); self.emit(f"{back} = fptrunc float {r} to {half}")
-                bits = self.tmp(); self.emit(f"{bits} = bitcast {half} {back} to i16")
+                r = self.sat(inst, compute(args, "double"), "double")
+                bits = self.to_half_bits(inst, r, "double", half)
                 wide = self.conv(bits, "i16", storage)
                 sh = self.tmp(); self.emit(f"{sh} = shl {storage} {wide}, {16 * lane}")
                 o = self.tmp(); self.emit(f"{o} = or {storage} {acc}, {sh}")
@@ -987,6 +995,60 @@ class Function:
             self.write(inst.operands[0], acc, storage, inst)
             return
         raise unsupported(inst, f"type .{t}")
+
+    def half_to_float(self, bits16: str, half: str) -> str:
+        if half == "bfloat":
+            w = self.tmp(); self.emit(f"{w} = zext i16 {bits16} to i32")
+            sh = self.tmp(); self.emit(f"{sh} = shl i32 {w}, 16")
+            f = self.tmp(); self.emit(f"{f} = bitcast i32 {sh} to float")
+            return f
+        h = self.tmp(); self.emit(f"{h} = bitcast i16 {bits16} to half")
+        f = self.tmp(); self.emit(f"{f} = fpext half {h} to float")
+        return f
+
+    def half_sign_op(self, inst, op: str) -> bool:
+        """neg/abs of f16/bf16 (and x2) only touch sign bits: NaNs and subnormals unchanged."""
+        t = self.itype(inst)
+        if t not in self.HALF_TYPES:
+            return False
+        storage = "i32" if t.endswith("x2") else "i16"
+        sign = 0x80008000 if storage == "i32" else 0x8000
+        v = self.read(inst.operands[1], storage, inst)
+        r = self.tmp()
+        if op == "neg":
+            self.emit(f"{r} = xor {storage} {v}, {sign - (1 << 32) if storage == 'i32' else sign - (1 << 16)}")
+        else:
+            mask = (~sign) & (0xFFFFFFFF if storage == "i32" else 0xFFFF)
+            self.emit(f"{r} = and {storage} {v}, {mask}")
+        self.write(inst.operands[0], r, storage, inst)
+        return True
+
+    def to_half_bits(self, inst, v: str, ty: str, half: str) -> str:
+        """Round a float/double to f16 or bf16 bits (nearest even, once), with .relu."""
+        if "relu" in inst.modifiers:
+            neg = self.tmp(); self.emit(f"{neg} = fcmp olt {ty} {v}, 0.0")
+            z = self.tmp(); self.emit(f"{z} = select i1 {neg}, {ty} 0.0, {ty} {v}")
+            v = z
+        nan = self.tmp(); self.emit(f"{nan} = fcmp uno {ty} {v}, 0.0")
+        f = v
+        if ty == "double":
+            # round to odd into f32 (toward zero, sticky bit set when inexact), so that the
+            # final rounding to 16 bits is the only one
+            name = self.mod.directed_helper("fptrunc", "rz", "float", ["double"])
+            fz = self.tmp(); self.emit(f'{fz} = call float @"{name}"(double {v})')
+            back = self.tmp(); self.emit(f"{back} = fpext float {fz} to double")
+            inexact = self.tmp(); self.emit(f"{inexact} = fcmp one double {back}, {v}")
+            fb = self.tmp(); self.emit(f"{fb} = bitcast float {fz} to i32")
+            sticky = self.tmp(); self.emit(f"{sticky} = zext i1 {inexact} to i32")
+            odd = self.tmp(); self.emit(f"{odd} = or i32 {fb}, {sticky}")
+            f = self.tmp(); self.emit(f"{f} = bitcast i32 {odd} to float")
+        if half == "half":
+            h = self.tmp(); self.emit(f"{h} = fptrunc float {f} to half")
+            b = self.tmp(); self.emit(f"{b} = bitcast half {h} to i16")
+        else:
+            b = self.tmp(); self.emit(f"{b} = call i16 @f32_to_bf16(float {f})")
+        out = self.tmp(); self.emit(f"{out} = select i1 {nan}, i16 32767, i16 {b}")
+        return out
 
     def is_float(self, inst) -> bool:
         return any(t in self.FLOAT_TYPES or t in self.HALF_TYPES for t in inst.types)
@@ -1169,6 +1231,38 @@ class Function:
         r = self.tmp(); self.emit(f"{r} = {'ashr' if signed else 'lshr'} i32 {s}, 8")
         return r
 
+    def op_dp4a(self, inst):
+        """d = c + sum of the four byte products of a and b (each signed or not by type)."""
+        ta, tb = inst.types[0], inst.types[1]
+        a, b, c = (self.read(o, "i32", inst) for o in inst.operands[1:4])
+        acc = c
+        for k in range(4):
+            x = self.byte_lane(a, 8 * k, 8, ta.startswith("s"))
+            y = self.byte_lane(b, 8 * k, 8, tb.startswith("s"))
+            p = self.tmp(); self.emit(f"{p} = mul i32 {x}, {y}")
+            n = self.tmp(); self.emit(f"{n} = add i32 {acc}, {p}")
+            acc = n
+        self.write(inst.operands[0], acc, "i32", inst)
+
+    def op_dp2a(self, inst):
+        """d = c + a.h0 * b.byte(i) + a.h1 * b.byte(i+1), i = 0 (.lo) or 2 (.hi)."""
+        ta, tb = inst.types[0], inst.types[1]
+        a, b, c = (self.read(o, "i32", inst) for o in inst.operands[1:4])
+        first = 2 if "hi" in inst.modifiers else 0
+        acc = c
+        for k in range(2):
+            x = self.byte_lane(a, 16 * k, 16, ta.startswith("s"))
+            y = self.byte_lane(b, 8 * (first + k), 8, tb.startswith("s"))
+            p = self.tmp(); self.emit(f"{p} = mul i32 {x}, {y}")
+            n = self.tmp(); self.emit(f"{n} = add i32 {acc}, {p}")
+            acc = n
+        self.write(inst.operands[0], acc, "i32", inst)
+
+    def byte_lane(self, v, shift, width, signed):
+        up = self.tmp(); self.emit(f"{up} = shl i32 {v}, {32 - shift - width}")
+        r = self.tmp(); self.emit(f"{r} = {'ashr' if signed else 'lshr'} i32 {up}, {32 - width}")
+        return r
+
     def op_sad(self, inst):
         ty = self.lt(inst)
         signed = self.itype(inst).startswith("s")
@@ -1214,6 +1308,8 @@ class Function:
         self.write(inst.operands[0], r, ty, inst)
 
     def op_abs(self, inst):
+        if self.half_sign_op(inst, "abs"):
+            return
         if self.is_float(inst):
             return self.float_op(inst, lambda a, ty: self.fcall("fabs", a, ty))
         ty = self.lt(inst)
@@ -1222,6 +1318,8 @@ class Function:
         self.write(inst.operands[0], r, ty, inst)
 
     def op_neg(self, inst):
+        if self.half_sign_op(inst, "neg"):
+            return
         if self.is_float(inst):
             def compute(a, ty):
                 r = self.tmp(); self.emit(f"{r} = fneg {ty} {a[0]}"); return r
@@ -1235,7 +1333,26 @@ class Function:
         if self.is_float(inst):
             name = ("minimum" if which == "min" else "maximum") if "NaN" in inst.modifiers else \
                 ("minnum" if which == "min" else "maxnum")
-            return self.float_op(inst, lambda a, ty: self.fcall(name, a, ty))
+            mods = inst.modifiers
+
+            def compute(a, ty):
+                args = a
+                if "abs" in mods:
+                    args = [self.fcall("fabs", [x], ty) for x in a]
+                r = self.fcall(name, args, ty)
+                if "xorsign" in mods:
+                    ity = INT_OF[ty]
+                    bits = BITS[ty]
+                    sa = self.conv(a[0], ty, ity)
+                    sb = self.conv(a[1], ty, ity)
+                    x = self.tmp(); self.emit(f"{x} = xor {ity} {sa}, {sb}")
+                    sgn = self.tmp(); self.emit(f"{sgn} = and {ity} {x}, {-(1 << (bits - 1))}")
+                    rb = self.conv(r, ty, ity)
+                    mag = self.tmp(); self.emit(f"{mag} = and {ity} {rb}, {(1 << (bits - 1)) - 1}")
+                    o = self.tmp(); self.emit(f"{o} = or {ity} {mag}, {sgn}")
+                    r = self.conv(o, ity, ty)
+                return r
+            return self.float_op(inst, compute)
         t = self.itype(inst)
         ty = self.lt(inst)
         pre = "s" if t.startswith("s") else "u"
@@ -1636,7 +1753,19 @@ class Function:
             raise unsupported(inst, "cvt needs a destination and a source type")
         dt, st = types
         mods = inst.modifiers
-        v = None
+        if dt == "tf32" and st == "f32" and "rna" in mods:
+            # 10-bit mantissa, round to nearest with ties away from zero; NaN kept
+            v = self.read(inst.operands[1], "i32", inst)
+            f = self.conv(v, "i32", "float")
+            nan = self.tmp(); self.emit(f"{nan} = fcmp uno float {f}, 0.0")
+            r0 = self.tmp(); self.emit(f"{r0} = add i32 {v}, 4096")
+            r1 = self.tmp(); self.emit(f"{r1} = and i32 {r0}, -8192")
+            r = self.tmp(); self.emit(f"{r} = select i1 {nan}, i32 {v}, i32 {r1}")
+            self.write(inst.operands[0], r, "i32", inst)
+            return
+        for t in (dt, st):
+            if t not in LLTY and t not in ("f16x2", "bf16x2"):
+                raise unsupported(inst, f"conversions involving .{t}")
         if dt in ("f16x2", "bf16x2") or st in ("f16x2", "bf16x2"):
             return self.cvt_packed(inst, dt, st)
         sty = LLTY[st]
@@ -1648,9 +1777,7 @@ class Function:
             fsrc = src
             fty = sty
             if st in ("f16", "bf16"):
-                half = "half" if st == "f16" else "bfloat"
-                h = self.tmp(); self.emit(f"{h} = bitcast i16 {src} to {half}")
-                fsrc = self.tmp(); self.emit(f"{fsrc} = fpext {half} {h} to float")
+                fsrc = self.half_to_float(src, "half" if st == "f16" else "bfloat")
                 fty = "float"
             fsrc = self.ftz(inst, fsrc, fty) if fty == "float" else fsrc
             rounding = next((m for m in mods if m in ("rni", "rzi", "rmi", "rpi")), None)
@@ -1715,12 +1842,9 @@ class Function:
             if rounding not in (None, "rn"):
                 raise unsupported(inst, f"conversion to .{dt} with .{rounding}")
             half = "half" if dt == "f16" else "bfloat"
-            src = v
-            h = self.tmp(); self.emit(f"{h} = fptrunc {fty} {src} to {half}")
             if "sat" in mods:
                 raise unsupported(inst, ".sat on a conversion to half precision")
-            b = self.tmp(); self.emit(f"{b} = bitcast {half} {h} to i16")
-            return b
+            return self.to_half_bits(inst, v, fty, half)
         dty = LLTY[dt]
         if BITS[dty] > BITS[fty]:
             r = self.tmp(); self.emit(f"{r} = fpext {fty} {v} to {dty}")

@@ -311,6 +311,23 @@ entry:
 }
 """
 
+HALF_IR = """
+; float -> bf16 bits, round to nearest even, subnormals kept (LLVM's fptrunc may flush them)
+define internal i16 @f32_to_bf16(float %x) alwaysinline {
+entry:
+  %bits = bitcast float %x to i32
+  %nan = fcmp uno float %x, 0.0
+  %s16 = lshr i32 %bits, 16
+  %lsb = and i32 %s16, 1
+  %bias = add i32 %lsb, 32767
+  %sum = add i32 %bits, %bias
+  %hi = lshr i32 %sum, 16
+  %r = trunc i32 %hi to i16
+  %out = select i1 %nan, i16 32767, i16 %r
+  ret i16 %out
+}
+"""
+
 WARP_IR = """
 define internal i32 @shfl_lane(i32 %lane, i32 %b, i32 %c, i32 %mode) alwaysinline {
 entry:
@@ -510,7 +527,7 @@ entry:
 }
 """
 
-RUNTIME_IR = ADDRESSING + BITS_IR + WARP_IR + """
+RUNTIME_IR = ADDRESSING + BITS_IR + HALF_IR + WARP_IR + """
 !0 = !{}
 !1 = !{!"branch_weights", i32 1000000, i32 1}
 """

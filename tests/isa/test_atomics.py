@@ -330,3 +330,22 @@ ret;""", decls=".shared .align 8 .b8 scell[16];\n")
     assert len(winners) == 1
     final = {int(v) & 0xFFFFFFFF for v in out}
     assert final == {winners[0] + 1}
+
+
+def test_atomics_with_memory_order_and_scope_qualifiers():
+    # the forms libcu++ emits: atom.<sem>.<scope>.global..., ld.acquire / st.release
+    n = 256
+    cells = np.zeros(4, dtype=np.uint32)
+    k = ptx_kernel(".param .u64 pcells", GID + """
+ld.param.u64 %rd1, [pcells];
+cvta.to.global.u64 %rd1, %rd1;
+atom.acq_rel.gpu.global.add.u32 %r4, [%rd1], 1;
+atom.relaxed.sys.global.max.u32 %r5, [%rd1+4], %r3;
+red.release.gpu.global.add.u32 [%rd1+8], 2;
+atom.acquire.cta.global.or.b32 %r6, [%rd1+12], 1;
+fence.acq_rel.gpu;
+ld.acquire.gpu.global.u32 %r7, [%rd1];
+st.release.gpu.global.u32 [%rd1+12], 1;
+ret;""")
+    launch(k, 2, n // 2, [cells])
+    assert cells.tolist() == [n, n - 1, 2 * n, 1]

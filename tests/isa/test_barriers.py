@@ -238,9 +238,12 @@ ret;""")
 
 
 def test_elect_sync_picks_lowest_member():
-    body = ("mov.u32 %r1, %laneid;\nelect.sync %d|%p1, 0xfffffff0;\nmov.pred %q, %p1;")
+    # only the member lanes (4..31) execute elect.sync
+    body = ("mov.u32 %r1, %laneid;\nmov.u32 %d, 0xdead;\nsetp.ne.u32 %q, 0, 0;\n"
+            "setp.lt.u32 %p2, %r1, 4;\n@%p2 bra SKIP;\n"
+            "elect.sync %d|%p1, 0xfffffff0;\nmov.pred %q, %p1;\nSKIP:")
     d, q = run_op(body, [("a", "u32", [0] * 64)], [("d", "u32"), ("q", "pred")])
-    same_ints(d, [4] * 64, "u32")
+    same_ints(d, [4 if i % 32 >= 4 else 0xDEAD for i in range(64)], "u32")
     same_ints(q, [1 if i % 32 == 4 else 0 for i in range(64)], "u32")
 
 

@@ -351,3 +351,10 @@ def test_64bit_logic_and_popc_u():
     same_ints(d, [x ^ y for x, y in zip(xs, ys)], "b64")
     same_ints(e, [~x for x in xs], "b64")
     assert u(-1) == 0xFFFFFFFF
+
+
+def test_bfind_shiftamt_64():
+    d, e = run_op("bfind.shiftamt.u64 %d, %a;\nbfind.shiftamt.s64 %e, %a;", [("a", "b64", V64)],
+                  [("d", "u32"), ("e", "u32")])
+    same_ints(d, [_bfind(x, 64, False, True) for x in V64], "u32")
+    same_ints(e, [_bfind(x, 64, True, True) for x in V64], "u32")

@@ -211,3 +211,46 @@ def test_launch_error_too_many_args_and_too_much_shared():
         launch(k, 1, 32, [a, a, a])
     with pytest.raises(dptx.LaunchError):
         launch(k, 1, 32, [a, a], shared_mem=1 << 30)
+
+
+def test_memory_error_in_kernel_with_barriers_and_in_called_function():
+    text = kernel_text(".param .u64 p", GID + """
+ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd1, %rd1;
+bar.sync 0;
+mul.wide.u32 %rd2, %r3, 8;
+add.u64 %rd3, %rd1, %rd2;
+st.global.u32 [%rd3], %r3;
+bar.sync 0;
+ret;""", name="barsoob")
+    buf = np.zeros(40, dtype=np.uint32)      # 160 bytes: threads >= 20 store out of bounds
+    with pytest.raises(dptx.DptxMemoryError) as ei:
+        launch(kernel_from_ptx(text, "barsoob"), 1, 64, [buf])
+    msg = str(ei.value)
+    assert "barsoob" in msg and f"line {_line_of(text, 'st.global.u32')}" in msg, msg
+    from ._util import HEADER, SCRATCH
+    ftext = HEADER + """
+.func poke(.param .b64 addr)
+{
+    .reg .b64 %a<2>;
+    ld.param.b64 %a1, [addr];
+    st.u32 [%a1], 1;
+    ret;
+}
+.visible .entry callsoob(.param .u64 p)
+{
+""" + SCRATCH + """
+ld.param.u64 %rd1, [p];
+add.u64 %rd1, %rd1, 4096;
+{
+.param .b64 q;
+st.param.b64 [q], %rd1;
+call poke, (q);
+}
+ret;
+}
+"""
+    with pytest.raises(dptx.DptxMemoryError) as ei:
+        launch(kernel_from_ptx(ftext, "callsoob"), 1, 1, [np.zeros(4, dtype=np.uint32)])
+    msg = str(ei.value)
+    assert "callsoob" in msg and f"line {_line_of(ftext, 'st.u32 [%a1]')}" in msg, msg

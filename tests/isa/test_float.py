@@ -394,3 +394,65 @@ def test_max_min_xorsign_abs():
     sgn = [-1.0 if (x < 0) != (y < 0) else 1.0 for x, y in zip(a, b)]
     same_bits32(d, [s_ * max(abs(x), abs(y)) for s_, x, y in zip(sgn, a, b)])
     same_bits32(e, [s_ * min(abs(x), abs(y)) for s_, x, y in zip(sgn, a, b)])
+
+
+def test_abs_neg_min_ftz_flush_subnormal_inputs():
+    xs = [1e-40, -1e-40, 2.0, -3e-39]
+    d, e = run_op("abs.ftz.f32 %d, %a;\nneg.ftz.f32 %e, %a;", [("a", "f32", xs)],
+                  [("d", "f32"), ("e", "f32")])
+    same_bits32(d, [0.0, 0.0, 2.0, 0.0])
+    same_bits32(e, [-0.0, 0.0, -2.0, 0.0])
+
+
+def test_rounding_mode_and_ftz_do_not_leak_between_instructions():
+    # a directed or .ftz instruction must not change how the next instructions round
+    body = ("add.rp.f32 %r_p, %a, %b;\nadd.f32 %r_n1, %a, %b;\nmul.rm.f32 %r_m, %a, %b;\n"
+            "mul.rn.f32 %r_n2, %a, %b;\nmul.ftz.f32 %r_f, %c, %c;\nmul.f32 %r_s, %c, %c;\n"
+            "div.rz.f32 %r_z, %a, %b;\nsqrt.rn.f32 %r_q, %b;\ncvt.rn.f32.f64 %r_c, %e;\n"
+            "add.rz.f64 %r_dz, %e, %e2;\nadd.f64 %r_dn, %e, %e2;")
+    a = [1.0, -1.0, 1.0 + 2.0**-23]
+    b = [float(np.float32(x)) for x in (2.0**-24 * 3, 1.0 / 3, 0.7)]
+    c = [1e-20, -1e-20, 2e-20]
+    e = [1 / 3, 0.1, 2.0 / 3]
+    e2 = [2.0**-60, -(2.0**-61), 1e-17]
+    outs = run_op(body, [("a", "f32", a), ("b", "f32", b), ("c", "f32", c), ("e", "f64", e),
+                         ("e2", "f64", e2)],
+                  [("r_p", "f32"), ("r_n1", "f32"), ("r_m", "f32"), ("r_n2", "f32"), ("r_f", "f32"),
+                   ("r_s", "f32"), ("r_z", "f32"), ("r_q", "f32"), ("r_c", "f32"), ("r_dz", "f64"),
+                   ("r_dn", "f64")])
+    F = Fraction
+    same_bits32(outs[0], [round_f32(F(x) + F(y), "rp") for x, y in zip(a, b)])
+    same_bits32(outs[1], [round_f32(F(x) + F(y), "rn") for x, y in zip(a, b)])
+    same_bits32(outs[2], [round_f32(F(x) * F(y), "rm") for x, y in zip(a, b)])
+    same_bits32(outs[3], [round_f32(F(x) * F(y), "rn") for x, y in zip(a, b)])
+    same_bits32(outs[4], [0.0, 0.0, 0.0])
+    c32 = [float(np.float32(x)) for x in c]
+    same_bits32(outs[5], [round_f32(F(x) * F(x), "rn") for x in c32])
+    same_bits32(outs[6], [round_f32(F(x) / F(y), "rz") for x, y in zip(a, b)])
+    same_bits32(outs[7], np.sqrt(np.array(b, dtype=np.float64)).astype(np.float32))
+    same_bits32(outs[8], [round_f32(F(x), "rn") for x in e])
+    same_bits64(outs[9], [round_f64(F(x) + F(y), "rz") for x, y in zip(e, e2)])
+    same_bits64(outs[10], [round_f64(F(x) + F(y), "rn") for x, y in zip(e, e2)])
+
+
+def test_host_floating_point_environment_unchanged_after_launches():
+    import dptx
+    run_op("add.rp.f32 %d, %a, %a;\nmul.rm.f64 %e, %b, %b;\nmul.ftz.f32 %f, %a, %a;",
+           [("a", "f32", [1e-30]), ("b", "f64", [0.1])], [("d", "f32"), ("e", "f64"), ("f", "f32")])
+    # a kernel that changes the rounding mode and then faults
+    from ._util import kernel_from_ptx, kernel_text, launch
+    k = kernel_from_ptx(kernel_text(".param .u64 p", """
+mov.f32 %f1, 0f3F800000;
+add.rm.f32 %f2, %f1, %f1;
+mov.u64 %rd1, 0;
+ld.global.u32 %r1, [%rd1];
+ret;"""))
+    with pytest.raises(dptx.DptxMemoryError):
+        launch(k, 1, 1, [np.zeros(1, dtype=np.uint32)])
+    assert 1.0 + 2.0**-53 == 1.0 and 1.0 + 3 * 2.0**-53 == 1.0 + 2.0**-51
+    assert np.float32(1.0) + np.float32(2.0**-24) == np.float32(1.0)
+    assert np.float32(1.0) + np.float32(3 * 2.0**-24) == np.float32(1.0 + 2.0**-22)
+    assert -1.0 - 2.0**-53 == -1.0
+    tiny = np.float32(1e-40)
+    assert tiny * np.float32(1.0) == tiny and tiny != 0      # no flush-to-zero on the host
+    assert 5e-324 / 2 == 0.0 and 5e-324 * 1.0 == 5e-324

@@ -116,10 +116,11 @@ def test_f16_min_max_nan():
     assert all(np.isnan(h2f(int(x))) for x in e)
 
 
-def _rand_bf(n):
+def _rand_bf(n, seed=None):
+    r = random.Random(seed) if seed is not None else rng
     out = []
     while len(out) < n:
-        b = rng.getrandbits(16)
+        b = r.getrandbits(16)
         e = (b >> 7) & 0xFF
         if 100 < e < 150:
             out.append(b)
@@ -127,7 +128,7 @@ def _rand_bf(n):
 
 
 def test_bf16_fma_and_bf16x2():
-    a, b, c = _rand_bf(32), _rand_bf(32), _rand_bf(32)
+    a, b, c = _rand_bf(32, 'fa'), _rand_bf(32, 'fb'), _rand_bf(32, 'fc')
     trip = [t for t in zip(a, b, c) if Fraction(bf2f(t[0])) * Fraction(bf2f(t[1])) + Fraction(bf2f(t[2])) != 0]
     d = run_op("fma.rn.bf16 %d, %a, %b, %c;",
                [("a", "bf16", [t[0] for t in trip]), ("b", "bf16", [t[1] for t in trip]),
@@ -298,7 +299,9 @@ def test_f16x2_abs_min_nan_fma_sat_lanes():
     d, e, f = run_op("abs.f16x2 %d, %a;\nmin.NaN.f16x2 %e, %a, %b;\nfma.rn.sat.f16x2 %f, %a, %b, %b;",
                      [("a", "f16x2", a), ("b", "f16x2", b)],
                      [("d", "f16x2"), ("e", "f16x2"), ("f", "f16x2")])
-    same_ints(d, [(f2h(1.5) << 16) | f2h(2.0), ((nan & 0x7FFF) << 16) | f2h(0.25)], "b32")
+    assert int(d[0]) == (f2h(1.5) << 16) | f2h(2.0)
+    d1 = int(d[1])
+    assert (d1 & 0xFFFF) == f2h(0.25) and (d1 >> 16) & 0x7C00 == 0x7C00 and (d1 >> 16) & 0x3FF  # NaN
     e0, e1 = int(e[0]), int(e[1])
     assert e0 == (f2h(-1.5) << 16) | f2h(-3.0)
     assert (e1 >> 16) & 0x7C00 == 0x7C00 and (e1 >> 16) & 0x3FF and (e1 & 0xFFFF) == f2h(-0.25)
@@ -307,7 +310,7 @@ def test_f16x2_abs_min_nan_fma_sat_lanes():
 
 
 def test_bf16_add_mul_rn_exact():
-    a, b = _rand_bf(24), _rand_bf(24)
+    a, b = _rand_bf(24, 'ma'), _rand_bf(24, 'mb')
     pairs = [(x, y) for x, y in zip(a, b) if Fraction(bf2f(x)) + Fraction(bf2f(y)) != 0]
     d = run_op("add.rn.bf16 %d, %a, %b;", [("a", "bf16", [x for x, _ in pairs]),
                                            ("b", "bf16", [y for _, y in pairs])], [("d", "bf16")])
@@ -333,3 +336,19 @@ def test_f16_approx_tanh_ex2():
     lo = np.array([h2f(int(v) & 0xFFFF) for v in e])
     np.testing.assert_allclose(hi, np.exp2(ys), rtol=2e-3)
     np.testing.assert_allclose(lo, np.exp2(np.array(ys) / 2), rtol=2e-3)
+
+
+def test_cvt_f16_from_f64_and_ints_no_double_rounding():
+    # 1 + 2^-11 + 2^-40 is just above an f16 tie; rounding to f32 first would lose 2^-40
+    xs = [1 + 2.0**-11 + 2.0**-40, 1 + 2.0**-11, -(1 + 2.0**-11 + 2.0**-40), 1e-7, 65519.99, 0.1]
+    d = run_op("cvt.rn.f16.f64 %d, %a;", [("a", "f64", xs)], [("d", "f16")])
+    same_ints(d, [f2h(round_f16(Fraction(x))) for x in xs], "b16")
+    assert f2h(round_f16(Fraction(xs[0]))) == f2h(1 + 2.0**-10)
+    ints_ = [2049, 2051, -2049, 65519, 65520, 100000, -7, 0]
+    e = run_op("cvt.rn.f16.s32 %e, %a;", [("a", "s32", ints_)], [("e", "f16")])
+    same_ints(e, [f2h(round_f16(Fraction(v))) if v else 0 for v in ints_], "b16")
+    hs = [f2h(v) for v in (2.5, 3.5, -2.5, 65504.0, -0.75, 0.0)]
+    g, h = run_op("cvt.rni.s32.f16 %g, %a;\ncvt.f64.f16 %h, %a;", [("a", "f16", hs)],
+                  [("g", "s32"), ("h", "f64")])
+    same_ints(g, [2, 4, -2, 65504, -1, 0], "s32")
+    assert h.tolist() == [2.5, 3.5, -2.5, 65504.0, -0.75, 0.0]

@@ -1,6 +1,5 @@
 """Integer arithmetic: add/sub/mul/mad (lo/hi/wide), mul24/mad24, sad, div/rem, abs/neg,
 min/max, saturating add/sub and carry chains."""
-import numpy as np
 
 from ._util import run_op, same_ints, s, u
 
@@ -392,3 +391,15 @@ def test_dp2a_lo_hi():
             bs = _bytes(b, sb)[2:] if hi else _bytes(b, sb)[:2]
             want.append(c + hs[0] * bs[0] + hs[1] * bs[1])
         same_ints(outs[k], want, "u32")
+
+
+def test_mad_64bit_and_sad_s64():
+    C64 = [(i * 0x9E3779B97F4A7C15) % 2**64 for i in range(len(A64))]
+    d, e, f, g = run_op("mad.lo.s64 %d, %a, %b, %c;\nmad.hi.s64 %e, %a, %b, %c;\n"
+                        "mad.hi.u64 %f, %a, %b, %c;\nsad.s64 %g, %a, %b, %c;",
+                        [("a", "s64", A64), ("b", "s64", B64), ("c", "u64", C64)],
+                        [("d", "s64"), ("e", "s64"), ("f", "u64"), ("g", "s64")])
+    same_ints(d, [a * b + c for a, b, c in zip(A64, B64, C64)], "s64")
+    same_ints(e, [((a * b) >> 64) + c for a, b, c in zip(A64, B64, C64)], "s64")
+    same_ints(f, [((u(a, 64) * u(b, 64)) >> 64) + c for a, b, c in zip(A64, B64, C64)], "u64")
+    same_ints(g, [abs(a - b) + c for a, b, c in zip(A64, B64, C64)], "s64")

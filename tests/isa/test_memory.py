@@ -542,3 +542,35 @@ st.global.u32 [%rd1], %r1;
 ret;""", decls=".extern .shared .align 4 .b8 dsm[];\n")
     launch(k, 1, 1, [out], shared_mem=384)
     assert out[0] == 384
+
+
+def test_integer_literal_forms():
+    d, e, f, g, h = run_op("mov.u32 %d, 0b1010;\nmov.u32 %e, 017;\nadd.u32 %f, %a, 0x10U;\n"
+                           "add.s32 %g, %a, -5;\nmov.u64 %h, 0xFFFFFFFFFFFFFFFF;",
+                           [("a", "u32", [100])],
+                           [("d", "u32"), ("e", "u32"), ("f", "u32"), ("g", "s32"), ("h", "u64")])
+    assert (int(d[0]), int(e[0]), int(f[0]), int(g[0]), int(h[0])) == (10, 15, 116, 95, 2**64 - 1)
+
+
+def test_large_grid_many_blocks():
+    n = 1000 * 32 + 7
+    a = np.arange(n, dtype=np.float32)
+    out = np.zeros(n, dtype=np.float32)
+    k = ptx_kernel(".param .u64 pout, .param .u64 pin, .param .u32 n", GID + """
+ld.param.u32 %r4, [n];
+setp.ge.u32 %p1, %r3, %r4;
+@%p1 bra DONE;
+ld.param.u64 %rd1, [pin];
+cvta.to.global.u64 %rd1, %rd1;
+mul.wide.u32 %rd2, %r3, 4;
+add.u64 %rd3, %rd1, %rd2;
+ld.global.f32 %f1, [%rd3];
+fma.rn.f32 %f2, %f1, 0f40000000, 0f3F800000;
+ld.param.u64 %rd4, [pout];
+cvta.to.global.u64 %rd4, %rd4;
+add.u64 %rd5, %rd4, %rd2;
+st.global.f32 [%rd5], %f2;
+DONE:
+ret;""")
+    launch(k, (n + 31) // 32, 32, [out, a, np.uint32(n)])
+    np.testing.assert_array_equal(out, a * 2 + 1)

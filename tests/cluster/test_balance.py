@@ -1,6 +1,7 @@
 """The balancer on a really unequal pair: two single-thread workers pinned to separate cores,
-a bounded busy process competing on one of them. After 3 launches the faster worker runs at
-least 60% of the blocks (ideal about 67%)."""
+two bounded busy processes competing on one of them (so it runs at about a third of the
+speed). After 3 launches the faster worker runs at least 60% of the blocks (ideal about 75%;
+the margin absorbs a noisy machine)."""
 import logging
 import os
 
@@ -30,12 +31,12 @@ def test_faster_worker_gets_more_blocks():
                       scheduler_kwargs={"preload": ["scheduler_plugins"]}) as cluster, \
             Client(cluster, set_as_default=False) as client:
         dptx.connect(client)
-        busy = None
+        busy = []
         try:
             fast, slow = sorted(client.nthreads())
             client.run(pin_process_to, cores[0], workers=[fast])
             client.run(pin_process_to, cores[1], workers=[slow])
-            busy = start_busy_process(cores[1], 120)
+            busy = [start_busy_process(cores[1], 120) for _ in range(2)]
             kernel = dptx.RawModule(POLY).get_function("poly")
             y = dptx.zeros(512 * 256, np.float32)
             for _ in range(3):
@@ -53,7 +54,7 @@ def test_faster_worker_gets_more_blocks():
                 acc = acc * np.float32(0.999) + i * np.float32(it)
             assert np.allclose(result, acc, rtol=1e-4)
         finally:
-            if busy is not None:
-                busy.kill()
-                busy.wait()
+            for p in busy:
+                p.kill()
+                p.wait()
             dptx.shutdown()

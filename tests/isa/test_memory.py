@@ -574,3 +574,36 @@ DONE:
 ret;""")
     launch(k, (n + 31) // 32, 32, [out, a, np.uint32(n)])
     np.testing.assert_array_equal(out, a * 2 + 1)
+
+
+def test_symbol_plus_offset_addressing_and_address_initializers():
+    decls = (".global .align 4 .u32 gtab2[4] = {10, 20, 30, 40};\n"
+             ".const .align 8 .f64 ctab2[2] = {0d3FF8000000000000, 0d4004000000000000};\n"
+             ".global .align 8 .u64 gptr[1] = {gtab2};\n"
+             ".shared .align 4 .b8 shs[16];\n")
+    out = np.zeros(6, dtype=np.float64)
+    k = ptx_kernel(".param .u64 pout", """
+ld.global.u32 %r1, [gtab2+8];
+ld.const.f64 %fd1, [ctab2+8];
+st.shared.u32 [shs+12], %r1;
+ld.shared.u32 %r2, [shs+12];
+ld.global.u64 %rd2, [gptr];
+ld.u32 %r3, [%rd2+4];
+mov.u64 %rd3, gtab2;
+ld.global.u32 %r4, [%rd3+12];
+ld.param.u64 %rd1, [pout];
+cvta.to.global.u64 %rd1, %rd1;
+cvt.rn.f64.u32 %fd2, %r1;
+st.global.f64 [%rd1], %fd2;
+st.global.f64 [%rd1+8], %fd1;
+cvt.rn.f64.u32 %fd3, %r2;
+st.global.f64 [%rd1+16], %fd3;
+cvt.rn.f64.u32 %fd4, %r3;
+st.global.f64 [%rd1+24], %fd4;
+cvt.rn.f64.u32 %fd5, %r4;
+st.global.f64 [%rd1+32], %fd5;
+ld.param.u64 %rd4, [pout];
+st.f64 [%rd4+40], %fd1;
+ret;""", decls=decls)
+    launch(k, 1, 1, [out])
+    assert out.tolist() == [30.0, 2.5, 30.0, 20.0, 40.0, 2.5]

@@ -60,3 +60,23 @@ def test_printf_vprintf_hand_written_ptx(capfd):
     out = capfd.readouterr().out
     lines = sorted(l for l in out.splitlines() if l.startswith("v="))
     assert lines == [f"v={i} f={i * 0.5:f}" for i in range(3)]
+
+
+MANY = r"""
+extern "C" __global__ void many(int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) printf("line %04d of block %d: %s|%u|%e|%5.1f|%%\n", i, blockIdx.x,
+                      (i & 1) ? "odd" : "even", (unsigned)i * 2654435761u, 1.0 / (i + 1), i * 0.5);
+}
+"""
+
+
+def test_printf_many_threads_lines_intact(capfd):
+    k = kernel_from_cuda(MANY, "many")
+    n = 300
+    launch(k, 3, 128, [np.int32(n)])
+    out = capfd.readouterr().out
+    lines = sorted(l for l in out.splitlines() if l.startswith("line "))
+    want = sorted(f"line {i:04d} of block {i // 128}: {'odd' if i & 1 else 'even'}|"
+                  f"{(i * 2654435761) % 2**32}|{1.0 / (i + 1):e}|{i * 0.5:5.1f}|%" for i in range(n))
+    assert lines == want

@@ -933,12 +933,6 @@ class Function:
     def directed_mode(inst):
         return next((m for m in ("rz", "rm", "rp") if m in inst.modifiers), None)
 
-    def check_rounding(self, inst):
-        """Directed rounding is handled by the callers that support it; others refuse it."""
-        mode = self.directed_mode(inst)
-        if mode:
-            raise unsupported(inst, f"directed rounding .{mode} on this instruction")
-
     def rounded(self, inst, op: str, llop: str, arity: int):
         """A float operation honouring .rn (default) and .rz/.rm/.rp exactly."""
         mode = self.directed_mode(inst)
@@ -1066,12 +1060,6 @@ class Function:
         self.emit(f"{r} = call {ty} @llvm.{name}.{sfx}(" + ", ".join(f"{ty} {a}" for a in args) + ")")
         return r
 
-    def fbin(self, op):
-        def compute(args, ty):
-            r = self.tmp(); self.emit(f"{r} = {op} {ty} {args[0]}, {args[1]}"); return r
-        return compute
-
-    # integer and float arithmetic ---------------------------------------------------------------
     def op_add(self, inst):
         if self.is_float(inst):
             return self.rounded(inst, "fadd", "fadd", 2)
@@ -1372,12 +1360,6 @@ class Function:
         def compute(args, ty):
             return self.fcall("copysign", [args[1], args[0]], ty)
         self.float_op(inst, compute)
-
-    def unary_float(self, name):
-        def handler(inst):
-            self.check_rounding(inst)
-            self.float_op(inst, lambda a, ty: self.fcall(name, a, ty))
-        return handler
 
     def op_sqrt(self, inst):
         self.rounded(inst, "sqrt", "", 1)

@@ -100,7 +100,7 @@ class Module:
             return name
         params = ", ".join(f"{t} %a{i}" for i, t in enumerate(args))
         call_args = ", ".join(f"{t} %a{i}" for i, t in enumerate(args))
-        sfx = {"float": "f32", "double": "f64", "i32": "i32", "i64": "i64"}
+        sfx = {"half": "f16", "float": "f32", "double": "f64", "i32": "i32", "i64": "i64"}
         if op in ("sitofp", "uitofp", "fptrunc"):
             intrinsic = f"llvm.experimental.constrained.{op}.{sfx[ret]}.{sfx[args[0]]}"
         else:
@@ -977,7 +977,7 @@ class Function:
                     # through f32: half <-> double conversions are libcalls that the JIT
                     # would have to resolve; half -> float is one instruction (F16C), and
                     # bf16 -> float a shift (exact, subnormals kept)
-                    f32 = self.half_to_float(h16, half)
+                    f32 = self.half_to_float(self.ftz16(inst, h16, half), half)
                     f = self.tmp(); self.emit(f"{f} = fpext float {f32} to double")
                     args.append(f)
                 r = self.sat(inst, compute(args, "double"), "double")
@@ -1017,8 +1017,21 @@ class Function:
         self.write(inst.operands[0], r, storage, inst)
         return True
 
-    def to_half_bits(self, inst, v: str, ty: str, half: str) -> str:
-        """Round a float/double to f16 or bf16 bits (nearest even, once), with .relu."""
+    def to_half_bits(self, inst, v: str, ty: str, half: str, mode=None) -> str:
+        """Round a float/double to f16 or bf16 bits (nearest even, once, or the directed
+        ``mode`` for f16), with .relu and .ftz."""
+        if mode is not None:
+            if half != "half":
+                raise unsupported(inst, f"directed rounding .{mode} to .bf16")
+            if ty == "double":
+                # the same directed rounding twice equals doing it once
+                name = self.mod.directed_helper("fptrunc", mode, "float", ["double"])
+                f = self.tmp(); self.emit(f'{f} = call float @"{name}"(double {v})')
+                v, ty = f, "float"
+            name = self.mod.directed_helper("fptrunc", mode, "half", ["float"])
+            h = self.tmp(); self.emit(f'{h} = call half @"{name}"(float {v})')
+            b = self.tmp(); self.emit(f"{b} = bitcast half {h} to i16")
+            return self.ftz16(inst, b, half)
         if "relu" in inst.modifiers:
             neg = self.tmp(); self.emit(f"{neg} = fcmp olt {ty} {v}, 0.0")
             z = self.tmp(); self.emit(f"{z} = select i1 {neg}, {ty} 0.0, {ty} {v}")
@@ -1042,7 +1055,17 @@ class Function:
         else:
             b = self.tmp(); self.emit(f"{b} = call i16 @f32_to_bf16(float {f})")
         out = self.tmp(); self.emit(f"{out} = select i1 {nan}, i16 32767, i16 {b}")
-        return out
+        return self.ftz16(inst, out, half)
+
+    def ftz16(self, inst, bits: str, half: str) -> str:
+        """.ftz on f16: a subnormal becomes a zero of the same sign (bf16 has no .ftz)."""
+        if "ftz" not in inst.modifiers or half != "half":
+            return bits
+        e = self.tmp(); self.emit(f"{e} = and i16 {bits}, 31744")
+        sub = self.tmp(); self.emit(f"{sub} = icmp eq i16 {e}, 0")
+        z = self.tmp(); self.emit(f"{z} = and i16 {bits}, -32768")
+        r = self.tmp(); self.emit(f"{r} = select i1 {sub}, i16 {z}, i16 {bits}")
+        return r
 
     def is_float(self, inst) -> bool:
         return any(t in self.FLOAT_TYPES or t in self.HALF_TYPES for t in inst.types)
@@ -1821,12 +1844,11 @@ class Function:
         mods = inst.modifiers
         rounding = next((m for m in mods if m in ("rn", "rz", "rm", "rp")), None)
         if dt in ("f16", "bf16"):
-            if rounding not in (None, "rn"):
-                raise unsupported(inst, f"conversion to .{dt} with .{rounding}")
             half = "half" if dt == "f16" else "bfloat"
             if "sat" in mods:
                 raise unsupported(inst, ".sat on a conversion to half precision")
-            return self.to_half_bits(inst, v, fty, half)
+            return self.to_half_bits(inst, v, fty, half,
+                                     rounding if rounding in ("rz", "rm", "rp") else None)
         dty = LLTY[dt]
         if BITS[dty] > BITS[fty]:
             r = self.tmp(); self.emit(f"{r} = fpext {fty} {v} to {dty}")

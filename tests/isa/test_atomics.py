@@ -349,3 +349,32 @@ st.release.gpu.global.u32 [%rd1+12], 1;
 ret;""")
     launch(k, 2, n // 2, [cells])
     assert cells.tolist() == [n, n - 1, 2 * n, 1]
+
+
+def test_shared_counter_contention_1024_threads_permutation():
+    bs = 1024
+    old = np.zeros(2 * bs, dtype=np.uint32)
+    final = np.zeros(2, dtype=np.uint32)
+    k = ptx_kernel(".param .u64 pold, .param .u64 pfinal", GID + """
+mov.u64 %rd10, scnt;
+setp.eq.u32 %p1, %r0, 0;
+@%p1 st.shared.u32 [%rd10], 0;
+bar.sync 0;
+atom.shared.inc.u32 %r4, [%rd10], 0xffffffff;
+ld.param.u64 %rd1, [pold];
+cvta.to.global.u64 %rd1, %rd1;
+mul.wide.u32 %rd2, %r3, 4;
+add.u64 %rd1, %rd1, %rd2;
+st.global.u32 [%rd1], %r4;
+bar.sync 0;
+ld.shared.u32 %r5, [%rd10];
+ld.param.u64 %rd3, [pfinal];
+cvta.to.global.u64 %rd3, %rd3;
+mul.wide.u32 %rd4, %r1, 4;
+add.u64 %rd3, %rd3, %rd4;
+@%p1 st.global.u32 [%rd3], %r5;
+ret;""", decls=".shared .align 4 .b8 scnt[4];\n")
+    launch(k, 2, bs, [old, final])
+    assert final.tolist() == [bs, bs]
+    for b in range(2):
+        assert sorted(old[b * bs:(b + 1) * bs].tolist()) == list(range(bs))

@@ -159,3 +159,71 @@ st.global.u32 [%rd1], %r4;
 ret;""")
     launch(k, 1, 8, [out])
     assert out.tolist() == [1, 1, 1, 1, 11, 11, 11, 11]
+
+
+def test_deeper_recursion_and_large_local_arrays():
+    rec = """
+.func (.param .b32 ret) rsum(.param .b32 n)
+{
+    .reg .b32 %t<4>;
+    .reg .pred %q;
+    .local .align 4 .b8 pad[64];
+    ld.param.b32 %t1, [n];
+    st.local.u32 [pad+60], %t1;
+    setp.eq.u32 %q, %t1, 0;
+    @%q bra BASE;
+    sub.u32 %t2, %t1, 1;
+    {
+    .param .b32 pa;
+    st.param.b32 [pa], %t2;
+    .param .b32 rv;
+    call (rv), rsum, (pa);
+    ld.param.b32 %t3, [rv];
+    }
+    ld.local.u32 %t1, [pad+60];
+    add.u32 %t1, %t1, %t3;
+BASE:
+    st.param.b32 [ret], %t1;
+    ret;
+}
+"""
+    body = GID + """
+mov.u64 %rd5, big;
+mov.u32 %r6, 0;
+FILL:
+mul.wide.u32 %rd6, %r6, 4;
+add.u64 %rd7, %rd5, %rd6;
+mad.lo.u32 %r7, %r6, %r3, 1;
+st.local.u32 [%rd7], %r7;
+add.u32 %r6, %r6, 1;
+setp.lt.u32 %p1, %r6, 512;
+@%p1 bra FILL;
+mul.lo.u32 %r8, %r3, 97;
+and.b32 %r8, %r8, 511;
+mul.wide.u32 %rd8, %r8, 4;
+add.u64 %rd9, %rd5, %rd8;
+ld.local.u32 %r9, [%rd9];
+and.b32 %r10, %r3, 63;
+{
+.param .b32 q0;
+st.param.b32 [q0], %r10;
+.param .b32 r2;
+call (r2), rsum, (q0);
+ld.param.b32 %r5, [r2];
+}
+ld.param.u64 %rd1, [pout];
+cvta.to.global.u64 %rd1, %rd1;
+mul.wide.u32 %rd2, %r3, 8;
+add.u64 %rd1, %rd1, %rd2;
+st.global.v2.u32 [%rd1], {%r5, %r9};
+ret;"""
+    text = (HEADER + rec + ".visible .entry k(.param .u64 pout)\n{\n" + SCRATCH +
+            "\t.local .align 4 .b8 big[2048];\n" + body + "\n}\n")
+    n = 256
+    out = np.zeros(2 * n, dtype=np.uint32)
+    launch(kernel_from_ptx(text), 2, 128, [out])
+    o = out.reshape(n, 2)
+    for t in range(n):
+        d = t & 63
+        j = (t * 97) & 511
+        assert o[t].tolist() == [d * (d + 1) // 2, j * t + 1], t

@@ -456,3 +456,23 @@ ret;"""))
     tiny = np.float32(1e-40)
     assert tiny * np.float32(1.0) == tiny and tiny != 0      # no flush-to-zero on the host
     assert 5e-324 / 2 == 0.0 and 5e-324 * 1.0 == 5e-324
+
+
+def test_ftz_on_many_f32_instructions():
+    s_ = 1e-40  # subnormal f32
+    xs = [s_, -s_]
+    body = ("fma.rn.ftz.f32 %d0, %a, 0f3F800000, 0f80000000;\nsub.ftz.f32 %d1, %a, 0f00000000;\n"
+            "min.ftz.f32 %d2, %a, 0f7F800000;\nmax.ftz.f32 %d3, %a, 0fFF800000;\n"
+            "sqrt.rn.ftz.f32 %d4, %a;\nrcp.rn.ftz.f32 %d5, %a;\nex2.approx.ftz.f32 %d6, %a;\n"
+            "lg2.approx.ftz.f32 %d7, %a;\nrsqrt.approx.ftz.f32 %d8, %a;\nsin.approx.ftz.f32 %d9, %a;\n"
+            "cvt.ftz.f32.f32 %d10, %a;\nabs.ftz.f32 %d11, %a;")
+    outs = run_op(body, [("a", "f32", xs)], [(f"d{i}", "f32") for i in range(12)])
+    want = {
+        0: [0.0, -0.0], 1: [0.0, -0.0], 2: [0.0, -0.0], 3: [0.0, -0.0], 4: [0.0, -0.0],
+        5: [INF, -INF], 6: [1.0, 1.0], 7: [-INF, -INF], 8: [INF, -INF], 9: [0.0, -0.0],
+        10: [0.0, -0.0], 11: [0.0, 0.0]}
+    for i, w in want.items():
+        try:
+            same_bits32(outs[i], w)
+        except AssertionError as e:
+            raise AssertionError(f"{body.splitlines()[i]}: {e}") from None

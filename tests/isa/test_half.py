@@ -352,3 +352,86 @@ def test_cvt_f16_from_f64_and_ints_no_double_rounding():
                   [("g", "s32"), ("h", "f64")])
     same_ints(g, [2, 4, -2, 65504, -1, 0], "s32")
     assert h.tolist() == [2.5, 3.5, -2.5, 65504.0, -0.75, 0.0]
+
+
+def _bf_any(n, seed):
+    r = random.Random(seed)
+    out = []
+    while len(out) < n:
+        b = r.getrandbits(16)
+        if (b >> 7) & 0xFF != 0xFF:
+            out.append(b)
+    return out
+
+
+def test_bf16_full_range_random_fma_add_mul():
+    # whole exponent range, subnormals and overflow included
+    a, b, c = _bf_any(64, "A"), _bf_any(64, "B"), _bf_any(64, "C")
+    a += [0x7F7F, 0x0001, 0x0080, 0x8080]
+    b += [0x4000, 0x3F00, 0x3F00, 0x3F00]
+    c += [0x0000, 0x0001, 0x0000, 0x0000]
+    F = lambda x: Fraction(bf2f(x))  # noqa: E731
+    trip = [t for t in zip(a, b, c) if F(t[0]) * F(t[1]) + F(t[2]) != 0 and F(t[0]) + F(t[1]) != 0]
+    ins = [("a", "bf16", [t[0] for t in trip]), ("b", "bf16", [t[1] for t in trip]),
+           ("c", "bf16", [t[2] for t in trip])]
+    d, e, f = run_op("fma.rn.bf16 %d, %a, %b, %c;\nadd.rn.bf16 %e, %a, %b;\nmul.rn.bf16 %f, %a, %b;", ins,
+                     [("d", "bf16"), ("e", "bf16"), ("f", "bf16")])
+
+    def rb(q):
+        x = round_fraction(q, "rn", 7, -126, 127)
+        return int(np.array([x], dtype=np.float32).view(np.uint32)[0]) >> 16
+    same_ints(d, [rb(F(x) * F(y) + F(z)) for x, y, z in trip], "b16")
+    same_ints(e, [rb(F(x) + F(y)) for x, y, _ in trip], "b16")
+    same_ints(f, [rb(F(x) * F(y)) if F(x) * F(y) != 0 else int(f[i]) for i, (x, y, _) in enumerate(trip)], "b16")
+
+
+def test_f16_ftz_flushes_subnormals():
+    sub = 0x0200  # f16 subnormal (2^-15)
+    a = [sub, sub | 0x8000, f2h(2.0**-10), f2h(1.0)]
+    b = [f2h(1.0), f2h(1.0), f2h(2.0**-10), sub]
+    d, e = run_op("mul.ftz.f16 %d, %a, %b;\nmul.f16 %e, %a, %b;", [("a", "f16", a), ("b", "f16", b)],
+                  [("d", "f16"), ("e", "f16")])
+    same_ints(e, [sub, sub | 0x8000, f2h(2.0**-20), sub], "b16")
+    same_ints(d, [0x0000, 0x8000, 0x0000, 0x0000], "b16")   # 2^-20 result is subnormal: flushed
+    f = run_op("fma.rn.ftz.f16x2 %f, %a, %b, %c;",
+               [("a", "f16x2", [(sub << 16) | f2h(1.0)]), ("b", "f16x2", [(f2h(1.0) << 16) | sub]),
+                ("c", "f16x2", [0])], [("f", "f16x2")])
+    same_ints(f, [0], "b32")   # both lanes: subnormal product flushed to +0
+
+
+@pytest.mark.parametrize("mode", ["rz", "rm", "rp"])
+def test_cvt_f16_f32_directed_rounding(mode):
+    xs = [float(np.float32(x)) for x in (1 + 2.0**-11, -(1 + 2.0**-11), 0.1, -0.1, 70000.0, -70000.0,
+                                         65519.0, 2.0**-25, -(2.0**-25), 3.14159)]
+    d = run_op(f"cvt.{mode}.f16.f32 %d, %a;", [("a", "f32", xs)], [("d", "f16")])
+
+    def ref(x):
+        v = round_fraction(Fraction(x), mode, 10, -14, 15)
+        return f2h(v) if v != 0 else (0x8000 if x < 0 else 0)
+    same_ints(d, [ref(x) for x in xs], "b16")
+
+
+@pytest.mark.parametrize("mode", ["rni", "rzi", "rmi", "rpi"])
+def test_cvt_f16_round_to_integer(mode):
+    import math
+    vals = [2.5, 3.5, -2.5, -0.25, 0.5, 1000.5, 65504.0]
+    d = run_op(f"cvt.{mode}.f16.f16 %d, %a;", [("a", "f16", [f2h(v) for v in vals])], [("d", "f16")])
+    fn = {"rni": lambda v: float(round(v)), "rzi": math.trunc, "rmi": math.floor, "rpi": math.ceil}[mode]
+
+    def ref(v):
+        r = float(fn(v))
+        return f2h(math.copysign(r, v)) if r == 0 else f2h(r)
+    same_ints(d, [ref(v) for v in vals], "b16")
+
+
+def test_setp_f16_and_bf16_with_nan():
+    nan = 0x7E00
+    a = [f2h(1.0), f2h(2.0), nan, f2h(-0.0)]
+    b = [f2h(2.0), f2h(1.0), f2h(1.0), f2h(0.0)]
+    d, e, g, h = run_op("setp.lt.f16 %d, %a, %b;\nsetp.ltu.f16 %e, %a, %b;\nsetp.nan.f16 %g, %a, %b;\n"
+                        "setp.eq.f16 %h, %a, %b;", [("a", "f16", a), ("b", "f16", b)],
+                        [("d", "pred"), ("e", "pred"), ("g", "pred"), ("h", "pred")])
+    same_ints(d, [1, 0, 0, 0], "u32")
+    same_ints(e, [1, 0, 1, 0], "u32")
+    same_ints(g, [0, 0, 1, 0], "u32")
+    same_ints(h, [0, 0, 0, 1], "u32")

@@ -607,3 +607,40 @@ st.f64 [%rd4+40], %fd1;
 ret;""", decls=decls)
     launch(k, 1, 1, [out])
     assert out.tolist() == [30.0, 2.5, 30.0, 20.0, 40.0, 2.5]
+
+
+def test_vector_byte_loads_and_stores_extend():
+    src = np.array([0x01, 0x80, 0xFF, 0x7F, 0xFE, 0x00, 0x81, 0x10], dtype=np.uint8)
+    out = np.zeros(16, dtype=np.int32)
+    out8 = np.zeros(8, dtype=np.uint8)
+    k = ptx_kernel(".param .u64 pout, .param .u64 pout8, .param .u64 pin", """
+ld.param.u64 %rd1, [pin];
+cvta.to.global.u64 %rd1, %rd1;
+ld.global.v4.s8 {%r1, %r2, %r3, %r4}, [%rd1];
+ld.global.v4.u8 {%r5, %r6, %r7, %r8}, [%rd1];
+ld.global.v2.s8 {%h1, %h2}, [%rd1+4];
+ld.global.v2.u8 {%h3, %h4}, [%rd1+6];
+cvt.s32.s16 %r9, %h1;
+cvt.s32.s16 %r10, %h2;
+cvt.u32.u16 %r11, %h3;
+cvt.u32.u16 %r12, %h4;
+ld.param.u64 %rd2, [pout];
+cvta.to.global.u64 %rd2, %rd2;
+st.global.v4.s32 [%rd2], {%r1, %r2, %r3, %r4};
+st.global.v4.s32 [%rd2+16], {%r5, %r6, %r7, %r8};
+st.global.v4.s32 [%rd2+32], {%r9, %r10, %r11, %r12};
+ld.param.u64 %rd3, [pout8];
+cvta.to.global.u64 %rd3, %rd3;
+st.global.v4.u8 [%rd3], {%r4, %r3, %r2, %r1};
+st.global.v2.u8 [%rd3+4], {%h2, %h1};
+mov.u32 %r13, 0x1234;
+st.global.u8 [%rd3+6], %r13;
+st.global.b8 [%rd3+7], %r13;
+ret;""")
+    launch(k, 1, 1, [out, out8, src])
+    s8 = src.view(np.int8).astype(int).tolist()
+    u8 = src.astype(int).tolist()
+    assert out[:4].tolist() == s8[:4]
+    assert out[4:8].tolist() == u8[:4]
+    assert out[8:12].tolist() == [s8[4], s8[5], u8[6], u8[7]]
+    assert out8.tolist() == [u8[3], u8[2], u8[1], u8[0], u8[5], u8[4], 0x34, 0x34]

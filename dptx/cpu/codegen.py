@@ -1083,23 +1083,21 @@ class Function:
         self.emit(f"{r} = call {ty} @llvm.{name}.{sfx}(" + ", ".join(f"{ty} {a}" for a in args) + ")")
         return r
 
-    def op_add(self, inst):
+    def add_or_sub(self, inst, op: str):
+        """add/sub: float (rounding modes), carry chains, .sat on s32, or wrapping ints."""
         if self.is_float(inst):
-            return self.rounded(inst, "fadd", "fadd", 2)
-        if "cc" in inst.modifiers or inst.opcode == "addc":
-            return self.carry_op(inst, "add")
+            return self.rounded(inst, "f" + op, "f" + op, 2)
+        if "cc" in inst.modifiers:
+            return self.carry_op(inst, op)
         if "sat" in inst.modifiers:
-            return self.sat_int(inst, "sadd")
-        self.int_binary(inst, "add")
+            return self.sat_int(inst, "s" + op)
+        self.int_binary(inst, op)
+
+    def op_add(self, inst):
+        self.add_or_sub(inst, "add")
 
     def op_sub(self, inst):
-        if self.is_float(inst):
-            return self.rounded(inst, "fsub", "fsub", 2)
-        if "cc" in inst.modifiers or inst.opcode == "subc":
-            return self.carry_op(inst, "sub")
-        if "sat" in inst.modifiers:
-            return self.sat_int(inst, "ssub")
-        self.int_binary(inst, "sub")
+        self.add_or_sub(inst, "sub")
 
     def op_addc(self, inst):
         self.carry_op(inst, "add")

@@ -54,7 +54,8 @@ def time_launches(kernel, grid, block, args, repeat=3):
 def on_cluster(n_workers):
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                       dashboard_address=":0", silence_logs=logging.ERROR,
-                      preload=["dptx.worker"]) as cluster, \
+                      preload=["dptx.worker"],
+                      scheduler_kwargs={"preload": ["scheduler_plugins"]}) as cluster, \
             Client(cluster, set_as_default=False) as client:
         dptx.connect(client)
         try:
@@ -71,10 +72,15 @@ def on_cluster(n_workers):
                     timings[chunks] = time_launches(touch, (n // 256,), (256,), [x, n], repeat=5)
 
             before = transferred_bytes(client)
-            with dask.config.set({"dptx.chunks": 2 * n_workers}):
-                touch((n // 256,), (256,), (x, n))
-                x.get()
-            moved = transferred_bytes(client) - before
+            touch((n // 256,), (256,), (x, n))       # planned by the plugin
+            x.get()
+            fetched = transferred_bytes(client) - before
+
+            def returned(dask_scheduler):
+                plugin = dask_scheduler.plugins["dptx"]
+                last = plugin.launches[plugin.last_launch["touch"]]
+                return last.bytes_returned
+            moved = (client.run_on_scheduler(returned), fetched)
             return t_poly, timings, moved
         finally:
             dptx.shutdown()
@@ -97,8 +103,9 @@ def main():
     for label, (_, timings, moved) in (("1 worker", one), ("2 workers", two)):
         overhead_ms = (timings[64] - timings[1]) / 63 * 1e3
         print(f"{label}: small launch {timings[1] * 1e3:.1f} ms as 1 chunk, "
-              f"{timings[64] * 1e3:.1f} ms as 64 chunks -> {overhead_ms:.2f} ms per extra chunk; "
-              f"bytes moved between workers for a 256 KiB launch: {moved:,}")
+              f"{timings[64] * 1e3:.1f} ms as 64 chunks -> {overhead_ms:.2f} ms per extra chunk")
+        print(f"    a launch updating a 256 KiB array: chunks returned {moved[0]:,} bytes of dirty "
+              f"pages; workers fetched {moved[1]:,} bytes from each other")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ class LaunchState:
     nblocks: int
     planned: dict                                    # worker -> planned blocks
     done: dict = field(default_factory=lambda: defaultdict(int))   # worker -> blocks run
+    bytes_returned: int = 0                         # dirty pages the chunks sent back
     started: float = field(default_factory=time.time)
 
 
@@ -139,6 +140,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         launch = self.launches.get(info["launch"])
         if launch is not None:
             launch.done[worker] += blocks
+            launch.bytes_returned += int(kwargs.get("nbytes") or (ts.nbytes if ts is not None else 0) or 0)
             if sum(launch.done.values()) >= launch.nblocks:
                 self.last_launch[launch.kernel] = info["launch"]
         self.rebalance(info["launch"], worker)

@@ -127,3 +127,68 @@ def test_converges_in_three_launches(ratio):
         makespans.append(max(busy.values()))
     assert makespans[-1] <= ideal * 1.05
     assert makespans[1] <= ideal * 1.05
+
+
+# -- the rebalancer, against a stand-in scheduler ---------------------------------------------
+class FakeTask:
+    def __init__(self, key, launch, index, resources=None):
+        self.key = key
+        self.annotations = {"dptx": {"launch": launch, "index": index, "kernel": "k", "blocks": 1}}
+        self.resource_restrictions = resources or {"CPU": 1}
+
+
+class FakeWorker:
+    def __init__(self, address, resources=None):
+        self.address = address
+        self.processing = set()
+        self.executing = {}
+        self.resources = resources or {"CPU": 1}
+
+
+class FakeStealing:
+    def __init__(self):
+        self.moves = []
+
+    def move_task_request(self, ts, victim, thief):
+        self.moves.append((ts.key, victim.address, thief.address))
+
+
+class FakeScheduler:
+    def __init__(self, workers):
+        self.workers = {w.address: w for w in workers}
+        self.extensions = {"stealing": FakeStealing()}
+
+
+def make_plugin(workers):
+    from scheduler_plugins import DptxSchedulerPlugin
+    plugin = DptxSchedulerPlugin()
+    plugin.scheduler = FakeScheduler(workers)
+    return plugin
+
+
+def test_rebalance_moves_the_last_queued_chunk_to_an_idle_worker():
+    idle, busy = FakeWorker(A), FakeWorker(B)
+    tasks = [FakeTask(f"c{i}", "L1", i) for i in range(4)]
+    busy.processing = set(tasks)
+    busy.executing = {tasks[0]: 0.0}                  # one runs, three wait
+    plugin = make_plugin([idle, busy])
+    assert plugin.rebalance("L1", A) == 1
+    assert plugin.scheduler.extensions["stealing"].moves == [("c3", B, A)]
+
+
+def test_rebalance_leaves_alone_what_it_should():
+    idle, busy = FakeWorker(A), FakeWorker(B)
+    running, waiting = FakeTask("c0", "L1", 0), FakeTask("c1", "L1", 1)
+    busy.processing = {running, waiting}
+    busy.executing = {running: 0.0}
+    plugin = make_plugin([idle, busy])
+    assert plugin.rebalance("L1", A) == 0             # the victim keeps its only queued chunk
+    busy.processing.add(FakeTask("c2", "L1", 2))
+    idle.processing = {FakeTask("c9", "L1", 9)}
+    assert plugin.rebalance("L1", A) == 0             # the thief still has work of this launch
+    idle.processing = set()
+    assert plugin.rebalance("L2", A) == 0             # another launch: nothing queued
+    gpu_only = FakeWorker(B, {"GPU": 1})
+    gpu_only.processing = {FakeTask(f"g{i}", "L3", i, {"GPU": 1}) for i in range(3)}
+    plugin = make_plugin([FakeWorker(A), gpu_only])
+    assert plugin.rebalance("L3", A) == 0             # GPU chunks never go to a CPU-only worker

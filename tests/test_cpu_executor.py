@@ -102,3 +102,18 @@ def test_argument_conversion_and_errors():
         cpu.launch(k, 1, 32, [np.zeros((32, 2), np.int32)[:, 0], 0])
     with pytest.raises(dptx.LaunchError, match="takes 2 arguments"):
         cpu.launch(k, 1, 32, [out])
+
+
+def test_device_calls_in_a_kernel_with_barriers():
+    m = dptx.RawModule(r'''
+    __device__ __noinline__ float sq(float x) { return x * x; }
+    extern "C" __global__ void k(const float* x, float* y) {
+        __shared__ float s[64];
+        s[threadIdx.x] = sq(x[threadIdx.x]);
+        __syncthreads();
+        y[threadIdx.x] = s[63 - threadIdx.x] + sq(2.0f);
+    }''')
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros(64, np.float32)
+    cpu.launch(m.get_function("k"), 1, 64, [x, y])
+    assert np.array_equal(y, x[::-1] ** 2 + 4)

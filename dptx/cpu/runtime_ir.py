@@ -365,7 +365,7 @@ idx:
   ret i32 %ri
 }
 
-; exchange slot of lane l: 4 x i64 at base + 32*l: value, aux, exited, unused
+; exchange slot of lane l: 4 x i64 at base + 32*l: value, aux, exited, sync-point tag
 define internal i32 @warp_active(ptr %base, i32 %valid) {
 entry:
   %v = call i32 @llvm.smin.i32(i32 %valid, i32 32)

@@ -102,8 +102,11 @@ look:
   %fits = icmp ule i64 %end, %sz
   br i1 %fits, label %good, label %bad, !prof !1
 good:
+  ; a mapped buffer is never at address 0: telling LLVM lets it drop the caller's null test
+  %nn = icmp ne i64 %host, 0
+  call void @llvm.assume(i1 %nn)
   %hptr = inttoptr i64 %host to ptr
-  %r = getelementptr i8, ptr %hptr, i64 %off
+  %r = getelementptr inbounds i8, ptr %hptr, i64 %off
   ret ptr %r
 bad:
   call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_BOUNDS}, i64 %va, i32 %line, i64 %size)

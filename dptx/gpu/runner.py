@@ -64,6 +64,9 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
         raise LaunchError(f"blocks={blocks!r} is not a contiguous range inside the grid of {nblocks} blocks")
     mod = _module_for(kernel)
     func = mod.get_function(kernel.name)
+    if int(shared_mem) > 48 * 1024:
+        # more than 48 KiB of dynamic shared memory must be opted into per kernel
+        func.max_dynamic_shared_size_bytes = int(shared_mem)
     device_args = [_kernel_arg(a) for a in args]
     for name, host in (globals or {}).items():
         ptr = mod.get_global_var(name)

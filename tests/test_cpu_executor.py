@@ -117,3 +117,23 @@ def test_device_calls_in_a_kernel_with_barriers():
     y = np.zeros(64, np.float32)
     cpu.launch(m.get_function("k"), 1, 64, [x, y])
     assert np.array_equal(y, x[::-1] ** 2 + 4)
+
+
+def test_code_calling_missing_functions_is_refused_not_loaded(tmp_path, monkeypatch):
+    """Loading object code with an unresolved call would abort the process (a worker)."""
+    from dptx.cpu.jit import compile_ir, undefined_symbols
+    monkeypatch.setenv("DPTX_CACHE_DIR", str(tmp_path))
+    bad = ("declare void @dptx_no_such_function()\n"
+           "define i32 @dptx_run(ptr %c, i64 %a, i64 %b) {\n"
+           "  call void @dptx_no_such_function()\n  ret i32 0\n}\n")
+    with pytest.raises(dptx.PtxUnsupportedError, match="dptx_no_such_function"):
+        compile_ir(bad, "missing-symbol-test")
+    good = "define i32 @dptx_run(ptr %c, i64 %a, i64 %b) {\n  ret i32 7\n}\n"
+    _, address = compile_ir(good, "resolvable-test")
+    assert address
+    import llvmlite.binding as llvm
+    from dptx.cpu.jit import _target_machine
+    mod = llvm.parse_assembly("declare float @sinf(float)\n"
+                              "define float @f(float %x) {\n  %r = call float @sinf(float %x)\n"
+                              "  ret float %r\n}\n")
+    assert "sinf" in undefined_symbols(_target_machine().emit_object(mod))

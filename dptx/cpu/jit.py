@@ -2,10 +2,12 @@
 and on disk as object code (key: IR hash, CPU name and features, dptx version)."""
 from __future__ import annotations
 
+import ctypes
 import functools
 import hashlib
 import os
 import pathlib
+import struct
 import threading
 
 import llvmlite.binding as llvm
@@ -46,6 +48,42 @@ def _optimize(module):
     pm.run(module, pb)
 
 
+def undefined_symbols(obj: bytes) -> list:
+    """Names an ELF64 relocatable object file needs from outside (symbols with no section)."""
+    if obj[:4] != b"\x7fELF" or obj[4] != 2:
+        return []
+    shoff, = struct.unpack_from("<Q", obj, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", obj, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", obj, shoff + i * shentsize) for i in range(shnum)]
+    names = []
+    for sh_name, sh_type, _, _, off, size, link, _, _, entsize in sections:
+        if sh_type != 2 or not entsize:      # SHT_SYMTAB
+            continue
+        strtab = sections[link]
+        for k in range(1, size // entsize):
+            st_name, st_info, _, st_shndx, _, _ = struct.unpack_from("<IBBHQQ", obj, off + k * entsize)
+            if st_shndx == 0 and st_name:
+                start = strtab[4] + st_name
+                names.append(obj[start:obj.index(b"\0", start)].decode())
+    return names
+
+
+_process = ctypes.CDLL(None)
+
+
+def check_resolvable(obj: bytes) -> None:
+    """Refuse object code that calls a function this process cannot provide: the JIT would
+    otherwise abort the whole process (a worker) at load time or jump to address 0."""
+    missing = [n for n in undefined_symbols(obj)
+               if n != "_GLOBAL_OFFSET_TABLE_" and not hasattr(_process, n)]
+    if missing:
+        from ..errors import PtxUnsupportedError
+        raise PtxUnsupportedError(
+            "the compiled kernel needs runtime functions this process does not provide: "
+            + ", ".join(sorted(missing)) + " (an instruction lowered to a library call; "
+            "please report it with the PTX)")
+
+
 def compile_ir(text: str, key_extra: str = "") -> tuple:
     """(engine, address of dptx_run) for LLVM IR ``text``; object code cached on disk."""
     key = hashlib.sha256((text + "\0" + key_extra + "\0" + host_key()).encode()).hexdigest()
@@ -71,6 +109,7 @@ def compile_ir(text: str, key_extra: str = "") -> tuple:
                 os.replace(tmp, path)
             except OSError:
                 pass  # a read-only cache directory is not an error
+        check_resolvable(obj)
         empty = llvm.parse_assembly("")
         empty.triple = tm.triple
         engine = llvm.create_mcjit_compiler(empty, tm)

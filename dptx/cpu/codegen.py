@@ -15,10 +15,10 @@ import struct
 
 from ..errors import PtxUnsupportedError
 from ..ptx import ir
-from ..ptx.analysis import reachable_functions
+from ..ptx.analysis import UNKNOWN, pointer_provenance, reachable_functions
 from ..ptx.cfg import EXIT, build_cfg, sync_kind
 from . import address_space as L
-from .runtime_ir import RUNTIME_IR, SCHEDULER_PLAIN, scheduler_resumable
+from .runtime_ir import CTX_ARG, RUNTIME_IR, scheduler_plain, scheduler_resumable
 
 LLTY = {
     "pred": "i1", "b8": "i8", "u8": "i8", "s8": "i8",
@@ -33,6 +33,9 @@ FUNCTION_ID_BASE = L.FUNCTION_ID_BASE   # mov.u64 %rd, func gives FUNCTION_ID_BA
 
 # Status codes returned by thread functions
 ST_DONE, ST_BAR, ST_WARP, ST_ERR = 0, 1, 2, 100
+# A plain kernel's thread stopped by a bounds fault returns ST_SITE + the index of the access
+# in Module.fault_sites, having stored the address in its fault_addr slot.
+ST_SITE = 1000
 FRAME_HEADER = 64   # i32 slots: 0 resume, 1 status, 2 bar id, 3 bar count, 4 red op,
 #                     5 red value, 6 red result, 7 bar line
 
@@ -83,6 +86,14 @@ class Module:
             if f is not self.kernel and f.body is not None and any(sync_kind(i) for i in f.instructions):
                 bad = next(i for i in f.instructions if sync_kind(i))
                 raise unsupported(bad, f"barrier or warp operation inside device function {f.name}")
+        # Where each kernel register's pointer comes from: an access through a register that
+        # holds exactly one parameter (or module variable) plus data is checked against that
+        # buffer with loop-invariant bounds, without a table lookup.
+        self.provenance = pointer_provenance(module, self.kernel, strict=True)
+        # Plain kernels report bounds faults from the thread loop's latch instead of leaving
+        # it, so that LLVM can vectorize the loop over threads (DESIGN.md point 4).
+        self.deferred_faults = not self.resumable
+        self.fault_sites: list = []    # (PTX line, access size) per deferred fault exit
         self.local_sizes = {}
         self.frame_bytes = FRAME_HEADER
         self.directed: dict = {}   # helper name -> IR text (directed-rounding operations)
@@ -138,7 +149,10 @@ class Module:
             if f is self.kernel:
                 kernel_fn = fn
         self.frame_bytes = FRAME_HEADER + 8 * len(kernel_fn.regs)
-        sched = scheduler_resumable(self.frame_bytes) if self.resumable else SCHEDULER_PLAIN
+        kw = max(len(kernel_fn.constant_slots), 1)
+        sched = (scheduler_resumable(self.frame_bytes, kw) if self.resumable
+                 else scheduler_plain(self.fault_sites, ST_SITE, kw))
+        bodies.append(kernel_fn.constants_loader())
         helpers = sorted(self.directed_decls) + list(self.directed.values())
         if helpers:
             helpers.insert(0, "declare void @llvm.set.rounding(i32)")
@@ -177,6 +191,9 @@ class Function:
         self.labels = {}
         self.sync_points = 0
         self.resume_blocks = []
+        self.prologue = []      # entry-block lines (loads of launch constants)
+        self.constant_slots = []  # (context field, index) per %kw slot
+        self.windows_known = {}  # origin -> known_window values
 
     # -- small helpers -----------------------------------------------------------------------
     def tmp(self) -> str:
@@ -308,9 +325,13 @@ class Function:
         t = self.tmp(); self.emit(f"{t} = load i64, ptr {p}, !invariant.load !0")
         return t
 
-    def ctx_ptr(self, field: str) -> str:
+    def ctx_ptr(self, field: str, dereferenceable: int = 0) -> str:
+        """A pointer field of the context. ``dereferenceable``: bytes known readable there,
+        which lets LLVM hoist invariant loads through it out of conditional code."""
         p = self.tmp(); self.emit(f"{p} = getelementptr i64, ptr %ctx, i64 {L.CTX[field]}")
-        t = self.tmp(); self.emit(f"{t} = load ptr, ptr {p}, !invariant.load !0")
+        deref = (f", !dereferenceable !{{i64 {dereferenceable}}}, !align !{{i64 8}}"
+                 if dereferenceable > 0 else "")
+        t = self.tmp(); self.emit(f"{t} = load ptr, ptr {p}, !invariant.load !0{deref}")
         return t
 
     def local_base_offset(self) -> str:
@@ -413,7 +434,7 @@ class Function:
         if isinstance(base, ir.Sym) and space == "param":
             kind = self.params.get(base.name)
             if kind is not None and kind[0] == "kernel":
-                params = self.ctx_ptr("params")
+                params = self.ctx_ptr("params", max(self.f.param_size, 8))
                 t = self.tmp(); self.emit(f"{t} = getelementptr i8, ptr {params}, i64 {kind[1] + addr.offset}")
                 return t
             if kind is not None:
@@ -445,6 +466,10 @@ class Function:
               "local": "xlocal"}.get(space)
         if fn is None:
             raise unsupported(inst, f"state space .{space}")
+        if fn == "xlate":
+            window = self.known_window(base)
+            if window is not None:
+                return self.checked_in_window(window, value, size, inst)
         p = self.tmp()
         self.emit(f"{p} = call ptr @{fn}(ptr %ctx, ptr %ti, ptr %lbase, i64 {value}, i64 {size}, i32 {inst.line})")
         bad = self.tmp(); self.emit(f"{bad} = icmp eq ptr {p}, null")
@@ -453,6 +478,98 @@ class Function:
         self.block(ok)
         return p
 
+
+    def known_window(self, base):
+        """(window base, host address, size) of the one buffer ``base`` can point into, as
+        loop-invariant SSA values, or None when its origin is not a single buffer. The values
+        are loaded once in the function's entry block, where LLVM hoists them out of the
+        thread loop."""
+        if not self.is_kernel:
+            return None
+        if isinstance(base, ir.Sym):
+            origins = {("var", base.name)} if base.name in self.mod.windows else set()
+        elif isinstance(base, ir.Reg):
+            origins = self.mod.provenance.get(base.name, set())
+        else:
+            return None
+        if len(origins) != 1 or UNKNOWN in origins:
+            return None
+        origin = next(iter(origins))
+        if not isinstance(origin, tuple) or (origin[0] == "var" and origin[1] not in self.mod.windows):
+            return None
+        if origin not in self.windows_known:
+            self.windows_known[origin] = self.entry_window_loads(origin)
+        return self.windows_known[origin]
+
+    def entry_window_loads(self, origin) -> tuple:
+        """Read the launch constants of ``origin``'s buffer from the %kw slots that
+        @thread_constants fills (module variables: the window base is a constant)."""
+        kind, which = origin
+        if kind == "param":     # triples (window base, host, size)
+            fields = [("param_windows", 3 * which), ("param_windows", 3 * which + 1),
+                      ("param_windows", 3 * which + 2)]
+        else:                   # (host, size) pairs of the buffer table
+            w = self.mod.windows[which]
+            fields = [("buftable", 2 * w), ("buftable", 2 * w + 1)]
+        values = []
+        for field in fields:
+            slot = len(self.constant_slots)
+            self.constant_slots.append(field)
+            k = f"%kw{slot}"
+            self.prologue.append(f"  {k}.p = getelementptr i64, ptr %kw, i64 {slot}")
+            self.prologue.append(f"  {k} = load i64, ptr {k}.p")
+            values.append(k)
+        if kind == "param":
+            return tuple(values)
+        return (str(L.buffer_address(self.mod.windows[which])), *values)
+
+    def constants_loader(self) -> str:
+        """@thread_constants(ctx, kw): copies the context values @thread reads from %kw."""
+        lines = ["define internal void @thread_constants(ptr %ctx, ptr %kw) alwaysinline {", "entry:"]
+        for slot, (field, index) in enumerate(self.constant_slots):
+            lines += [f"  %f{slot} = getelementptr i64, ptr %ctx, i64 {L.CTX[field]}",
+                      f"  %t{slot} = load ptr, ptr %f{slot}",
+                      f"  %p{slot} = getelementptr i64, ptr %t{slot}, i64 {index}",
+                      f"  %v{slot} = load i64, ptr %p{slot}",
+                      f"  %d{slot} = getelementptr i64, ptr %kw, i64 {slot}",
+                      f"  store i64 %v{slot}, ptr %d{slot}"]
+        return "\n".join(lines + ["  ret void", "}"])
+
+    def checked_in_window(self, window, value: str, size: int, inst) -> str:
+        """Host pointer for ``value`` checked against a known buffer: two compares against
+        launch constants. Outside it, a plain kernel's thread stops and reports the fault
+        (ST_SITE); a resumable kernel's falls back to the full translation, which reports."""
+        wbase, host, limit = window
+        rel = self.tmp(); self.emit(f"{rel} = sub i64 {value}, {wbase}")
+        end = self.tmp(); self.emit(f"{end} = add i64 {rel}, {size}")
+        in1 = self.tmp(); self.emit(f"{in1} = icmp ult i64 {rel}, {limit}")
+        in2 = self.tmp(); self.emit(f"{in2} = icmp ule i64 {end}, {limit}")
+        ok = self.tmp(); self.emit(f"{ok} = and i1 {in1}, {in2}")
+        hp = self.tmp(); self.emit(f"{hp} = inttoptr i64 {host} to ptr")
+        p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {hp}, i64 {rel}")
+        good, bad = self.label("inb"), self.label("oob")
+        self.emit(f"br i1 {ok}, label %{good}, label %{bad}, !prof !1")
+        self.block(bad)
+        if self.mod.deferred_faults:
+            site = len(self.mod.fault_sites)
+            self.mod.fault_sites.append((inst.line, size))
+            fa = self.ctx_ptr("fault_addr")
+            lt = self.tmp(); self.emit(f"{lt} = zext i32 {self.ti(6)} to i64")
+            slot = self.tmp(); self.emit(f"{slot} = getelementptr i64, ptr {fa}, i64 {lt}")
+            self.emit(f"store i64 {value}, ptr {slot}")
+            self.emit(f"ret i32 {ST_SITE + site}")
+            self.block(good)
+            return p
+        slow = self.tmp()
+        self.emit(f"{slow} = call ptr @xlate(ptr %ctx, ptr %ti, ptr %lbase, i64 {value}, i64 {size}, i32 {inst.line})")
+        null = self.tmp(); self.emit(f"{null} = icmp eq ptr {slow}, null")
+        join = self.label("xj")
+        self.emit(f"br i1 {null}, label %fault, label %{join}")
+        self.block(good)
+        self.emit(f"br label %{join}")
+        self.block(join)
+        r = self.tmp(); self.emit(f"{r} = phi ptr [{p}, %{good}], [{slow}, %{bad}]")
+        return r
 
     # -- liveness (what a sync point must keep) ----------------------------------------------------
     def _reg_names(self, op, out: set):
@@ -546,7 +663,7 @@ class Function:
         self.emit(f"ret i32 {ST_ERR}")
 
         if self.is_kernel:
-            sig = "define internal i32 @thread(ptr %ctx, ptr %ti, ptr %lbase, i64 %lsp, ptr %frame)"
+            sig = f"define internal i32 @thread(ptr {CTX_ARG}, ptr %ti, ptr %lbase, i64 %lsp, ptr %frame, ptr %kw)"
         else:
             args = ["ptr %ctx", "ptr %ti", "ptr %lbase", "i64 %lsp"]
             args += [f"ptr %ret{i}" for i in range(len(self.f.returns))]
@@ -559,6 +676,7 @@ class Function:
             head.append(f"  {ptr} = alloca [{size} x i8], align 16")
         head.append("  %cc = alloca i32")
         head.append("  store i32 0, ptr %cc")
+        head += self.prologue
         if self.resume_blocks:
             head.append("  %resume = load i32, ptr %frame")
             cases = " ".join(f"i32 {k}, label %resume{k}" for k in range(1, len(self.resume_blocks) + 1))

@@ -86,7 +86,7 @@ class _Chunk:
     """Scratch memory and the context array for one native call."""
 
     def __init__(self, ck: CompiledKernel, base_ctx: np.ndarray, base_table: np.ndarray,
-                 nthreads: int, shared_size: int, printf_cap: int):
+                 nthreads: int, shared_size: int, printf_cap: int, pointer_values: list):
         self.ctx = base_ctx.copy()
         self.shared = np.zeros(max(shared_size, 16), np.uint8)
         nlocal = nthreads if ck.resumable else 1
@@ -97,6 +97,7 @@ class _Chunk:
         self.exchange = np.zeros(4 * npad if ck.resumable else 4, np.int64)
         self.printf = np.zeros(L.PRINTF_RECORD_BYTES * printf_cap, np.uint8)
         self.arrivals = np.zeros(1, np.int64)
+        self.fault_addr = np.zeros(max(nthreads, 1), np.int64)
         # Each call has its own table: windows 1 and 2 map its shared and local memory, so
         # that generic addresses translate with one lookup whatever their window.
         self.table = base_table.copy()
@@ -112,8 +113,22 @@ class _Chunk:
         c[L.CTX["exchange"]] = self.exchange.ctypes.data
         c[L.CTX["printf"]] = self.printf.ctypes.data
         c[L.CTX["arrivals"]] = self.arrivals.ctypes.data
+        c[L.CTX["fault_addr"]] = self.fault_addr.ctypes.data
+        self.param_windows = param_windows(pointer_values, self.table)
+        c[L.CTX["param_windows"]] = self.param_windows.ctypes.data
         c[L.CTX["printf_cap"]] = printf_cap
         c[L.CTX["printf_count"]] = 0
+
+
+def param_windows(values: list, table: np.ndarray) -> np.ndarray:
+    """(window base, host address, size) of the buffer each parameter value points into,
+    from this call's buffer table; zeros (nothing is inside) for values in no buffer."""
+    out = np.zeros((max(len(values), 1), 3), np.int64)
+    for i, value in enumerate(values):
+        window = value >> L.WINDOW_SHIFT
+        if 0 < window < len(table) and table[window, 0]:
+            out[i] = (L.buffer_address(window), table[window, 0], table[window, 1])
+    return out
 
 
 def _split(blocks: range, parts: int) -> list:
@@ -158,6 +173,7 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
         buffers.append(buf)
         names.append(f"module variable {v.name}")
     param_buf = np.zeros(max(kernel.function.param_size, 8), np.uint8)
+    pointer_values = []     # each parameter's 64-bit value (0 for narrower ones)
     for i, ((p, off), a) in enumerate(zip(kernel.function.param_layout(), args)):
         if isinstance(a, np.ndarray):
             if p.size != 8:
@@ -174,6 +190,7 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
             value = convert_scalar(p, i, a, kernel.name)
             raw = value if isinstance(value, bytes) else value.tobytes()
         param_buf[off:off + len(raw)] = np.frombuffer(raw, np.uint8)
+        pointer_values.append(int.from_bytes(raw, "little") if p.size == 8 else 0)
     table = np.zeros((L.FIRST_BUFFER + len(buffers), 2), np.int64)
     for w, buf in enumerate(buffers, L.FIRST_BUFFER):
         table[w] = (buf.ctypes.data, buf.nbytes)
@@ -191,7 +208,8 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     base[L.CTX["total_smem"]] = shared_size
 
     parts = _split(rng, threads or os.cpu_count() or 1)
-    chunks = [_Chunk(ck, base, table, nthreads, shared_size, printf_capacity) for _ in parts]
+    chunks = [_Chunk(ck, base, table, nthreads, shared_size, printf_capacity, pointer_values)
+              for _ in parts]
 
     def run(i):
         a, z = parts[i]

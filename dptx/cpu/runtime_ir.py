@@ -11,6 +11,9 @@ from . import address_space as L
 
 C = L.CTX
 MASK = L.OFFSET_MASK
+# The context is always fully readable: saying so lets LLVM hoist its invariant loads out of
+# conditional code in the thread loop.
+CTX_ARG = f"align 8 dereferenceable({8 * len(L.CTX_FIELDS)}) %ctx"
 
 
 def _ctx_load(name, field, ty="i64"):
@@ -580,21 +583,39 @@ def _dims() -> str:
     return out
 
 
-SCHEDULER_PLAIN = f"""
-define i32 @dptx_run(ptr %ctx, i64 %first, i64 %end) {{
+def scheduler_plain(fault_sites: list, site_base: int, kw_slots: int) -> str:
+    """Block scheduler for kernels without sync points: a loop over the threads of each
+    block around the inlined ``@thread``. The loop has no early exit (a thread's non-zero
+    status is folded into a minimum), so LLVM can vectorize it; after each block, the first
+    failing thread's fault is reported: a bounds fault through ``fault_sites`` (PTX line and
+    access size per site, status ``site_base + index``) and the address the thread stored
+    in its ``fault_addr`` slot, any other status was recorded by the thread itself."""
+    n = max(len(fault_sites), 1)
+    sites = ", ".join(f"{{ i32, i32 }} {{ i32 {line}, i32 {size} }}" for line, size in fault_sites) \
+        or "{ i32, i32 } { i32 0, i32 0 }"
+    return f"""
+@fault_sites = internal constant [{n} x {{ i32, i32 }}] [{sites}]
+
+define i32 @dptx_run(ptr {CTX_ARG}, i64 %first, i64 %end) {{
 entry:
   %ti = alloca [12 x i32], align 8
+  ; launch constants the thread body uses (buffer windows), loaded once: after inlining
+  ; they are plain SSA values, invariant in the thread loop
+  %kw = alloca [{kw_slots} x i64], align 8
+  call void @thread_constants(ptr %ctx, ptr %kw)
+  %worst = alloca i64
 {_dims()}{_ctx_load("lbase", "local", "ptr")}  br label %bloop
 bloop:
   %b = phi i64 [%first, %entry], [%bn, %bnext]
   %bdone = icmp uge i64 %b, %end
   br i1 %bdone, label %finish, label %bbody
 bbody:
-{_block_coordinates()}  br label %zloop
+{_block_coordinates()}  store i64 -1, ptr %worst
+  br label %zloop
 zloop:
   %tz = phi i32 [0, %bbody], [%tzn, %znext]
   %zdone = icmp uge i32 %tz, %bz
-  br i1 %zdone, label %bnext, label %yinit
+  br i1 %zdone, label %bcheck, label %yinit
 yinit:
   %tzp = getelementptr i32, ptr %ti, i64 2
   store i32 %tz, ptr %tzp
@@ -611,7 +632,7 @@ xinit:
   %base = mul i32 %row, %bx
   br label %xloop
 xloop:
-  %tx = phi i32 [0, %xinit], [%txn, %tok]
+  %tx = phi i32 [0, %xinit], [%txn, %tbody]
   %xdone = icmp uge i32 %tx, %bx
   br i1 %xdone, label %ynext, label %tbody
 tbody:
@@ -619,10 +640,17 @@ tbody:
   %lt = add i32 %base, %tx
   %ltp = getelementptr i32, ptr %ti, i64 6
   store i32 %lt, ptr %ltp
-  %r = call i32 @thread(ptr %ctx, ptr %ti, ptr %lbase, i64 0, ptr null)
+  %r = call i32 @thread(ptr %ctx, ptr %ti, ptr %lbase, i64 0, ptr null, ptr %kw)
+  ; key: (thread << 32 | status) for a failed thread, all ones otherwise
   %bad = icmp ne i32 %r, 0
-  br i1 %bad, label %fail, label %tok
-tok:
+  %lt64 = zext i32 %lt to i64
+  %kt = shl i64 %lt64, 32
+  %r64 = zext i32 %r to i64
+  %k = or i64 %kt, %r64
+  %key = select i1 %bad, i64 %k, i64 -1
+  %w0 = load i64, ptr %worst
+  %w1 = call i64 @llvm.umin.i64(i64 %w0, i64 %key)
+  store i64 %w1, ptr %worst
   %txn = add i32 %tx, 1
   br label %xloop
 ynext:
@@ -631,25 +659,51 @@ ynext:
 znext:
   %tzn = add i32 %tz, 1
   br label %zloop
+bcheck:
+  %wk = load i64, ptr %worst
+  %failed = icmp ne i64 %wk, -1
+  br i1 %failed, label %report, label %bnext
 bnext:
   %bn = add i64 %b, 1
   br label %bloop
+report:
+  %st = trunc i64 %wk to i32
+  %ft64 = lshr i64 %wk, 32
+  %ft = trunc i64 %ft64 to i32
+  %issite = icmp uge i32 %st, {site_base}
+  br i1 %issite, label %site, label %fail
+site:
+  %si = sub i32 %st, {site_base}
+  %si64 = zext i32 %si to i64
+  %linep = getelementptr [{n} x {{ i32, i32 }}], ptr @fault_sites, i64 0, i64 %si64, i32 0
+  %line = load i32, ptr %linep
+  %sizep = getelementptr [{n} x {{ i32, i32 }}], ptr @fault_sites, i64 0, i64 %si64, i32 1
+  %size32 = load i32, ptr %sizep
+  %size = zext i32 %size32 to i64
+{_ctx_load("fa", "fault_addr", "ptr")}  %fap = getelementptr i64, ptr %fa, i64 %ft64
+  %addr = load i64, ptr %fap
+  call void @record_error_values(ptr %ctx, i32 %ft, i64 %b, i64 {L.ERR_BOUNDS}, i64 %addr, i32 %line, i64 %size)
+  ret i32 100
 fail:
-  ret i32 %r
+  ret i32 %st
 finish:
   ret i32 0
 }}
 """
 
 
-def scheduler_resumable(frame_bytes: int) -> str:
+def scheduler_resumable(frame_bytes: int, kw_slots: int) -> str:
     """Block scheduler for kernels with sync points. Frame i32 slots: 0 resume point,
     1 status (0 run, 1 at barrier, 2 at warp op, 3 done), 2 barrier id, 3 barrier count,
     4 reduction op, 5 reduction value, 6 reduction result, 7 PTX line of the barrier."""
     return f"""
-define i32 @dptx_run(ptr %ctx, i64 %first, i64 %end) {{
+define i32 @dptx_run(ptr {CTX_ARG}, i64 %first, i64 %end) {{
 entry:
   %ti = alloca [12 x i32], align 8
+  ; launch constants the thread body uses (buffer windows), loaded once: after inlining
+  ; they are plain SSA values, invariant in the thread loop
+  %kw = alloca [{kw_slots} x i64], align 8
+  call void @thread_constants(ptr %ctx, ptr %kw)
 {_dims()}{_ctx_load("lmem", "local", "ptr")}{_ctx_load("lsize", "local_size")}{_ctx_load("frames", "frames", "ptr")}{_ctx_load("exch", "exchange", "ptr")}  %npad0 = add i32 %nthr, 31
   %npad = and i32 %npad0, -32
   br label %bloop
@@ -698,7 +752,7 @@ tbody:
 dorun:
 {_thread_coordinates("%t")}  %lo = mul i64 %t64, %lsize
   %lb = getelementptr i8, ptr %lmem, i64 %lo
-  %r = call i32 @thread(ptr %ctx, ptr %ti, ptr %lb, i64 0, ptr %tfp)
+  %r = call i32 @thread(ptr %ctx, ptr %ti, ptr %lb, i64 0, ptr %tfp, ptr %kw)
   %err = icmp uge i32 %r, {100}
   br i1 %err, label %fail, label %record
 record:

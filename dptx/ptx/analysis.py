@@ -174,10 +174,15 @@ def _value_type(inst: ir.Instruction) -> str:
     return types[-1] if types else "b32"
 
 
-def pointer_provenance(module: ir.Module, function: ir.Function) -> dict:
+def pointer_provenance(module: ir.Module, function: ir.Function, strict: bool = False) -> dict:
     """Register -> set of origins: ``("param", i)``, ``("var", name)``, ``"shared"``,
     ``"local"`` or ``"unknown"``. A may-analysis iterated to a fixpoint (loops carry pointers).
-    Values loaded from memory count as data, except 64-bit ones, which may be pointers."""
+    Values loaded from memory count as data, except 64-bit ones, which may be pointers.
+
+    ``strict``: only operations that keep a pointer a pointer into the same buffer (mov, add,
+    sub, the addend of mad, 64-bit cvt/cvta, selp) carry origins; any other operation on a
+    pointer (and, mul, shifts, truncation...) gives ``"unknown"``. A register whose strict
+    origin is one parameter then holds that parameter plus an offset computed from data."""
     param_index = {p.name: i for i, p in enumerate(function.params)}
     variables = {v.name: v for v in module.global_variables}
     for v in function.local_variables:
@@ -218,8 +223,14 @@ def pointer_provenance(module: ir.Module, function: ir.Function) -> dict:
                 if "param" in inst.modifiers and isinstance(addr, ir.Addr) and \
                         isinstance(addr.base, ir.Sym) and addr.base.name in param_index:
                     new = {("param", param_index[addr.base.name])}
+                    if strict and not (addr.offset == 0 and set(inst.types) & _WIDE and
+                                       function.params[param_index[addr.base.name]].size == 8):
+                        # a field of a struct, or part of a value: not the parameter itself
+                        new = {UNKNOWN} if set(inst.types) & _WIDE else set()
                 elif set(inst.types) & _WIDE:
                     new = {UNKNOWN}
+            elif strict and inst.opcode in _PROPAGATING:
+                new = _strict_origins(inst, origins)
             elif inst.opcode in _PROPAGATING:
                 for src in inst.operands[1:]:
                     new |= origins(src)
@@ -229,6 +240,27 @@ def pointer_provenance(module: ir.Module, function: ir.Function) -> dict:
                 prov[dest] = prov.get(dest, set()) | new
                 changed = True
     return prov
+
+
+_PRESERVING = frozenset({"mov", "add", "sub", "cvta", "selp"})
+
+
+def _strict_origins(inst, origins) -> set:
+    sources = inst.operands[1:]
+    if inst.opcode == "selp":
+        sources = sources[:2]          # the predicate is not part of the value
+    if inst.opcode == "mad":
+        if any(origins(s) for s in sources[:2]):
+            return {UNKNOWN}
+        return set(origins(sources[2])) if len(sources) > 2 else set()
+    found = set()
+    for src in sources:
+        found |= origins(src)
+    if not found:
+        return found
+    keeps = inst.opcode in _PRESERVING or (inst.opcode == "cvt" and inst.types and
+                                           inst.types[0] in _WIDE)
+    return found if keeps else {UNKNOWN}
 
 
 def _address_origins(inst, prov, module, function):

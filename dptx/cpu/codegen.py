@@ -541,10 +541,11 @@ class Function:
         (ST_SITE); a resumable kernel's falls back to the full translation, which reports."""
         wbase, host, limit = window
         rel = self.tmp(); self.emit(f"{rel} = sub i64 {value}, {wbase}")
-        end = self.tmp(); self.emit(f"{end} = add i64 {rel}, {size}")
-        in1 = self.tmp(); self.emit(f"{in1} = icmp ult i64 {rel}, {limit}")
-        in2 = self.tmp(); self.emit(f"{in2} = icmp ule i64 {end}, {limit}")
-        ok = self.tmp(); self.emit(f"{ok} = and i1 {in1}, {in2}")
+        # rel + size <= limit with rel >= 0, as one unsigned compare against a loop-invariant
+        # bound: rel < usub.sat(limit + 1, size), which is 0 when the buffer is too small
+        room = self.tmp(); self.emit(f"{room} = add i64 {limit}, 1")
+        bound = self.tmp(); self.emit(f"{bound} = call i64 @llvm.usub.sat.i64(i64 {room}, i64 {size})")
+        ok = self.tmp(); self.emit(f"{ok} = icmp ult i64 {rel}, {bound}")
         hp = self.tmp(); self.emit(f"{hp} = inttoptr i64 {host} to ptr")
         p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {hp}, i64 {rel}")
         good, bad = self.label("inb"), self.label("oob")

@@ -120,6 +120,20 @@ class _Chunk:
         c[L.CTX["printf_count"]] = 0
 
 
+_pools: dict = {}
+_pools_lock = threading.Lock()
+
+
+def _pool(n: int) -> concurrent.futures.ThreadPoolExecutor:
+    """A thread pool of ``n`` workers kept for the life of the process: starting threads
+    for every launch costs more than a small kernel."""
+    with _pools_lock:
+        pool = _pools.get(n)
+        if pool is None:
+            pool = _pools[n] = concurrent.futures.ThreadPoolExecutor(n, thread_name_prefix="dptx-cpu")
+        return pool
+
+
 def param_windows(values: list, table: np.ndarray) -> np.ndarray:
     """(window base, host address, size) of the buffer each parameter value points into,
     from this call's buffer table; zeros (nothing is inside) for values in no buffer."""
@@ -218,8 +232,7 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     if len(parts) == 1:
         results = [run(0)]
     else:
-        with concurrent.futures.ThreadPoolExecutor(len(parts)) as pool:
-            results = list(pool.map(run, range(len(parts))))
+        results = list(_pool(len(parts)).map(run, range(len(parts))))
     keep_alive = (table, param_buf, buffers)  # noqa: F841 - the native code points into these
     _print_records(kernel, ck, chunks, buffers)
     for r, chunk in zip(results, chunks):

@@ -10,6 +10,7 @@ points run a plain loop over threads.
 """
 from __future__ import annotations
 
+import os
 import re
 import struct
 
@@ -18,7 +19,7 @@ from ..ptx import ir
 from ..ptx.analysis import UNKNOWN, pointer_provenance, reachable_functions
 from ..ptx.cfg import EXIT, build_cfg, sync_kind
 from . import address_space as L
-from .runtime_ir import CTX_ARG, RUNTIME_IR, scheduler_plain, scheduler_resumable
+from .runtime_ir import CTX_ARG, RUNTIME_IR, scheduler_plain, scheduler_resumable, scheduler_warps
 
 LLTY = {
     "pred": "i1", "b8": "i8", "u8": "i8", "s8": "i8",
@@ -93,6 +94,18 @@ class Module:
         # Plain kernels report bounds faults from the thread loop's latch instead of leaving
         # it, so that LLVM can vectorize the loop over threads (DESIGN.md point 4).
         self.deferred_faults = not self.resumable
+        # Kernels with barriers or warp operations run warp-vectorized when vector_plan can
+        # prove it exact (DPTX_CPU_VECTOR=0 turns it off; =all also takes plain kernels).
+        self.vector_plan, self.vector_reason = None, "kernel without sync points"
+        choice = os.environ.get("DPTX_CPU_VECTOR", "1").strip().lower()
+        if choice not in ("0", "off", "no", "false") and (self.resumable or choice == "all"):
+            from .vector_plan import plan_vector
+            plan = plan_vector(module, self.kernel)
+            if isinstance(plan, str):
+                self.vector_reason = plan
+            else:
+                self.vector_plan, self.vector_reason = plan, None
+                self.deferred_faults = False
         self.fault_sites: list = []    # (PTX line, access size) per deferred fault exit
         self.local_sizes = {}
         self.frame_bytes = FRAME_HEADER
@@ -144,14 +157,24 @@ class Module:
                     raise PtxUnsupportedError(f"PTX line {f.line}: function {f.name} is declared "
                                               f"but not defined in this module")
                 continue
-            fn = Function(self, f)
+            if f is self.kernel and self.vector_plan is not None:
+                from .vector import VectorFunction
+                fn = VectorFunction(self, f, self.vector_plan)
+            else:
+                fn = Function(self, f)
             bodies.append(fn.render())
             if f is self.kernel:
                 kernel_fn = fn
-        self.frame_bytes = FRAME_HEADER + 8 * len(kernel_fn.regs)
         kw = max(len(kernel_fn.constant_slots), 1)
-        sched = (scheduler_resumable(self.frame_bytes, kw) if self.resumable
-                 else scheduler_plain(self.fault_sites, ST_SITE, kw))
+        if self.vector_plan is not None:
+            self.frame_bytes = kernel_fn.frame_bytes
+            sched = scheduler_warps(self.frame_bytes, kernel_fn.header_bytes, kw)
+            bodies += sorted(kernel_fn.decls)
+        elif self.resumable:
+            self.frame_bytes = FRAME_HEADER + 8 * len(kernel_fn.regs)
+            sched = scheduler_resumable(self.frame_bytes, kw)
+        else:
+            sched = scheduler_plain(self.fault_sites, ST_SITE, kw)
         bodies.append(kernel_fn.constants_loader())
         helpers = sorted(self.directed_decls) + list(self.directed.values())
         if helpers:
@@ -166,7 +189,7 @@ class Module:
         for m in re.finditer(r"call (\S+) @(llvm\.[\w.]+)\(([^)]*)\)", text):
             ret, name, args = m.groups()
             if name in decls or name == "llvm.memcpy.p0.p0.i64" or "constrained" in name \
-                    or name == "llvm.set.rounding":
+                    or name == "llvm.set.rounding" or re.search(r"\.v\d+", name):
                 continue
             types = [a.strip().split(" ")[0] for a in args.split(",")] if args.strip() else []
             decls[name] = f"declare {ret} @{name}({', '.join(types)})"

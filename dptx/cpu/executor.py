@@ -36,6 +36,8 @@ class CompiledKernel:
         self.name = name
         self.function = translation.kernel
         self.resumable = translation.resumable
+        self.vector = translation.vector_plan is not None    # warp-vectorized (vector.py)
+        self.vector_reason = translation.vector_reason
         self.frame_bytes = translation.frame_bytes
         self.local_bytes = translation.local_bytes_per_thread()
         self.shared_static = translation.shared.dynamic_offset
@@ -93,7 +95,10 @@ class _Chunk:
         self.local = np.zeros(max(ck.local_bytes * nlocal, 16), np.uint8)
         self.error = np.zeros(8, np.int64)
         npad = (nthreads + 31) // 32 * 32
-        self.frames = np.zeros(ck.frame_bytes * npad if ck.resumable else 16, np.uint8)
+        if ck.vector:
+            self.frames = np.zeros(ck.frame_bytes * (npad // 32), np.uint8)   # one per warp
+        else:
+            self.frames = np.zeros(ck.frame_bytes * npad if ck.resumable else 16, np.uint8)
         self.exchange = np.zeros(4 * npad if ck.resumable else 4, np.int64)
         self.printf = np.zeros(L.PRINTF_RECORD_BYTES * printf_cap, np.uint8)
         self.arrivals = np.zeros(1, np.int64)

@@ -908,3 +908,103 @@ done:
   ret i32 0
 }}
 """
+
+
+def scheduler_warps(frame_bytes: int, header_bytes: int, kw_slots: int) -> str:
+    """Block scheduler for warp-vectorized kernels (``vector.py``): ``@thread`` runs one warp
+    until a barrier (status 1) or its end (0). Each round runs every warp that may run; when
+    none is left running, the waiting ones are released (warps that ended count as arrived,
+    as exited threads do on sm_70+). Frames: i32 0 resume point, i32 4 status (0 run, 1 at
+    the barrier, 3 done), i32 8 warp index; the first ``header_bytes`` are zeroed per block."""
+    return f"""
+define i32 @dptx_run(ptr {CTX_ARG}, i64 %first, i64 %end) {{
+entry:
+  %ti = alloca [12 x i32], align 8
+  %kw = alloca [{kw_slots} x i64], align 8
+  call void @thread_constants(ptr %ctx, ptr %kw)
+{_dims()}{_ctx_load("frames", "frames", "ptr")}  %nw0 = add i32 %nthr, 31
+  %nw = lshr i32 %nw0, 5
+  br label %bloop
+bloop:
+  %b = phi i64 [%first, %entry], [%bn, %bnext]
+  %bdone = icmp uge i64 %b, %end
+  br i1 %bdone, label %finish, label %bbody
+bbody:
+{_block_coordinates()}  br label %iloop
+iloop:
+  %i = phi i32 [0, %bbody], [%in, %ibody]
+  %idone = icmp uge i32 %i, %nw
+  br i1 %idone, label %round, label %ibody
+ibody:
+  %i64 = zext i32 %i to i64
+  %fo = mul i64 %i64, {frame_bytes}
+  %fp = getelementptr i8, ptr %frames, i64 %fo
+  call void @llvm.memset.p0.i64(ptr %fp, i8 0, i64 {header_bytes}, i1 false)
+  %wp = getelementptr i8, ptr %fp, i64 8
+  store i32 %i, ptr %wp
+  %in = add i32 %i, 1
+  br label %iloop
+round:
+  br label %wloop
+wloop:
+  %w = phi i32 [0, %round], [%wn, %wnext]
+  %ndone = phi i32 [0, %round], [%ndone.n, %wnext]
+  %wd = icmp uge i32 %w, %nw
+  br i1 %wd, label %decide, label %wbody
+wbody:
+  %w64 = zext i32 %w to i64
+  %wfo = mul i64 %w64, {frame_bytes}
+  %wfp = getelementptr i8, ptr %frames, i64 %wfo
+  %wsp = getelementptr i8, ptr %wfp, i64 4
+  %st = load i32, ptr %wsp
+  %run = icmp eq i32 %st, 0
+  br i1 %run, label %dorun, label %wstat
+dorun:
+  %r = call i32 @thread(ptr %ctx, ptr %ti, ptr null, i64 0, ptr %wfp, ptr %kw)
+  %err = icmp uge i32 %r, 100
+  br i1 %err, label %fail, label %record
+record:
+  %isdone = icmp eq i32 %r, 0
+  %newst = select i1 %isdone, i32 3, i32 %r
+  store i32 %newst, ptr %wsp
+  br label %wstat
+wstat:
+  %cur = load i32, ptr %wsp
+  %isd = icmp eq i32 %cur, 3
+  %dd = zext i1 %isd to i32
+  %ndone.n = add i32 %ndone, %dd
+  br label %wnext
+wnext:
+  %wn = add i32 %w, 1
+  br label %wloop
+decide:
+  %alldone = icmp eq i32 %ndone, %nw
+  br i1 %alldone, label %bnext, label %release
+release:
+  br label %rloop
+rloop:
+  %u = phi i32 [0, %release], [%un, %rnext]
+  %ud = icmp uge i32 %u, %nw
+  br i1 %ud, label %round, label %rbody
+rbody:
+  %u64 = zext i32 %u to i64
+  %ufo = mul i64 %u64, {frame_bytes}
+  %ufp = getelementptr i8, ptr %frames, i64 %ufo
+  %usp = getelementptr i8, ptr %ufp, i64 4
+  %ust = load i32, ptr %usp
+  %waiting = icmp eq i32 %ust, 1
+  %ns = select i1 %waiting, i32 0, i32 %ust
+  store i32 %ns, ptr %usp
+  br label %rnext
+rnext:
+  %un = add i32 %u, 1
+  br label %rloop
+bnext:
+  %bn = add i64 %b, 1
+  br label %bloop
+fail:
+  ret i32 %r
+finish:
+  ret i32 0
+}}
+"""

@@ -1,0 +1,945 @@
+"""Warp-vectorized translation of a kernel body (DESIGN.md point 4, the fast form).
+
+The 32 threads of a warp run as the lanes of LLVM vectors: every PTX register is a
+``<32 x T>`` value, the frequent instructions become vector instructions, and the rest run
+through the exact per-thread code of ``codegen.Function`` in a loop over the active lanes.
+Control flow is executed with masks: the blocks run in an order where loops are contiguous
+(``vector_plan``), each block with the lanes that branched to it (kept in the warp's frame),
+and a loop repeats while lanes wait at its header. Warp operations (shfl, vote) are vector
+permutations and reductions; a barrier suspends the whole warp, whose live registers are
+kept in its frame, and the scheduler in ``runtime_ir.scheduler_warps`` resumes the warps of a
+block once all have arrived. Memory accesses whose lanes are in bounds use a contiguous,
+per-half or gathered vector access; any lane out of bounds sends the access through the
+per-lane path, which reports the fault exactly as the per-thread executor does.
+"""
+from __future__ import annotations
+
+from ..ptx import ir
+from ..ptx.cfg import EXIT
+from . import address_space as L
+from .codegen import BITS, INT_OF, LLTY, ST_ERR, Function, unsupported
+from .runtime_ir import CTX_ARG
+
+W = 32
+ST_BAR = 1
+# Frame of a warp (bytes): scalars, then lane thread ids, block masks and register slots.
+F_RESUME, F_WARP, F_CURMASK, F_DEAD, F_NOSYNC = 0, 8, 12, 16, 20
+F_TID = 64                     # tid.x, tid.y, tid.z, linear tid: <32 x i32> each
+F_MASKS = F_TID + 4 * 4 * W    # one i32 lane mask per basic block
+SLOT = 8 * W                   # bytes per register slot
+
+INTS = {"b8", "u8", "s8", "b16", "u16", "s16", "b32", "u32", "s32", "b64", "u64", "s64"}
+FLOATS = {"f32", "f64"}
+_UNIFORM_SPECIALS = {"%ntid", "%nctaid", "%ctaid", "%nwarpid", "%smid", "%gridid", "%nsmid",
+                     "%dynamic_smem_size", "%total_smem_size"}
+
+
+def vt(ty: str) -> str:
+    return f"<{W} x {ty}>"
+
+
+def sfx(ty: str) -> str:
+    return {"float": "f32", "double": "f64"}.get(ty, ty)
+
+
+def iota(scale: int = 1, modulo: int = W) -> str:
+    return "<" + ", ".join(f"i64 {(i % modulo) * scale}" for i in range(W)) + ">"
+
+
+class VectorFunction(Function):
+    """The kernel body for one warp: ``@thread(ctx, ti, null, 0, frame, kw)`` returns 0 when
+    the warp is done, ST_BAR at a barrier (to be called again) or ST_ERR on a fault."""
+
+    def __init__(self, mod, f, plan):
+        super().__init__(mod, f)
+        self.plan = plan
+        self.lane = None            # lane index SSA value inside a per-lane loop
+        nblocks = len(plan.cfg.blocks)
+        self.header_bytes = (F_MASKS + 4 * nblocks + SLOT - 1) // SLOT * SLOT
+        self.spill = {}             # register -> frame slot index
+        self.decls = set()
+
+    # -- small vector helpers ----------------------------------------------------------------
+    def declare_intrinsic(self, line: str):
+        self.decls.add(line)
+
+    def splat(self, value: str, ty: str) -> str:
+        a = self.tmp(); self.emit(f"{a} = insertelement {vt(ty)} poison, {ty} {value}, i32 0")
+        b = self.tmp(); self.emit(f"{b} = shufflevector {vt(ty)} {a}, {vt(ty)} poison, <{W} x i32> zeroinitializer")
+        return b
+
+    def bits(self, vec: str) -> str:
+        t = self.tmp(); self.emit(f"{t} = bitcast {vt('i1')} {vec} to i32"); return t
+
+    def vmask(self, bits: str) -> str:
+        t = self.tmp(); self.emit(f"{t} = bitcast i32 {bits} to {vt('i1')}"); return t
+
+    def op2(self, op: str, ty: str, a: str, b: str) -> str:
+        t = self.tmp(); self.emit(f"{t} = {op} {ty} {a}, {b}"); return t
+
+    def frame_ptr(self, offset: int) -> str:
+        p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr %frame, i64 {offset}"); return p
+
+    def frame_load(self, offset: int, ty: str = "i32") -> str:
+        p = self.frame_ptr(offset)
+        v = self.tmp(); self.emit(f"{v} = load {ty}, ptr {p}, align 4"); return v
+
+    def frame_store(self, offset: int, value: str, ty: str = "i32"):
+        p = self.frame_ptr(offset)
+        self.emit(f"store {ty} {value}, ptr {p}, align 4")
+
+    def cur(self) -> str:
+        t = self.tmp(); self.emit(f"{t} = load i32, ptr %curmask"); return t
+
+    def vcall(self, ret: str, name: str, args: list) -> str:
+        arg_types = [a.rsplit(" ", 1)[0] for a in args]
+        self.declare_intrinsic(f"declare {ret} @{name}({', '.join(arg_types)})")
+        if ret == "void":
+            self.emit(f"call void @{name}({', '.join(args)})")
+            return ""
+        t = self.tmp(); self.emit(f"{t} = call {ret} @{name}({', '.join(args)})")
+        return t
+
+    # -- registers as vectors ----------------------------------------------------------------
+    def vconv(self, value: str, src: str, dst: str, signed=False) -> str:
+        if src == dst:
+            return value
+        t = self.tmp()
+        if BITS[src] == BITS[dst]:
+            self.emit(f"{t} = bitcast {vt(src)} {value} to {vt(dst)}")
+            return t
+        if src in INT_OF:
+            return self.vconv(self.vconv(value, src, INT_OF[src]), INT_OF[src], dst, signed)
+        if dst in INT_OF:
+            return self.vconv(self.vconv(value, src, INT_OF[dst], signed), INT_OF[dst], dst)
+        if BITS[src] > BITS[dst]:
+            if dst == "i1":
+                self.emit(f"{t} = icmp ne {vt(src)} {value}, zeroinitializer")
+            else:
+                self.emit(f"{t} = trunc {vt(src)} {value} to {vt(dst)}")
+        else:
+            op = "sext" if signed and src != "i1" else "zext"
+            self.emit(f"{t} = {op} {vt(src)} {value} to {vt(dst)}")
+        return t
+
+    def vreadable(self, op) -> bool:
+        if isinstance(op, ir.Reg):
+            if op.name in self.regs:
+                return not op.component
+            if op.name in ("%tid", "%laneid", "%warpid") or op.name in _UNIFORM_SPECIALS:
+                return True
+            return False
+        return isinstance(op, (ir.Imm, ir.Sym))
+
+    def vread(self, op, ty: str, inst, signed=False) -> str:
+        if isinstance(op, ir.Reg) and op.name in self.regs:
+            rty = self.regs[op.name]
+            t = self.tmp(); self.emit(f"{t} = load {vt(rty)}, ptr {self.reg_ptr(op.name)}")
+            v = self.vconv(t, rty, ty, signed)
+            if op.negated:
+                n = self.tmp(); self.emit(f"{n} = xor {vt('i1')} {v}, splat (i1 true)"); v = n
+            return v
+        if isinstance(op, ir.Reg) and op.name == "%tid":
+            k = "xyz".index(op.component)
+            t = self.tmp(); self.emit(f"{t} = load {vt('i32')}, ptr {self.frame_ptr(F_TID + 4 * W * k)}, align 4")
+            return self.vconv(t, "i32", ty, signed)
+        if isinstance(op, ir.Reg) and op.name == "%laneid":
+            v = self.tmp(); self.emit(f"{v} = trunc <{W} x i64> {iota()} to {vt('i32')}")
+            return self.vconv(v, "i32", ty, signed)
+        if isinstance(op, ir.Reg) and op.name == "%warpid":
+            return self.vconv(self.splat(self.frame_load(F_WARP), "i32"), "i32", ty, signed)
+        scalar = Function.read(self, op, ty, inst, signed)
+        return self.splat(scalar, ty)
+
+    def vwrite(self, op, value: str, ty: str, em: str, inst, signed=False):
+        if isinstance(op, ir.Reg) and op.name == "_":
+            return
+        if not isinstance(op, ir.Reg) or op.name not in self.regs:
+            raise unsupported(inst, f"destination {op}")
+        rty = self.regs[op.name]
+        v = self.vconv(value, ty, rty, signed)
+        old = self.tmp(); self.emit(f"{old} = load {vt(rty)}, ptr {self.reg_ptr(op.name)}")
+        m = self.vmask(em)
+        new = self.tmp(); self.emit(f"{new} = select {vt('i1')} {m}, {vt(rty)} {v}, {vt(rty)} {old}")
+        self.emit(f"store {vt(rty)} {new}, ptr {self.reg_ptr(op.name)}")
+
+    # -- scalar access for the per-lane path ---------------------------------------------------
+    def read(self, op, ty: str, inst, signed=False) -> str:
+        if self.lane is not None and isinstance(op, ir.Reg) and op.name in self.regs:
+            if op.component:
+                raise unsupported(inst, f"vector register component {op}")
+            rty = self.regs[op.name]
+            vec = self.tmp(); self.emit(f"{vec} = load {vt(rty)}, ptr {self.reg_ptr(op.name)}")
+            t = self.tmp(); self.emit(f"{t} = extractelement {vt(rty)} {vec}, i32 {self.lane}")
+            v = self.conv(t, rty, ty, signed)
+            if op.negated:
+                n = self.tmp(); self.emit(f"{n} = xor i1 {v}, true"); v = n
+            return v
+        return super().read(op, ty, inst, signed)
+
+    def write(self, op, value: str, ty: str, inst, signed=False):
+        if self.lane is None:
+            raise unsupported(inst, "scalar write outside a lane loop")
+        if isinstance(op, ir.Reg) and op.name == "_":
+            return
+        if not isinstance(op, ir.Reg) or op.name not in self.regs:
+            raise unsupported(inst, f"destination {op}")
+        rty = self.regs[op.name]
+        v = self.conv(value, ty, rty, signed)
+        vec = self.tmp(); self.emit(f"{vec} = load {vt(rty)}, ptr {self.reg_ptr(op.name)}")
+        n = self.tmp(); self.emit(f"{n} = insertelement {vt(rty)} {vec}, {rty} {v}, i32 {self.lane}")
+        self.emit(f"store {vt(rty)} {n}, ptr {self.reg_ptr(op.name)}")
+
+    def lane_loop(self, inst, em: str):
+        """Run ``inst`` through the per-thread translation for each lane in ``em``."""
+        handler = getattr(self, "op_" + inst.opcode, None)
+        if handler is None:
+            raise unsupported(inst)
+        pre, head, body, latch, done = (self.label(h) for h in ("llp", "llh", "llb", "lll", "lle"))
+        self.emit(f"br label %{pre}")
+        self.block(pre)
+        self.emit(f"br label %{head}")
+        self.block(head)
+        lane = self.tmp(); nxt = self.tmp()
+        self.emit(f"{lane} = phi i32 [0, %{pre}], [{nxt}, %{latch}]")
+        sh = self.op2("lshr", "i32", em, lane)
+        bit = self.tmp(); self.emit(f"{bit} = trunc i32 {sh} to i1")
+        self.emit(f"br i1 {bit}, label %{body}, label %{latch}")
+        self.block(body)
+        for k, index in ((0, 0), (1, 1), (2, 2), (3, 6)):   # tid.x/y/z and linear tid into %ti
+            p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr %frame, i64 {F_TID + 4 * W * k}")
+            q = self.tmp(); self.emit(f"{q} = getelementptr i32, ptr {p}, i32 {lane}")
+            v = self.tmp(); self.emit(f"{v} = load i32, ptr {q}")
+            d = self.tmp(); self.emit(f"{d} = getelementptr i32, ptr %ti, i64 {index}")
+            self.emit(f"store i32 {v}, ptr {d}")
+        self.lane = lane
+        try:
+            handler(inst)
+        finally:
+            self.lane = None
+        self.emit(f"br label %{latch}")
+        self.block(latch)
+        self.emit(f"{nxt} = add i32 {lane}, 1")
+        end = self.tmp(); self.emit(f"{end} = icmp eq i32 {nxt}, {W}")
+        self.emit(f"br i1 {end}, label %{done}, label %{head}")
+        self.block(done)
+
+    # -- instructions --------------------------------------------------------------------------
+    def effective_mask(self, inst) -> str:
+        m = self.cur()
+        if inst.guard is None:
+            return m
+        g = self.bits(self.vread(inst.guard, "i1", inst))
+        return self.op2("and", "i32", m, g)
+
+    def vinstruction(self, inst):
+        em = self.effective_mask(inst)
+        handler = getattr(self, "v_" + inst.opcode, None)
+        if handler is not None and handler(inst, em) is not False:
+            return
+        self.lane_loop(inst, em)
+
+    @staticmethod
+    def mods(inst) -> set:
+        """Modifiers other than the types."""
+        return set(inst.modifiers) - set(inst.types)
+
+    def simple(self, inst, allowed=()) -> bool:
+        return self.mods(inst) <= set(allowed)
+
+    def all_readable(self, ops) -> bool:
+        return all(self.vreadable(o) for o in ops)
+
+    def v_mov(self, inst, em):
+        d, s = inst.operands[0], inst.operands[1]
+        t = self.itype(inst)
+        if isinstance(d, ir.Vec) or isinstance(s, ir.Vec) or t not in LLTY or not self.vreadable(s):
+            return False
+        ty = LLTY[t]
+        self.vwrite(d, self.vread(s, ty, inst), ty, em, inst)
+
+    def v_cvta(self, inst, em):
+        space = next((m for m in inst.modifiers if m in ("global", "shared", "const")), None)
+        if space is None or "local" in inst.modifiers or not self.vreadable(inst.operands[1]):
+            return False
+        ty = self.lt(inst)
+        v = self.vconv(self.vread(inst.operands[1], ty, inst), ty, "i64")
+        if space == "shared":
+            if "to" in inst.modifiers:
+                v = self.op2("and", vt("i64"), v, f"splat (i64 {L.OFFSET_MASK})")
+            else:
+                v = self.op2("or", vt("i64"), v, f"splat (i64 {L.buffer_address(L.SHARED_WINDOW)})")
+        self.vwrite(inst.operands[0], self.vconv(v, "i64", ty), ty, em, inst)
+
+    def binary(self, inst, em, op: str, ty: str):
+        if not self.all_readable(inst.operands[1:3]):
+            return False
+        a = self.vread(inst.operands[1], ty, inst)
+        b = self.vread(inst.operands[2], ty, inst)
+        self.vwrite(inst.operands[0], self.op2(op, vt(ty), a, b), ty, em, inst)
+
+    def arith(self, inst, em, int_op: str, float_op: str):
+        t = self.itype(inst)
+        if len(inst.types) != 1:
+            return False
+        if t in FLOATS and self.simple(inst, ("rn",)) and float_op:
+            return self.binary(inst, em, float_op, LLTY[t])
+        if t in INTS and self.simple(inst, ("lo",) if int_op == "mul" else ()) and int_op:
+            return self.binary(inst, em, int_op, LLTY[t])
+        return False
+
+    def v_add(self, inst, em):
+        return self.arith(inst, em, "add", "fadd")
+
+    def v_sub(self, inst, em):
+        return self.arith(inst, em, "sub", "fsub")
+
+    def v_and(self, inst, em):
+        t = self.itype(inst)
+        return self.binary(inst, em, "and", LLTY[t]) if (t in INTS or t == "pred") and self.simple(inst) else False
+
+    def v_or(self, inst, em):
+        t = self.itype(inst)
+        return self.binary(inst, em, "or", LLTY[t]) if (t in INTS or t == "pred") and self.simple(inst) else False
+
+    def v_xor(self, inst, em):
+        t = self.itype(inst)
+        return self.binary(inst, em, "xor", LLTY[t]) if (t in INTS or t == "pred") and self.simple(inst) else False
+
+    def v_not(self, inst, em):
+        t = self.itype(inst)
+        if not ((t in INTS or t == "pred") and self.simple(inst) and self.vreadable(inst.operands[1])):
+            return False
+        ty = LLTY[t]
+        a = self.vread(inst.operands[1], ty, inst)
+        one = "true" if ty == "i1" else "-1"
+        self.vwrite(inst.operands[0], self.op2("xor", vt(ty), a, f"splat ({ty} {one})"), ty, em, inst)
+
+    def widened(self, inst, ty, signed):
+        wide = {"i16": "i32", "i32": "i64"}.get(ty)
+        if wide is None:
+            return None
+        ext = "sext" if signed else "zext"
+        out = []
+        for o in inst.operands[1:3]:
+            v = self.vread(o, ty, inst)
+            w = self.tmp(); self.emit(f"{w} = {ext} {vt(ty)} {v} to {vt(wide)}")
+            out.append(w)
+        return self.op2("mul", vt(wide), out[0], out[1]), wide
+
+    def v_mul(self, inst, em):
+        t = self.itype(inst)
+        if "wide" in inst.modifiers and t in INTS and self.simple(inst, ("wide",)) \
+                and self.all_readable(inst.operands[1:3]):
+            r = self.widened(inst, LLTY[t], t.startswith("s"))
+            if r is None:
+                return False
+            self.vwrite(inst.operands[0], r[0], r[1], em, inst)
+            return
+        return self.arith(inst, em, "mul", "fmul")
+
+    def fma(self, inst, em):
+        t = self.itype(inst)
+        if t not in FLOATS or not self.simple(inst, ("rn",)) or not self.all_readable(inst.operands[1:4]):
+            return False
+        ty = LLTY[t]
+        a, b, c = (self.vread(o, ty, inst) for o in inst.operands[1:4])
+        r = self.vcall(vt(ty), f"llvm.fma.v{W}{sfx(ty)}", [f"{vt(ty)} {a}", f"{vt(ty)} {b}", f"{vt(ty)} {c}"])
+        self.vwrite(inst.operands[0], r, ty, em, inst)
+
+    def v_fma(self, inst, em):
+        return self.fma(inst, em)
+
+    def v_mad(self, inst, em):
+        t = self.itype(inst)
+        if t in FLOATS:
+            return self.fma(inst, em)
+        if t not in INTS or not self.all_readable(inst.operands[1:4]):
+            return False
+        ty = LLTY[t]
+        if self.simple(inst, ("wide",)) and "wide" in inst.modifiers:
+            r = self.widened(inst, ty, t.startswith("s"))
+            if r is None:
+                return False
+            p, wide = r
+        elif self.simple(inst, ("lo",)):
+            a = self.vread(inst.operands[1], ty, inst)
+            b = self.vread(inst.operands[2], ty, inst)
+            p, wide = self.op2("mul", vt(ty), a, b), ty
+        else:
+            return False
+        c = self.vread(inst.operands[3], wide, inst, t.startswith("s"))
+        self.vwrite(inst.operands[0], self.op2("add", vt(wide), p, c), wide, em, inst)
+
+    def v_shl(self, inst, em):
+        return self.vshift(inst, em, "shl")
+
+    def v_shr(self, inst, em):
+        return self.vshift(inst, em, "shr")
+
+    def vshift(self, inst, em, kind):
+        t = self.itype(inst)
+        if t not in INTS or not self.simple(inst) or not self.all_readable(inst.operands[1:3]):
+            return False
+        ty = LLTY[t]
+        bits = BITS[ty]
+        a = self.vread(inst.operands[1], ty, inst)
+        n = self.vread(inst.operands[2], "i32", inst)
+        big = self.op2("icmp ugt", vt("i32"), n, f"splat (i32 {bits - 1})")
+        amt32 = self.tmp(); self.emit(f"{amt32} = select {vt('i1')} {big}, {vt('i32')} splat (i32 {bits - 1}), {vt('i32')} {n}")
+        amt = self.vconv(amt32, "i32", ty)
+        if kind == "shl":
+            r = self.op2("shl", vt(ty), a, amt)
+        elif t.startswith("s"):
+            r = self.op2("ashr", vt(ty), a, amt)
+        else:
+            r = self.op2("lshr", vt(ty), a, amt)
+        if kind == "shl" or not t.startswith("s"):
+            z = self.tmp(); self.emit(f"{z} = select {vt('i1')} {big}, {vt(ty)} zeroinitializer, {vt(ty)} {r}")
+            r = z
+        self.vwrite(inst.operands[0], r, ty, em, inst)
+
+    def v_min(self, inst, em):
+        return self.vminmax(inst, em, "min")
+
+    def v_max(self, inst, em):
+        return self.vminmax(inst, em, "max")
+
+    def vminmax(self, inst, em, which):
+        t = self.itype(inst)
+        if t not in INTS or t.startswith("b") or not self.simple(inst) or not self.all_readable(inst.operands[1:3]):
+            return False
+        ty = LLTY[t]
+        a, b = (self.vread(o, ty, inst) for o in inst.operands[1:3])
+        name = ("s" if t.startswith("s") else "u") + which
+        r = self.vcall(vt(ty), f"llvm.{name}.v{W}{ty}", [f"{vt(ty)} {a}", f"{vt(ty)} {b}"])
+        self.vwrite(inst.operands[0], r, ty, em, inst)
+
+    def v_neg(self, inst, em):
+        t = self.itype(inst)
+        if not self.simple(inst) or not self.vreadable(inst.operands[1]):
+            return False
+        if t in FLOATS:
+            ty = LLTY[t]
+            a = self.vread(inst.operands[1], ty, inst)
+            r = self.tmp(); self.emit(f"{r} = fneg {vt(ty)} {a}")
+        elif t in INTS and t.startswith("s"):
+            ty = LLTY[t]
+            a = self.vread(inst.operands[1], ty, inst)
+            r = self.op2("sub", vt(ty), "zeroinitializer", a)
+        else:
+            return False
+        self.vwrite(inst.operands[0], r, ty, em, inst)
+
+    def v_abs(self, inst, em):
+        t = self.itype(inst)
+        if not self.simple(inst) or not self.vreadable(inst.operands[1]):
+            return False
+        if t in FLOATS:
+            ty = LLTY[t]
+            a = self.vread(inst.operands[1], ty, inst)
+            r = self.vcall(vt(ty), f"llvm.fabs.v{W}{sfx(ty)}", [f"{vt(ty)} {a}"])
+        elif t in INTS and t.startswith("s"):
+            ty = LLTY[t]
+            a = self.vread(inst.operands[1], ty, inst)
+            r = self.vcall(vt(ty), f"llvm.abs.v{W}{ty}", [f"{vt(ty)} {a}", "i1 false"])
+        else:
+            return False
+        self.vwrite(inst.operands[0], r, ty, em, inst)
+
+    def v_setp(self, inst, em):
+        t = inst.types[-1]
+        cmp = next((m for m in inst.modifiers if m in self.FLT_CMP or m in self.INT_CMP), None)
+        extra = self.mods(inst) - {cmp, "and", "or", "xor"}
+        if cmp is None or extra or not self.all_readable(inst.operands[1:]):
+            return False
+        if t in FLOATS:
+            ty = LLTY[t]
+            a, b = (self.vread(o, ty, inst) for o in inst.operands[1:3])
+            r = self.op2(f"fcmp {self.FLT_CMP[cmp]}", vt(ty), a, b)
+        elif t in INTS and cmp in self.INT_CMP:
+            ty = LLTY[t]
+            pred = self.INT_CMP[cmp]
+            if t[0] in "ub":
+                pred = {"slt": "ult", "sle": "ule", "sgt": "ugt", "sge": "uge"}.get(pred, pred)
+            a, b = (self.vread(o, ty, inst) for o in inst.operands[1:3])
+            r = self.op2(f"icmp {pred}", vt(ty), a, b)
+        else:
+            return False
+        bool_op = next((m for m in inst.modifiers if m in ("and", "or", "xor")), None)
+
+        def combine(v):
+            if bool_op is None:
+                return v
+            c = self.vread(inst.operands[3], "i1", inst)
+            return self.op2(bool_op, vt("i1"), v, c)
+        dst = inst.operands[0]
+        if isinstance(dst, ir.Pair):
+            nr = self.op2("xor", vt("i1"), r, "splat (i1 true)")
+            a_val, b_val = combine(r), combine(nr)
+            self.vwrite(dst.first, a_val, "i1", em, inst)
+            self.vwrite(dst.second, b_val, "i1", em, inst)
+        else:
+            self.vwrite(dst, combine(r), "i1", em, inst)
+
+    def v_selp(self, inst, em):
+        t = self.itype(inst)
+        if t not in LLTY or not self.simple(inst) or not self.all_readable(inst.operands[1:4]):
+            return False
+        ty = LLTY[t]
+        a, b = (self.vread(o, ty, inst) for o in inst.operands[1:3])
+        c = self.vread(inst.operands[3], "i1", inst)
+        r = self.tmp(); self.emit(f"{r} = select {vt('i1')} {c}, {vt(ty)} {a}, {vt(ty)} {b}")
+        self.vwrite(inst.operands[0], r, ty, em, inst)
+
+    def v_cvt(self, inst, em):
+        if len(inst.types) != 2 or not self.vreadable(inst.operands[1]):
+            return False
+        dt, st = inst.types
+        mods = self.mods(inst)
+        if dt in INTS and st in INTS and not mods:
+            sty, dty = LLTY[st], LLTY[dt]
+            v = self.vread(inst.operands[1], sty, inst)
+            if BITS[dty] < BITS[sty]:
+                r = self.tmp(); self.emit(f"{r} = trunc {vt(sty)} {v} to {vt(dty)}")
+            elif BITS[dty] > BITS[sty]:
+                op = "sext" if st.startswith("s") else "zext"
+                r = self.tmp(); self.emit(f"{r} = {op} {vt(sty)} {v} to {vt(dty)}")
+            else:
+                r = v
+            self.vwrite(inst.operands[0], r, dty, em, inst)
+            return
+        if dt in FLOATS and st in INTS and mods <= {"rn"} and BITS[LLTY[st]] >= 16:
+            sty, dty = LLTY[st], LLTY[dt]
+            v = self.vread(inst.operands[1], sty, inst)
+            op = "sitofp" if st.startswith("s") else "uitofp"
+            r = self.tmp(); self.emit(f"{r} = {op} {vt(sty)} {v} to {vt(dty)}")
+            self.vwrite(inst.operands[0], r, dty, em, inst)
+            return
+        if dt == "f64" and st == "f32" and not mods:
+            v = self.vread(inst.operands[1], "float", inst)
+            r = self.tmp(); self.emit(f"{r} = fpext {vt('float')} {v} to {vt('double')}")
+            self.vwrite(inst.operands[0], r, "double", em, inst)
+            return
+        if dt == "f32" and st == "f64" and mods <= {"rn"}:
+            v = self.vread(inst.operands[1], "double", inst)
+            r = self.tmp(); self.emit(f"{r} = fptrunc {vt('double')} {v} to {vt('float')}")
+            self.vwrite(inst.operands[0], r, "float", em, inst)
+            return
+        if dt in INTS and st in FLOATS and mods in ({"rzi"}, {"rni"}) and BITS[LLTY[dt]] >= 16:
+            sty, dty = LLTY[st], LLTY[dt]
+            v = self.vread(inst.operands[1], sty, inst)
+            if "rni" in mods:
+                v = self.vcall(vt(sty), f"llvm.roundeven.v{W}{sfx(sty)}", [f"{vt(sty)} {v}"])
+            # saturating, NaN -> 0: what PTX specifies for float -> integer conversions
+            kind = "fptosi" if dt.startswith("s") else "fptoui"
+            r = self.vcall(vt(dty), f"llvm.{kind}.sat.v{W}{dty}.v{W}{sfx(sty)}", [f"{vt(sty)} {v}"])
+            self.vwrite(inst.operands[0], r, dty, em, inst)
+            return
+        return False
+
+    # -- memory --------------------------------------------------------------------------------
+    def v_ld(self, inst, em):
+        return self.vmemory(inst, em, load=True)
+
+    v_ldu = v_ld
+
+    def v_st(self, inst, em):
+        return self.vmemory(inst, em, load=False)
+
+    def vmemory(self, inst, em, load: bool):
+        t = self.itype(inst)
+        if self._vector(inst) != 1 or t not in INTS | FLOATS:
+            return False
+        ty, size = LLTY[t], ir.type_size(t)
+        space = self.space_of(inst)
+        addr = inst.operands[1] if load else inst.operands[0]
+        if not isinstance(addr, ir.Addr):
+            return False
+        if not load and not self.vreadable(inst.operands[1]):
+            return False
+        base = addr.base
+        if space == "param":
+            if not (load and self.is_kernel_param(addr)):
+                return False
+            p = self.address(addr, space, size, inst)
+            v = self.tmp(); self.emit(f"{v} = load {ty}, ptr {p}, align 1, !invariant.load !0")
+            self.vwrite(inst.operands[0], self.splat(v, ty), ty, em, inst)
+            return
+        if isinstance(base, ir.Reg) and not self.vreadable(base):
+            return False
+        if space in ("global", "generic", "const"):
+            window = self.known_window(base) if base is not None else None
+            if window is None:
+                return False
+        elif space == "shared":
+            sp = self.ctx_ptr("shared")
+            host = self.tmp(); self.emit(f"{host} = ptrtoint ptr {sp} to i64")
+            window = ("0", host, self.ctx("shared_size"))
+        else:
+            return False
+        # lane addresses
+        if isinstance(base, ir.Reg):
+            rty = self.regs.get(base.name, "i64")
+            av = self.vconv(self.vread(base, rty, inst), rty, "i64")
+        elif base is None:
+            av = self.splat("0", "i64")
+        else:
+            av = self.splat(self.conv(*self.symbol_value(base.name, inst), "i64"), "i64")
+        if addr.offset:
+            av = self.op2("add", vt("i64"), av, f"splat (i64 {addr.offset})")
+        wbase, host, limit = window
+        rel = self.op2("sub", vt("i64"), av, self.splat(wbase, "i64"))
+        room = self.op2("add", "i64", limit, "1")
+        bound = self.tmp(); self.emit(f"{bound} = call i64 @llvm.usub.sat.i64(i64 {room}, i64 {size})")
+        ok = self.op2("icmp ult", vt("i64"), rel, self.splat(bound, "i64"))
+        okm = self.op2("and", "i32", self.bits(ok), em)
+        fast = self.op2("icmp eq", "i32", okm, em)
+        vfast, vslow, vjoin = self.label("vmf"), self.label("vms"), self.label("vmj")
+        self.emit(f"br i1 {fast}, label %{vfast}, label %{vslow}, !prof !1")
+        self.block(vslow)
+        self.lane_loop(inst, em)       # exact per-lane accesses and fault reports
+        self.emit(f"br label %{vjoin}")
+        self.block(vfast)
+        hp = self.tmp(); self.emit(f"{hp} = inttoptr i64 {host} to ptr")
+        if load:
+            v = self.vector_load(hp, rel, em, ty, size)
+            self.vwrite(inst.operands[0], v, ty, em, inst, signed=t.startswith("s"))
+        else:
+            v = self.vread(inst.operands[1], ty, inst)
+            self.vector_store(hp, rel, em, ty, size, v)
+        self.emit(f"br label %{vjoin}")
+        self.block(vjoin)
+
+    def pattern(self, rel: str, em: str, expected: str) -> str:
+        same = self.op2("icmp eq", vt("i64"), rel, expected)
+        m = self.op2("and", "i32", self.bits(same), em)
+        return self.op2("icmp eq", "i32", m, em)
+
+    def vector_load(self, hp, rel, em, ty, size) -> str:
+        """Lanes at consecutive addresses: one masked load; each half-warp consecutive or
+        uniform (2-D blocks 16 wide): two loads; otherwise a gather."""
+        mask = self.vmask(em)
+        r0 = self.tmp(); self.emit(f"{r0} = extractelement {vt('i64')} {rel}, i32 0")
+        r16 = self.tmp(); self.emit(f"{r16} = extractelement {vt('i64')} {rel}, i32 {W // 2}")
+        halves = self.tmp()
+        upper = "<" + ", ".join(f"i1 {'true' if i >= W // 2 else 'false'}" for i in range(W)) + ">"
+        self.emit(f"{halves} = select {vt('i1')} {upper}, {vt('i64')} {self.splat(r16, 'i64')}, {vt('i64')} {self.splat(r0, 'i64')}")
+        c32 = self.op2("add", vt("i64"), self.splat(r0, "i64"), iota(size))
+        ch = self.op2("add", vt("i64"), halves, iota(size, W // 2))
+        labels = [self.label(h) for h in ("l32", "nh", "lh", "nu", "lu", "lg", "lj")]
+        l32, nh, lh, nu, lu, lg, lj = labels
+        results = []
+        self.emit(f"br i1 {self.pattern(rel, em, c32)}, label %{l32}, label %{nh}")
+        self.block(l32)
+        p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {hp}, i64 {r0}")
+        v1 = self.vcall(vt(ty), f"llvm.masked.load.v{W}{sfx(ty)}.p0",
+                        [f"ptr {p}", "i32 1", f"{vt('i1')} {mask}", f"{vt(ty)} poison"])
+        results.append((v1, l32))
+        self.emit(f"br label %{lj}")
+        self.block(nh)
+        self.emit(f"br i1 {self.pattern(rel, em, ch)}, label %{lh}, label %{nu}")
+        self.block(lh)
+        h = W // 2
+        lo_m = self.tmp(); self.emit(f"{lo_m} = shufflevector {vt('i1')} {mask}, {vt('i1')} poison, <{h} x i32> <" + ", ".join(f"i32 {i}" for i in range(h)) + ">")
+        hi_m = self.tmp(); self.emit(f"{hi_m} = shufflevector {vt('i1')} {mask}, {vt('i1')} poison, <{h} x i32> <" + ", ".join(f"i32 {i + h}" for i in range(h)) + ">")
+        pa = self.tmp(); self.emit(f"{pa} = getelementptr i8, ptr {hp}, i64 {r0}")
+        pb = self.tmp(); self.emit(f"{pb} = getelementptr i8, ptr {hp}, i64 {r16}")
+        hty = f"<{h} x {ty}>"
+        va = self.vcall(hty, f"llvm.masked.load.v{h}{sfx(ty)}.p0", [f"ptr {pa}", "i32 1", f"<{h} x i1> {lo_m}", f"{hty} poison"])
+        vb = self.vcall(hty, f"llvm.masked.load.v{h}{sfx(ty)}.p0", [f"ptr {pb}", "i32 1", f"<{h} x i1> {hi_m}", f"{hty} poison"])
+        v2 = self.tmp(); self.emit(f"{v2} = shufflevector {hty} {va}, {hty} {vb}, <{W} x i32> <" + ", ".join(f"i32 {i}" for i in range(W)) + ">")
+        results.append((v2, lh))
+        self.emit(f"br label %{lj}")
+        self.block(nu)
+        self.emit(f"br i1 {self.pattern(rel, em, halves)}, label %{lu}, label %{lg}")
+        self.block(lu)
+        # one load per half with an active lane (an idle half borrows the other's address)
+        lo_any = self.tmp(); self.emit(f"{lo_any} = icmp ne i32 {self.op2('and', 'i32', em, str((1 << h) - 1))}, 0")
+        hi_any = self.tmp(); self.emit(f"{hi_any} = icmp ne i32 {self.op2('lshr', 'i32', em, str(h))}, 0")
+        ra = self.tmp(); self.emit(f"{ra} = select i1 {lo_any}, i64 {r0}, i64 {r16}")
+        rb = self.tmp(); self.emit(f"{rb} = select i1 {hi_any}, i64 {r16}, i64 {ra}")
+        qa = self.tmp(); self.emit(f"{qa} = getelementptr i8, ptr {hp}, i64 {ra}")
+        qb = self.tmp(); self.emit(f"{qb} = getelementptr i8, ptr {hp}, i64 {rb}")
+        sa = self.tmp(); self.emit(f"{sa} = load {ty}, ptr {qa}, align 1")
+        sb = self.tmp(); self.emit(f"{sb} = load {ty}, ptr {qb}, align 1")
+        v3 = self.tmp(); self.emit(f"{v3} = select {vt('i1')} {upper}, {vt(ty)} {self.splat(sb, ty)}, {vt(ty)} {self.splat(sa, ty)}")
+        results.append((v3, lu))
+        self.emit(f"br label %{lj}")
+        self.block(lg)
+        ptrs = self.tmp(); self.emit(f"{ptrs} = getelementptr i8, ptr {hp}, {vt('i64')} {rel}")
+        v4 = self.vcall(vt(ty), f"llvm.masked.gather.v{W}{sfx(ty)}.v{W}p0",
+                        [f"{vt('ptr')} {ptrs}", "i32 1", f"{vt('i1')} {mask}", f"{vt(ty)} poison"])
+        results.append((v4, lg))
+        self.emit(f"br label %{lj}")
+        self.block(lj)
+        out = self.tmp()
+        self.emit(f"{out} = phi {vt(ty)} " + ", ".join(f"[{v}, %{b}]" for v, b in results))
+        return out
+
+    def vector_store(self, hp, rel, em, ty, size, value):
+        mask = self.vmask(em)
+        r0 = self.tmp(); self.emit(f"{r0} = extractelement {vt('i64')} {rel}, i32 0")
+        c32 = self.op2("add", vt("i64"), self.splat(r0, "i64"), iota(size))
+        s32, sg, sj = self.label("s32"), self.label("sg"), self.label("sj")
+        self.emit(f"br i1 {self.pattern(rel, em, c32)}, label %{s32}, label %{sg}")
+        self.block(s32)
+        p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {hp}, i64 {r0}")
+        self.vcall("void", f"llvm.masked.store.v{W}{sfx(ty)}.p0",
+                   [f"{vt(ty)} {value}", f"ptr {p}", "i32 1", f"{vt('i1')} {mask}"])
+        self.emit(f"br label %{sj}")
+        self.block(sg)
+        ptrs = self.tmp(); self.emit(f"{ptrs} = getelementptr i8, ptr {hp}, {vt('i64')} {rel}")
+        self.vcall("void", f"llvm.masked.scatter.v{W}{sfx(ty)}.v{W}p0",
+                   [f"{vt(ty)} {value}", f"{vt('ptr')} {ptrs}", "i32 1", f"{vt('i1')} {mask}"])
+        self.emit(f"br label %{sj}")
+        self.block(sj)
+
+    # -- warp operations and barriers -----------------------------------------------------------
+    def v_shfl(self, inst, em):
+        mode = next(m for m in inst.modifiers if m in ("up", "down", "bfly", "idx"))
+        if not self.all_readable(inst.operands[1:4]):
+            raise unsupported(inst, "shfl operand")
+        i32 = vt("i32")
+        a = self.vread(inst.operands[1], "i32", inst)
+        b = self.vread(inst.operands[2], "i32", inst)
+        c = self.vread(inst.operands[3], "i32", inst)
+        lane = self.tmp(); self.emit(f"{lane} = trunc <{W} x i64> {iota()} to {i32}")
+        clamp = self.op2("and", i32, c, "splat (i32 31)")
+        seg = self.op2("and", i32, self.op2("lshr", i32, c, "splat (i32 8)"), "splat (i32 31)")
+        nseg = self.op2("xor", i32, seg, "splat (i32 -1)")
+        minl = self.op2("and", i32, lane, seg)
+        maxl = self.op2("or", i32, minl, self.op2("and", i32, clamp, nseg))
+        b5 = self.op2("and", i32, b, "splat (i32 31)")
+        if mode == "up":
+            j = self.op2("sub", i32, lane, b5); ok = self.op2("icmp sge", i32, j, maxl)
+        elif mode == "down":
+            j = self.op2("add", i32, lane, b5); ok = self.op2("icmp sle", i32, j, maxl)
+        elif mode == "bfly":
+            j = self.op2("xor", i32, lane, b5); ok = self.op2("icmp sle", i32, j, maxl)
+        else:
+            j = self.op2("or", i32, minl, self.op2("and", i32, b5, nseg)); ok = self.op2("icmp sle", i32, j, maxl)
+        src = self.tmp(); self.emit(f"{src} = select {vt('i1')} {ok}, {i32} {j}, {i32} {lane}")
+        self.emit(f"store {i32} {a}, ptr %shbuf")
+        ptrs = self.tmp(); self.emit(f"{ptrs} = getelementptr i32, ptr %shbuf, {i32} {src}")
+        v = self.vcall(i32, f"llvm.masked.gather.v{W}i32.v{W}p0",
+                       [f"{vt('ptr')} {ptrs}", "i32 4", f"{vt('i1')} {self.vmask('-1')}", f"{i32} poison"])
+        dst = inst.operands[0]
+        if isinstance(dst, ir.Pair):
+            self.vwrite(dst.first, v, "i32", em, inst)
+            self.vwrite(dst.second, ok, "i1", em, inst)
+        else:
+            self.vwrite(dst, v, "i32", em, inst)
+
+    def v_vote(self, inst, em):
+        mode = next(m for m in inst.modifiers if m in ("all", "any", "uni", "ballot"))
+        p = self.bits(self.vread(inst.operands[1], "i1", inst))
+        member = self.uniform_value(inst.operands[-1], em, inst)
+        act = self.op2("and", "i32", em, member)
+        yes = self.op2("and", "i32", p, act)
+        if mode == "ballot":
+            self.vwrite(inst.operands[0], self.splat(yes, "i32"), "i32", em, inst)
+            return
+        if mode == "any":
+            r = self.op2("icmp ne", "i32", yes, "0")
+        elif mode == "all":
+            r = self.op2("icmp eq", "i32", yes, act)
+        else:
+            none = self.op2("icmp eq", "i32", yes, "0")
+            every = self.op2("icmp eq", "i32", yes, act)
+            r = self.op2("or", "i1", none, every)
+        self.vwrite(inst.operands[0], self.splat(r, "i1"), "i1", em, inst)
+
+    def uniform_value(self, op, em: str, inst) -> str:
+        """An i32 operand every active lane holds the same value of (a member mask): the
+        value in the first active lane."""
+        if isinstance(op, ir.Imm):
+            return str(op.value & 0xFFFFFFFF)
+        v = self.vread(op, "i32", inst)
+        first = self.tmp(); self.emit(f"{first} = call i32 @llvm.cttz.i32(i32 {em}, i1 true)")
+        r = self.tmp(); self.emit(f"{r} = extractelement {vt('i32')} {v}, i32 {first}")
+        return r
+
+    def v_activemask(self, inst, em):
+        self.vwrite(inst.operands[0], self.splat(em, "i32"), "i32", em, inst)
+
+    def v_bar(self, inst, em):
+        if "warp" in inst.modifiers:
+            return   # the lanes of a warp run together: bar.warp.sync has nothing to wait for
+        self.barrier(inst, em)
+
+    v_barrier = v_bar
+
+    def v_membar(self, inst, em):
+        self.emit("fence seq_cst")
+
+    v_fence = v_membar
+
+    def barrier(self, inst, em):
+        """Suspend the warp until every warp of the block arrives. All its live lanes must be
+        here (vector_plan proves it); lanes that exited or will never wait again count."""
+        gone = self.op2("or", "i32", self.frame_load(F_DEAD), self.frame_load(F_NOSYNC))
+        present = self.op2("or", "i32", em, gone)
+        whole = self.op2("icmp eq", "i32", present, "-1")
+        ok, bad = self.label("barok"), self.label("barbad")
+        self.emit(f"br i1 {whole}, label %{ok}, label %{bad}, !prof !1")
+        self.block(bad)
+        self.emit(f"call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_DEADLOCK}, i64 0, i32 {inst.line}, i64 0)")
+        self.emit(f"ret i32 {ST_ERR}")
+        self.block(ok)
+        self.sync_points += 1
+        k = self.sync_points
+        reload = []
+        for name in self.spill_set(self.inst_index):
+            rty = self.regs[name]
+            slot = self.spill.setdefault(name, len(self.spill))
+            off = self.header_bytes + SLOT * slot
+            v = self.tmp(); self.emit(f"{v} = load {vt(rty)}, ptr {self.reg_ptr(name)}")
+            self.emit(f"store {vt(rty)} {v}, ptr {self.frame_ptr(off)}, align 4")
+            rp, rv = f"%rl{k}.{slot}p", f"%rl{k}.{slot}v"
+            reload += [f"  {rp} = getelementptr i8, ptr %frame, i64 {off}",
+                       f"  {rv} = load {vt(rty)}, ptr {rp}, align 4",
+                       f"  store {vt(rty)} {rv}, ptr {self.reg_ptr(name)}"]
+        self.frame_store(F_CURMASK, self.cur())
+        self.frame_store(F_RESUME, str(k))
+        self.emit(f"ret i32 {ST_BAR}")
+        after = self.label("after")
+        self.block(after)
+        reload += [f"  %rm{k}p = getelementptr i8, ptr %frame, i64 {F_CURMASK}",
+                   f"  %rm{k} = load i32, ptr %rm{k}p, align 4",
+                   f"  store i32 %rm{k}, ptr %curmask"]
+        self.resume_blocks.append((reload, after))
+
+    def spill_set(self, index: int) -> list:
+        """Registers a barrier must keep: live across it, or live where waiting lanes (in
+        blocks with no barrier ahead) will continue."""
+        keep = set(self.live_across[index])
+        for b in self.plan.nosync:
+            blk = self.plan.cfg.blocks[b]
+            if blk.start < blk.end:
+                keep |= self.live_across[blk.start]
+        return [n for n in self.regs if n in keep]
+
+    # -- control flow --------------------------------------------------------------------------
+    def send(self, target, lanes: str):
+        """Lanes ``lanes`` continue at block ``target`` (EXIT: they are done)."""
+        if target == EXIT:
+            self.frame_store(F_DEAD, self.op2("or", "i32", self.frame_load(F_DEAD), lanes))
+            return
+        off = F_MASKS + 4 * target
+        self.frame_store(off, self.op2("or", "i32", self.frame_load(off), lanes))
+        if target in self.plan.nosync:
+            self.frame_store(F_NOSYNC, self.op2("or", "i32", self.frame_load(F_NOSYNC), lanes))
+
+    def terminator(self, blk, inst):
+        cfg = self.plan.cfg
+        fall = blk.index + 1 if blk.index + 1 < len(cfg.blocks) else EXIT
+        cur = self.cur()
+        if inst is None:
+            self.send(fall, cur)
+            return
+        op = inst.opcode
+        if op == "bra":
+            target = self.plan.label_block[inst.operands[0].name]
+        else:
+            target = EXIT
+        if inst.guard is None:
+            self.send(target, cur)
+            return
+        taken = self.effective_mask(inst)
+        self.send(target, taken)
+        rest = self.op2("and", "i32", cur, self.op2("xor", "i32", taken, "-1"))
+        self.send(fall, rest)
+
+    # -- the function as a whole -------------------------------------------------------------
+    def render(self) -> str:
+        self.declare()
+        self.compute_liveness()
+        plan, cfg, insts = self.plan, self.plan.cfg, self.f.instructions
+        self.block("first")
+        self.thread_ids()
+        names = {b: f"blk{b}" for b in plan.order}
+        self.emit(f"br label %{names[plan.order[0]]}")
+        for pos, b in enumerate(plan.order):
+            blk = cfg.blocks[b]
+            nxt = names[plan.order[pos + 1]] if pos + 1 < len(plan.order) else "finish"
+            self.block(names[b])
+            m = self.frame_load(F_MASKS + 4 * b)
+            self.frame_store(F_MASKS + 4 * b, "0")
+            anyl = self.op2("icmp ne", "i32", m, "0")
+            body, skip = f"body{b}", f"next{b}"
+            self.emit(f"br i1 {anyl}, label %{body}, label %{skip}")
+            self.block(body)
+            self.emit(f"store i32 {m}, ptr %curmask")
+            last = insts[blk.end - 1] if blk.end > blk.start else None
+            is_term = last is not None and last.opcode in ("bra", "ret", "exit")
+            for i in range(blk.start, blk.end - (1 if is_term else 0)):
+                self.inst_index = i
+                self.vinstruction(insts[i])
+            self.inst_index = blk.end - 1
+            self.terminator(blk, last if is_term else None)
+            self.emit(f"br label %{skip}")
+            self.block(skip)
+            for header in plan.loop_ends.get(b, []):
+                mh = self.frame_load(F_MASKS + 4 * header)
+                again = self.op2("icmp ne", "i32", mh, "0")
+                cont = self.label("cont")
+                self.emit(f"br i1 {again}, label %{names[header]}, label %{cont}")
+                self.block(cont)
+            self.emit(f"br label %{nxt}")
+        self.block("finish")
+        self.emit("ret i32 0")
+        self.block("fault")
+        self.emit(f"ret i32 {ST_ERR}")
+
+        sig = (f"define internal i32 @thread(ptr {CTX_ARG}, ptr %ti, ptr %lbase, i64 %lsp, "
+               f"ptr noalias %frame, ptr %kw)")
+        head = [sig + " {", "entry:"]
+        for name, ty in self.regs.items():
+            head.append(f"  {self.reg_ptr(name)} = alloca {vt(ty)}")
+            head.append(f"  store {vt(ty)} zeroinitializer, ptr {self.reg_ptr(name)}")
+        head.append("  %curmask = alloca i32")
+        head.append(f"  %shbuf = alloca [{W} x i32], align 64")
+        head.append("  %cc = alloca i32")
+        head += self.prologue
+        head.append("  %resume = load i32, ptr %frame")
+        cases = " ".join(f"i32 {k}, label %resume{k}" for k in range(1, len(self.resume_blocks) + 1))
+        head.append(f"  switch i32 %resume, label %first [{cases}]")
+        tail = []
+        for k, (reload_lines, target) in enumerate(self.resume_blocks, 1):
+            tail.append(f"resume{k}:")
+            tail += reload_lines
+            tail.append(f"  br label %{target}")
+        self.frame_bytes = self.header_bytes + SLOT * max(len(self.spill), 1)
+        return "\n".join(head + self.lines + tail + ["}"])
+
+    def thread_ids(self):
+        """First run of the warp in a block: each lane's thread index (x, y, z, linear) into
+        the frame, and the lanes that exist. Divisions in double precision (exact for these
+        magnitudes), since LLVM has no vector integer division."""
+        i32, f64 = vt("i32"), vt("double")
+        warp = self.frame_load(F_WARP)
+        base = self.splat(self.op2("mul", "i32", warp, str(W)), "i32")
+        lane = self.tmp(); self.emit(f"{lane} = trunc <{W} x i64> {iota()} to {i32}")
+        lt = self.op2("add", i32, base, lane)
+        bx = self.trunc32(self.ctx("block_x"))
+        by = self.trunc32(self.ctx("block_y"))
+        bz = self.trunc32(self.ctx("block_z"))
+
+        def divmod_(v, d):
+            vd = self.tmp(); self.emit(f"{vd} = uitofp {i32} {v} to {f64}")
+            dd = self.tmp(); self.emit(f"{dd} = uitofp i32 {d} to double")
+            q = self.op2("fdiv", f64, vd, self.splat(dd, "double"))
+            qf = self.vcall(f64, f"llvm.floor.v{W}f64", [f"{f64} {q}"])
+            qi = self.tmp(); self.emit(f"{qi} = fptoui {f64} {qf} to {i32}")
+            r = self.op2("sub", i32, v, self.op2("mul", i32, qi, self.splat(d, "i32")))
+            return qi, r
+        q1, tx = divmod_(lt, bx)
+        tz, ty = divmod_(q1, by)
+        for k, v in enumerate((tx, ty, tz, lt)):
+            self.emit(f"store {i32} {v}, ptr {self.frame_ptr(F_TID + 4 * W * k)}, align 4")
+        nthr = self.op2("mul", "i32", self.op2("mul", "i32", bx, by), bz)
+        exists = self.bits(self.op2("icmp ult", i32, lt, self.splat(nthr, "i32")))
+        self.frame_store(F_DEAD, self.op2("xor", "i32", exists, "-1"))
+        self.frame_store(F_NOSYNC, "0")
+        self.frame_store(F_MASKS + 4 * self.plan.order[0], exists)

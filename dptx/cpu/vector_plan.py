@@ -1,0 +1,231 @@
+"""Whether a kernel can run warp-vectorized on the CPU, and the facts its translation needs.
+
+Warp-vectorized execution (see ``vector.py``) runs the 32 threads of a warp as the lanes of
+LLVM vectors, with a mask per basic block; barriers suspend whole warps. It is exact only if
+every barrier is reached by all the live lanes of a warp together. This module proves that
+statically (a divergence analysis over the CFG) and refuses everything else, which then runs
+on the per-thread executor (``codegen.py``). It also orders the blocks so that each loop is
+contiguous (a reducible CFG is required) and finds the blocks from which no barrier can be
+reached: lanes that go there never wait at a barrier again.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+
+from ..ptx import ir
+from ..ptx.cfg import ENTRY, EXIT, build_cfg
+
+# Special registers that differ between the threads of a warp.
+_DIVERGENT_SPECIALS = ("%tid", "%laneid", "%lanemask_eq", "%lanemask_lt", "%lanemask_le",
+                       "%lanemask_gt", "%lanemask_ge", "%clock", "%clock64", "%globaltimer",
+                       "%globaltimer_lo", "%globaltimer_hi")
+# Warp-synchronous operations the vector executor implements.
+_WARP_OPS = {"shfl", "vote", "activemask"}
+
+
+@dataclass
+class VectorPlan:
+    cfg: object
+    order: list          # block indices, loops contiguous, entry first
+    loop_ends: dict      # block index -> loop headers whose body ends there (innermost first)
+    nosync: set          # blocks from which no barrier is reachable
+    label_block: dict    # PTX label -> block index (EXIT for a label past the end)
+
+
+def plan_vector(module: ir.Module, function: ir.Function):
+    """A VectorPlan, or a string saying why the kernel must run per thread."""
+    insts = function.instructions
+    bar_ids = set()
+    for inst in insts:
+        op, mods = inst.opcode, inst.modifiers
+        if op in ("call", "brx", "trap", "redux", "match", "elect", "addc", "subc", "madc"):
+            return f"{op} at PTX line {inst.line}"
+        if "cc" in mods:
+            return f"carry flag at PTX line {inst.line}"
+        if op in ("bar", "barrier"):
+            if "warp" in mods:
+                continue
+            if inst.guard is not None:
+                return f"guarded barrier at PTX line {inst.line}"
+            if any(m in mods for m in ("arrive", "red")) or len(inst.operands) != 1 \
+                    or not isinstance(inst.operands[0], ir.Imm):
+                return f"barrier form at PTX line {inst.line}"
+            bar_ids.add(inst.operands[0].value)
+        if op in ("shfl", "vote"):
+            if "sync" not in mods:
+                return f"{op} without .sync at PTX line {inst.line}"
+        for o in inst.operands:
+            if isinstance(o, ir.Reg) and o.component and o.name not in ("%tid", "%ntid", "%ctaid", "%nctaid"):
+                return f"vector register component at PTX line {inst.line}"
+        if any(m == "local" for m in mods) or op == "cvta" and "local" in mods:
+            return f"local memory at PTX line {inst.line}"
+    if len(bar_ids) > 1:
+        return "several barrier ids"
+    if any(v.space == "local" for v in function.local_variables):
+        return "local variables"
+    if any(isinstance(s, ir.RegDecl) and s.vector for s in function.statements()):
+        return "vector registers"
+
+    cfg = build_cfg(function)
+    g = cfg.graph
+    reachable = cfg.reachable_blocks()
+    # (an irreducible CFG shows as a cycle that no natural loop explains: no order exists)
+    loops = _natural_loops(cfg, reachable)
+    order = _ordered_blocks(cfg, reachable, loops)
+    if order is None:
+        return "irreducible control flow"
+    loop_ends = {}
+    for header, body in sorted(loops.items(), key=lambda kv: len(kv[1])):
+        last = max(body, key=order.index)
+        loop_ends.setdefault(last, []).append(header)
+
+    sync_blocks = {cfg.block_of(i) for i, inst in enumerate(insts)
+                   if inst.opcode in ("bar", "barrier") and "warp" not in inst.modifiers}
+    warp_blocks = {cfg.block_of(i) for i, inst in enumerate(insts) if inst.opcode in _WARP_OPS}
+    reaches = {b: (nx.descendants(g, b) | {b}) for b in reachable}
+    nosync = {b for b in reachable if not (reaches[b] & sync_blocks)}
+    why = _divergent_sync(function, cfg, reachable, reaches, sync_blocks | warp_blocks, nosync)
+    if why:
+        return why
+    label_block = {name: cfg._label_block(ir.Sym(name), insts[0]) for name in function.labels}
+    return VectorPlan(cfg, order, loop_ends, nosync, label_block)
+
+
+def _natural_loops(cfg, reachable) -> dict:
+    loops = {}
+    for u, h in cfg.back_edges():
+        if u not in reachable:
+            continue
+        body = {h, u}
+        stack = [u]
+        while stack:
+            n = stack.pop()
+            if n == h:
+                continue
+            for p in cfg.predecessors(n):
+                if p >= 0 and p not in body and p in reachable:
+                    body.add(p)
+                    stack.append(p)
+        loops.setdefault(h, set()).update(body)
+    return loops
+
+
+def _ordered_blocks(cfg, reachable, loops):
+    """A topological order of the blocks (back edges ignored) in which every loop's blocks
+    are contiguous, header first; None when the CFG does not allow one."""
+    g = cfg.graph
+
+    def order_region(nodes: set, header):
+        inner = {h: b for h, b in loops.items() if h != header and h in nodes and b <= nodes}
+        # maximal inner loops: not contained in another inner loop
+        top = {h: b for h, b in inner.items()
+               if not any(h2 != h and b < b2 for h2, b2 in inner.items())}
+        rep = {}
+        for h, b in top.items():
+            for n in b:
+                rep[n] = h
+        dag = nx.DiGraph()
+        for n in nodes:
+            dag.add_node(rep.get(n, n))
+        for n in nodes:
+            for s in g.successors(n):
+                if s < 0 or s not in nodes or s == header:
+                    continue
+                a, c = rep.get(n, n), rep.get(s, s)
+                if a != c:
+                    dag.add_edge(a, c)
+        if not nx.is_directed_acyclic_graph(dag):
+            return None
+        start = rep.get(header, header) if header is not None else 0
+        out = []
+        for n in nx.lexicographical_topological_sort(dag, key=lambda x: (x != start, x)):
+            if n in top:
+                sub = order_region(top[n], n)
+                if sub is None:
+                    return None
+                out += sub
+            else:
+                out.append(n)
+        if header is not None and out[0] != header:
+            return None
+        return out
+
+    order = order_region(set(reachable), None)
+    if order is None or order[0] != 0:
+        return None
+    return order
+
+
+def _divergent_sync(function, cfg, reachable, reaches, sync_blocks, nosync):
+    """Why some barrier or warp operation could be reached by part of a warp, or None."""
+    insts = function.instructions
+    divergent: set = set()
+    ipdom = cfg.immediate_post_dominators
+    regions: dict = {}
+
+    def region(b):
+        if b not in regions:
+            stop = ipdom.get(b)
+            seen, stack = set(), [s for s in cfg.successors(b) if s >= 0]
+            while stack:
+                n = stack.pop()
+                if n in seen or n == stop or n < 0:
+                    continue
+                seen.add(n)
+                stack += [s for s in cfg.successors(n) if s >= 0]
+            regions[b] = seen
+        return regions[b]
+
+    def names(op):
+        out = set()
+        if isinstance(op, ir.Reg):
+            out.add(op.name)
+        elif isinstance(op, ir.Addr) and op.base is not None:
+            out |= names(op.base)
+        elif isinstance(op, ir.Pair):
+            out |= names(op.first) | names(op.second)
+        elif isinstance(op, (ir.Vec,)):
+            for item in op.items:
+                if item is not None:
+                    out |= names(item)
+        return out
+
+    divergent_blocks: set = set()   # blocks where the lanes of a warp may differ
+    split_blocks: set = set()       # ... among lanes that may still reach a barrier
+    changed = True
+    while changed:
+        changed = False
+        for i, inst in enumerate(insts):
+            nd = len(inst.destinations)
+            dests, srcs = set(), set()
+            for k, op in enumerate(inst.operands):
+                if k < nd and not isinstance(op, ir.Addr):
+                    dests |= names(op)
+                else:
+                    srcs |= names(op)
+            guard = names(inst.guard) if inst.guard is not None else set()
+            blk = cfg.block_of(i)
+            if inst.opcode in ("vote", "activemask"):
+                # the same result in every lane that executes it together
+                is_div = blk in divergent_blocks or bool(guard & divergent)
+            else:
+                is_div = bool((srcs | guard) & divergent) or blk in divergent_blocks \
+                    or any(s.startswith(_DIVERGENT_SPECIALS) for s in srcs | guard) \
+                    or inst.opcode in ("atom", "shfl")
+            if is_div and dests - divergent:
+                divergent |= dests
+                changed = True
+            if inst.opcode in ("bra", "ret", "exit") and guard & divergent:
+                inside = region(blk)
+                if inside - divergent_blocks:
+                    divergent_blocks |= inside
+                    changed = True
+                # lanes that leave towards code with no barrier never wait again: only a
+                # branch whose every side can reach a barrier splits the waiting lanes
+                if all(s >= 0 and s not in nosync for s in cfg.successors(blk)):
+                    split_blocks |= inside
+    for b in split_blocks & sync_blocks:
+        return f"a barrier or warp operation under divergent control (block {b})"
+    return None

@@ -564,7 +564,7 @@ class VectorFunction(Function):
                 return False
             p = self.address(addr, space, size, inst)
             v = self.tmp(); self.emit(f"{v} = load {ty}, ptr {p}, align 1, !invariant.load !0")
-            self.vwrite(inst.operands[0], self.splat(v, ty), ty, em, inst)
+            self.vwrite(inst.operands[0], self.splat(v, ty), ty, em, inst, signed=t.startswith("s"))
             return
         if isinstance(base, ir.Reg) and not self.vreadable(base):
             return False

@@ -57,6 +57,8 @@ class VectorFunction(Function):
         nblocks = len(plan.cfg.blocks)
         self.header_bytes = (F_MASKS + 4 * nblocks + SLOT - 1) // SLOT * SLOT
         self.spill = {}             # register -> frame slot index
+        self.pattern_cache = {}     # (base register, space, size) -> access pattern SSA value
+        self.range_cache = {}       # (base register, space, size) -> (all in bounds, lo, hi)
         self.decls = set()
 
     # -- small vector helpers ----------------------------------------------------------------
@@ -157,11 +159,17 @@ class VectorFunction(Function):
         if not isinstance(op, ir.Reg) or op.name not in self.regs:
             raise unsupported(inst, f"destination {op}")
         rty = self.regs[op.name]
+        self.forget_patterns(op.name)
         v = self.vconv(value, ty, rty, signed)
         old = self.tmp(); self.emit(f"{old} = load {vt(rty)}, ptr {self.reg_ptr(op.name)}")
         m = self.vmask(em)
         new = self.tmp(); self.emit(f"{new} = select {vt('i1')} {m}, {vt(rty)} {v}, {vt(rty)} {old}")
         self.emit(f"store {vt(rty)} {new}, ptr {self.reg_ptr(op.name)}")
+
+    def forget_patterns(self, name: str):
+        for cache in (self.pattern_cache, self.range_cache):
+            for key in [k for k in cache if k[0] == name]:
+                del cache[key]
 
     # -- scalar access for the per-lane path ---------------------------------------------------
     def read(self, op, ty: str, inst, signed=False) -> str:
@@ -185,6 +193,7 @@ class VectorFunction(Function):
         if not isinstance(op, ir.Reg) or op.name not in self.regs:
             raise unsupported(inst, f"destination {op}")
         rty = self.regs[op.name]
+        self.forget_patterns(op.name)
         v = self.conv(value, ty, rty, signed)
         vec = self.tmp(); self.emit(f"{vec} = load {vt(rty)}, ptr {self.reg_ptr(op.name)}")
         n = self.tmp(); self.emit(f"{n} = insertelement {vt(rty)} {vec}, {rty} {v}, i32 {self.lane}")
@@ -590,12 +599,36 @@ class VectorFunction(Function):
             av = self.op2("add", vt("i64"), av, f"splat (i64 {addr.offset})")
         wbase, host, limit = window
         rel = self.op2("sub", vt("i64"), av, self.splat(wbase, "i64"))
+        key = (base.name, space, size) if isinstance(base, ir.Reg) and inst.guard is None else None
+        range_ok = self.range_check(key, rel, addr.offset, limit, em) if key else None
         room = self.op2("add", "i64", limit, "1")
         bound = self.tmp(); self.emit(f"{bound} = call i64 @llvm.usub.sat.i64(i64 {room}, i64 {size})")
         ok = self.op2("icmp ult", vt("i64"), rel, self.splat(bound, "i64"))
+        # The lanes' pattern is that of the base register: accesses through the same register
+        # with other immediate offsets (unrolled loops) reuse it while the register and the
+        # block's mask stay the same.
+        cached = self.pattern_cache.get(key)
+        if cached is not None:
+            code, lanes = cached
+        else:
+            # Lane offsets compared as 32-bit values: exact when the buffer ends below 2**32
+            # minus a warp of the widest access (no lane offset can wrap); larger buffers
+            # (rare) gather.
+            lanes = self.reference_lanes(em)
+            code = self.classify(rel, em, size, lanes)
+            if space != "shared":
+                small = self.op2("icmp ult", "i64", limit, str((1 << 32) - 1024))
+                c = self.tmp(); self.emit(f"{c} = select i1 {small}, i32 {code}, i32 {self.P_GATHER}")
+                code = c
+            if key is not None:
+                self.pattern_cache[key] = (code, lanes)
         okm = self.op2("and", "i32", self.bits(ok), em)
         fast = self.op2("icmp eq", "i32", okm, em)
         vfast, vslow, vjoin = self.label("vmf"), self.label("vms"), self.label("vmj")
+        if range_ok is not None:
+            each = self.label("vme")
+            self.emit(f"br i1 {range_ok}, label %{vfast}, label %{each}, !prof !1")
+            self.block(each)
         self.emit(f"br i1 {fast}, label %{vfast}, label %{vslow}, !prof !1")
         self.block(vslow)
         self.lane_loop(inst, em)       # exact per-lane accesses and fault reports
@@ -603,90 +636,188 @@ class VectorFunction(Function):
         self.block(vfast)
         hp = self.tmp(); self.emit(f"{hp} = inttoptr i64 {host} to ptr")
         if load:
-            v = self.vector_load(hp, rel, em, ty, size)
+            v = self.vector_load(hp, rel, em, ty, code, lanes, size)
             self.vwrite(inst.operands[0], v, ty, em, inst, signed=t.startswith("s"))
         else:
             v = self.vread(inst.operands[1], ty, inst)
-            self.vector_store(hp, rel, em, ty, size, v)
+            self.vector_store(hp, rel, em, ty, code, v, lanes, size)
         self.emit(f"br label %{vjoin}")
         self.block(vjoin)
 
-    def pattern(self, rel: str, em: str, expected: str) -> str:
-        same = self.op2("icmp eq", vt("i64"), rel, expected)
-        m = self.op2("and", "i32", self.bits(same), em)
-        return self.op2("icmp eq", "i32", m, em)
+    def range_check(self, key, rel: str, offset: int, limit: str, em: str):
+        """An i1 saying that every access through the base register of ``key`` from here to
+        its next definition (or the block's end, or a barrier) is in bounds for all lanes:
+        one check of the span of their immediate offsets instead of one per access."""
+        if key in self.range_cache:
+            ok, lo, hi = self.range_cache[key]
+            return ok if lo <= offset and offset + key[2] <= hi else None
+        name, space, size = key
+        spans = []
+        blk = self.plan.cfg.blocks[self.plan.cfg.block_of(self.inst_index)]
+        for i in range(self.inst_index, blk.end):
+            inst = self.f.instructions[i]
+            if inst.opcode in ("ld", "ldu", "st") and self.space_of(inst) == space \
+                    and self._vector(inst) == 1 and inst.types:
+                a = inst.operands[1] if inst.opcode != "st" else inst.operands[0]
+                if isinstance(a, ir.Addr) and isinstance(a.base, ir.Reg) and a.base.name == name \
+                        and ir.type_size(self.itype(inst)) == size:
+                    spans.append(a.offset)
+            writes = set()
+            for k, o in enumerate(inst.operands[:len(inst.destinations)]):
+                if isinstance(o, ir.Reg):
+                    writes.add(o.name)
+                elif isinstance(o, (ir.Vec, ir.Pair)):
+                    items = o.items if isinstance(o, ir.Vec) else (o.first, o.second)
+                    writes |= {x.name for x in items if isinstance(x, ir.Reg)}
+            if name in writes or inst.opcode in ("bar", "barrier"):
+                break
+        if len(spans) < 2:
+            return None
+        lo, hi = min(spans), max(spans) + size
+        i64 = vt("i64")
+        first = self.op2("add", i64, rel, f"splat (i64 {lo - offset})")
+        last = self.op2("add", i64, rel, f"splat (i64 {hi - offset})")
+        ordered = self.op2("icmp ule", i64, first, last)
+        inside = self.op2("icmp ule", i64, last, self.splat(limit, "i64"))
+        both = self.bits(self.op2("and", vt("i1"), ordered, inside))
+        ok = self.op2("icmp eq", "i32", self.op2("and", "i32", both, em), em)
+        self.range_cache[key] = (ok, lo, hi)
+        return ok
 
-    def vector_load(self, hp, rel, em, ty, size) -> str:
-        """Lanes at consecutive addresses: one masked load; each half-warp consecutive or
-        uniform (2-D blocks 16 wide): two loads; otherwise a gather."""
+    # Access patterns of the lanes' addresses: consecutive (one vector access), each half-warp
+    # consecutive or uniform (2-D blocks 16 threads wide: two accesses), or anything (gather).
+    P_CONSECUTIVE, P_HALVES, P_HALF_UNIFORM, P_GATHER = 0, 1, 2, 3
+
+    def reference_lanes(self, em: str) -> tuple:
+        """The first active lane, and the first active lane of each half-warp (an idle half
+        takes the other half's). Patterns are anchored there: an inactive lane's offset may
+        be anything and must never become an address."""
+        h = W // 2
+        f = self.tmp(); self.emit(f"{f} = call i32 @llvm.cttz.i32(i32 {em}, i1 true)")
+        lo = self.op2("and", "i32", em, str((1 << h) - 1))
+        hi = self.op2("lshr", "i32", em, str(h))
+        clo = self.tmp(); self.emit(f"{clo} = call i32 @llvm.cttz.i32(i32 {lo}, i1 false)")
+        chi = self.tmp(); self.emit(f"{chi} = call i32 @llvm.cttz.i32(i32 {hi}, i1 false)")
+        chi16 = self.op2("add", "i32", chi, str(h))
+        has_lo = self.op2("icmp ne", "i32", lo, "0")
+        has_hi = self.op2("icmp ne", "i32", hi, "0")
+        fb0 = self.tmp(); self.emit(f"{fb0} = select i1 {has_hi}, i32 {chi16}, i32 {f}")
+        fa = self.tmp(); self.emit(f"{fa} = select i1 {has_lo}, i32 {clo}, i32 {fb0}")
+        fb = self.tmp(); self.emit(f"{fb} = select i1 {has_hi}, i32 {chi16}, i32 {fa}")
+        return f, fa, fb
+
+    def anchors(self, rel: str, lanes: tuple, size: int) -> tuple:
+        """For this access: the offset lane 0 would have if the lanes were consecutive, the
+        same per half-warp, and the offsets of the two half-warp reference lanes."""
+        f, fa, fb = lanes
+        out = []
+        for lane, period in ((f, W), (fa, W // 2), (fb, W // 2)):
+            r = self.tmp(); self.emit(f"{r} = extractelement {vt('i64')} {rel}, i32 {lane}")
+            pos = self.op2("urem", "i32", lane, str(period)) if period != W else lane
+            back = self.op2("mul", "i64", self.conv(pos, "i32", "i64"), str(size))
+            out.append((self.op2("sub", "i64", r, back), r))
+        (c32, _), (ha, ra), (hb, rb) = out
+        return c32, ha, hb, ra, rb
+
+    def classify(self, rel: str, em: str, size: int, lanes: tuple) -> str:
+        """The pattern of ``rel`` over the lanes of ``em``, as an i32 SSA value, comparing the
+        low 32 bits of the offsets (the caller makes sure that is exact)."""
+        ity = "i32"
+        r = self.tmp(); self.emit(f"{r} = trunc {vt('i64')} {rel} to {vt('i32')}")
+        iota_t = (lambda scale, mod=W: iota(scale, mod).replace("i64", ity))
+        c32, ha, hb, ra, rb = (self.conv(v, "i64", "i32") for v in self.anchors(rel, lanes, size))
+
+        def halves(a, b):
+            v = self.tmp()
+            self.emit(f"{v} = select {vt('i1')} {self.upper()}, {vt(ity)} {self.splat(b, ity)}, {vt(ity)} {self.splat(a, ity)}")
+            return v
+
+        def holds(base, expected):
+            diff = self.op2("sub", vt(ity), r, base)
+            same = self.op2("icmp eq", vt(ity), diff, expected)
+            m = self.op2("and", "i32", self.bits(same), em)
+            return self.op2("icmp eq", "i32", m, em)
+        is32 = holds(self.splat(c32, ity), iota_t(size))
+        ish = holds(halves(ha, hb), iota_t(size, W // 2))
+        isu = holds(halves(ra, rb), "zeroinitializer")
+        code = self.tmp(); self.emit(f"{code} = select i1 {isu}, i32 {self.P_HALF_UNIFORM}, i32 {self.P_GATHER}")
+        code2 = self.tmp(); self.emit(f"{code2} = select i1 {ish}, i32 {self.P_HALVES}, i32 {code}")
+        code3 = self.tmp(); self.emit(f"{code3} = select i1 {is32}, i32 {self.P_CONSECUTIVE}, i32 {code2}")
+        return code3
+
+    @staticmethod
+    def upper() -> str:
+        return "<" + ", ".join(f"i1 {'true' if i >= W // 2 else 'false'}" for i in range(W)) + ">"
+
+    def half_masks(self, mask: str) -> tuple:
+        h = W // 2
+        lo = self.tmp(); self.emit(f"{lo} = shufflevector {vt('i1')} {mask}, {vt('i1')} poison, <{h} x i32> <" + ", ".join(f"i32 {i}" for i in range(h)) + ">")
+        hi = self.tmp(); self.emit(f"{hi} = shufflevector {vt('i1')} {mask}, {vt('i1')} poison, <{h} x i32> <" + ", ".join(f"i32 {i + h}" for i in range(h)) + ">")
+        return lo, hi
+
+    def vector_load(self, hp, rel, em, ty, code, lanes, size) -> str:
         mask = self.vmask(em)
-        r0 = self.tmp(); self.emit(f"{r0} = extractelement {vt('i64')} {rel}, i32 0")
-        r16 = self.tmp(); self.emit(f"{r16} = extractelement {vt('i64')} {rel}, i32 {W // 2}")
-        halves = self.tmp()
-        upper = "<" + ", ".join(f"i1 {'true' if i >= W // 2 else 'false'}" for i in range(W)) + ">"
-        self.emit(f"{halves} = select {vt('i1')} {upper}, {vt('i64')} {self.splat(r16, 'i64')}, {vt('i64')} {self.splat(r0, 'i64')}")
-        c32 = self.op2("add", vt("i64"), self.splat(r0, "i64"), iota(size))
-        ch = self.op2("add", vt("i64"), halves, iota(size, W // 2))
-        labels = [self.label(h) for h in ("l32", "nh", "lh", "nu", "lu", "lg", "lj")]
-        l32, nh, lh, nu, lu, lg, lj = labels
+        h = W // 2
+        hty = f"<{h} x {ty}>"
+        r0, ha, hb, ra, rb = self.anchors(rel, lanes, size)
+        l32, lh, lu, lg, lj = (self.label(x) for x in ("l32", "lh", "lu", "lg", "lj"))
+        self.emit(f"switch i32 {code}, label %{lg} [i32 {self.P_CONSECUTIVE}, label %{l32} "
+                  f"i32 {self.P_HALVES}, label %{lh} i32 {self.P_HALF_UNIFORM}, label %{lu}]")
         results = []
-        self.emit(f"br i1 {self.pattern(rel, em, c32)}, label %{l32}, label %{nh}")
         self.block(l32)
         p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {hp}, i64 {r0}")
-        v1 = self.vcall(vt(ty), f"llvm.masked.load.v{W}{sfx(ty)}.p0",
-                        [f"ptr {p}", "i32 1", f"{vt('i1')} {mask}", f"{vt(ty)} poison"])
-        results.append((v1, l32))
+        results.append((self.vcall(vt(ty), f"llvm.masked.load.v{W}{sfx(ty)}.p0",
+                                   [f"ptr {p}", "i32 1", f"{vt('i1')} {mask}", f"{vt(ty)} poison"]), l32))
         self.emit(f"br label %{lj}")
-        self.block(nh)
-        self.emit(f"br i1 {self.pattern(rel, em, ch)}, label %{lh}, label %{nu}")
         self.block(lh)
-        h = W // 2
-        lo_m = self.tmp(); self.emit(f"{lo_m} = shufflevector {vt('i1')} {mask}, {vt('i1')} poison, <{h} x i32> <" + ", ".join(f"i32 {i}" for i in range(h)) + ">")
-        hi_m = self.tmp(); self.emit(f"{hi_m} = shufflevector {vt('i1')} {mask}, {vt('i1')} poison, <{h} x i32> <" + ", ".join(f"i32 {i + h}" for i in range(h)) + ">")
-        pa = self.tmp(); self.emit(f"{pa} = getelementptr i8, ptr {hp}, i64 {r0}")
-        pb = self.tmp(); self.emit(f"{pb} = getelementptr i8, ptr {hp}, i64 {r16}")
-        hty = f"<{h} x {ty}>"
+        lo_m, hi_m = self.half_masks(mask)
+        pa = self.tmp(); self.emit(f"{pa} = getelementptr i8, ptr {hp}, i64 {ha}")
+        pb = self.tmp(); self.emit(f"{pb} = getelementptr i8, ptr {hp}, i64 {hb}")
         va = self.vcall(hty, f"llvm.masked.load.v{h}{sfx(ty)}.p0", [f"ptr {pa}", "i32 1", f"<{h} x i1> {lo_m}", f"{hty} poison"])
         vb = self.vcall(hty, f"llvm.masked.load.v{h}{sfx(ty)}.p0", [f"ptr {pb}", "i32 1", f"<{h} x i1> {hi_m}", f"{hty} poison"])
         v2 = self.tmp(); self.emit(f"{v2} = shufflevector {hty} {va}, {hty} {vb}, <{W} x i32> <" + ", ".join(f"i32 {i}" for i in range(W)) + ">")
         results.append((v2, lh))
         self.emit(f"br label %{lj}")
-        self.block(nu)
-        self.emit(f"br i1 {self.pattern(rel, em, halves)}, label %{lu}, label %{lg}")
         self.block(lu)
-        # one load per half with an active lane (an idle half borrows the other's address)
-        lo_any = self.tmp(); self.emit(f"{lo_any} = icmp ne i32 {self.op2('and', 'i32', em, str((1 << h) - 1))}, 0")
-        hi_any = self.tmp(); self.emit(f"{hi_any} = icmp ne i32 {self.op2('lshr', 'i32', em, str(h))}, 0")
-        ra = self.tmp(); self.emit(f"{ra} = select i1 {lo_any}, i64 {r0}, i64 {r16}")
-        rb = self.tmp(); self.emit(f"{rb} = select i1 {hi_any}, i64 {r16}, i64 {ra}")
         qa = self.tmp(); self.emit(f"{qa} = getelementptr i8, ptr {hp}, i64 {ra}")
         qb = self.tmp(); self.emit(f"{qb} = getelementptr i8, ptr {hp}, i64 {rb}")
         sa = self.tmp(); self.emit(f"{sa} = load {ty}, ptr {qa}, align 1")
         sb = self.tmp(); self.emit(f"{sb} = load {ty}, ptr {qb}, align 1")
-        v3 = self.tmp(); self.emit(f"{v3} = select {vt('i1')} {upper}, {vt(ty)} {self.splat(sb, ty)}, {vt(ty)} {self.splat(sa, ty)}")
+        v3 = self.tmp(); self.emit(f"{v3} = select {vt('i1')} {self.upper()}, {vt(ty)} {self.splat(sb, ty)}, {vt(ty)} {self.splat(sa, ty)}")
         results.append((v3, lu))
         self.emit(f"br label %{lj}")
         self.block(lg)
         ptrs = self.tmp(); self.emit(f"{ptrs} = getelementptr i8, ptr {hp}, {vt('i64')} {rel}")
-        v4 = self.vcall(vt(ty), f"llvm.masked.gather.v{W}{sfx(ty)}.v{W}p0",
-                        [f"{vt('ptr')} {ptrs}", "i32 1", f"{vt('i1')} {mask}", f"{vt(ty)} poison"])
-        results.append((v4, lg))
+        results.append((self.vcall(vt(ty), f"llvm.masked.gather.v{W}{sfx(ty)}.v{W}p0",
+                                   [f"{vt('ptr')} {ptrs}", "i32 1", f"{vt('i1')} {mask}", f"{vt(ty)} poison"]), lg))
         self.emit(f"br label %{lj}")
         self.block(lj)
         out = self.tmp()
         self.emit(f"{out} = phi {vt(ty)} " + ", ".join(f"[{v}, %{b}]" for v, b in results))
         return out
 
-    def vector_store(self, hp, rel, em, ty, size, value):
+    def vector_store(self, hp, rel, em, ty, code, value, lanes, size):
         mask = self.vmask(em)
-        r0 = self.tmp(); self.emit(f"{r0} = extractelement {vt('i64')} {rel}, i32 0")
-        c32 = self.op2("add", vt("i64"), self.splat(r0, "i64"), iota(size))
-        s32, sg, sj = self.label("s32"), self.label("sg"), self.label("sj")
-        self.emit(f"br i1 {self.pattern(rel, em, c32)}, label %{s32}, label %{sg}")
+        h = W // 2
+        hty = f"<{h} x {ty}>"
+        r0, ha, hb, ra, rb = self.anchors(rel, lanes, size)
+        s32, sh, sg, sj = (self.label(x) for x in ("s32", "sh", "sg", "sj"))
+        self.emit(f"switch i32 {code}, label %{sg} [i32 {self.P_CONSECUTIVE}, label %{s32} "
+                  f"i32 {self.P_HALVES}, label %{sh}]")
         self.block(s32)
         p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {hp}, i64 {r0}")
         self.vcall("void", f"llvm.masked.store.v{W}{sfx(ty)}.p0",
                    [f"{vt(ty)} {value}", f"ptr {p}", "i32 1", f"{vt('i1')} {mask}"])
+        self.emit(f"br label %{sj}")
+        self.block(sh)
+        lo_m, hi_m = self.half_masks(mask)
+        idx = lambda k: "<" + ", ".join(f"i32 {i + k}" for i in range(h)) + ">"  # noqa: E731
+        va = self.tmp(); self.emit(f"{va} = shufflevector {vt(ty)} {value}, {vt(ty)} poison, <{h} x i32> {idx(0)}")
+        vb = self.tmp(); self.emit(f"{vb} = shufflevector {vt(ty)} {value}, {vt(ty)} poison, <{h} x i32> {idx(h)}")
+        pa = self.tmp(); self.emit(f"{pa} = getelementptr i8, ptr {hp}, i64 {ha}")
+        pb = self.tmp(); self.emit(f"{pb} = getelementptr i8, ptr {hp}, i64 {hb}")
+        self.vcall("void", f"llvm.masked.store.v{h}{sfx(ty)}.p0", [f"{hty} {va}", f"ptr {pa}", "i32 1", f"<{h} x i1> {lo_m}"])
+        self.vcall("void", f"llvm.masked.store.v{h}{sfx(ty)}.p0", [f"{hty} {vb}", f"ptr {pb}", "i32 1", f"<{h} x i1> {hi_m}"])
         self.emit(f"br label %{sj}")
         self.block(sg)
         ptrs = self.tmp(); self.emit(f"{ptrs} = getelementptr i8, ptr {hp}, {vt('i64')} {rel}")
@@ -805,6 +936,8 @@ class VectorFunction(Function):
         self.emit(f"ret i32 {ST_BAR}")
         after = self.label("after")
         self.block(after)
+        # values from before the barrier are not on the resume path
+        self.pattern_cache, self.range_cache = {}, {}
         reload += [f"  %rm{k}p = getelementptr i8, ptr %frame, i64 {F_CURMASK}",
                    f"  %rm{k} = load i32, ptr %rm{k}p, align 4",
                    f"  store i32 %rm{k}, ptr %curmask"]
@@ -870,6 +1003,7 @@ class VectorFunction(Function):
             body, skip = f"body{b}", f"next{b}"
             self.emit(f"br i1 {anyl}, label %{body}, label %{skip}")
             self.block(body)
+            self.pattern_cache, self.range_cache = {}, {}
             self.emit(f"store i32 {m}, ptr %curmask")
             last = insts[blk.end - 1] if blk.end > blk.start else None
             is_term = last is not None and last.opcode in ("bra", "ret", "exit")

@@ -129,14 +129,18 @@ def build_native():
     return so
 
 
-def best(fn, repeat=5):
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
+def best(*fns, repeat=9):
+    """Best time of each function, the runs interleaved (a, b, c, a, b, c...) so that all
+    see the same machine: these machines are shared, and their speed drifts."""
+    for fn in fns:
         fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    times = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, ts in zip(fns, times):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+    return [min(ts) for ts in times]
 
 
 def ptr(a):
@@ -154,15 +158,15 @@ def main():
     n = 1 << 24
     a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     c = np.empty_like(a)
-    t_d = best(lambda: cpu.launch(k["vecadd"], (n // 256,), (256,), [a, b, c, np.int32(n)]))
-    t_c = best(lambda: so.vecadd(ptr(a), ptr(b), ptr(c), n))
-    t_n = best(lambda: np.add(a, b, out=c))
+    t_d, t_c, t_n = best(lambda: cpu.launch(k["vecadd"], (n // 256,), (256,), [a, b, c, np.int32(n)]),
+                         lambda: so.vecadd(ptr(a), ptr(b), ptr(c), n),
+                         lambda: np.add(a, b, out=c))
     rows.append(("vecadd 16M f32", t_d, t_c, t_n, 1.5))
 
     y = rng.random(n, dtype=np.float32)
-    t_d = best(lambda: cpu.launch(k["saxpy"], (n // 256,), (256,), [np.float32(2), a, y, np.int32(n)]))
-    t_c = best(lambda: so.saxpy(2.0, ptr(a), ptr(y), n))
-    t_n = best(lambda: np.add(np.float32(2) * a, y, out=y))
+    t_d, t_c, t_n = best(lambda: cpu.launch(k["saxpy"], (n // 256,), (256,), [np.float32(2), a, y, np.int32(n)]),
+                         lambda: so.saxpy(2.0, ptr(a), ptr(y), n),
+                         lambda: np.add(np.float32(2) * a, y, out=y))
     rows.append(("saxpy 16M f32", t_d, t_c, t_n, 1.5))
 
     m = 1 << 22
@@ -170,25 +174,26 @@ def main():
     X = rng.uniform(1, 100, m).astype(np.float32)
     T = rng.uniform(0.25, 10, m).astype(np.float32)
     call, put = np.empty_like(S), np.empty_like(S)
-    t_d = best(lambda: cpu.launch(k["black_scholes"], (m // 128,), (128,),
-                                  [S, X, T, call, put, np.float32(0.02), np.float32(0.3), np.int32(m)]))
-    t_c = best(lambda: so.black_scholes(ptr(S), ptr(X), ptr(T), ptr(call), ptr(put), 0.02, 0.3, m))
+    t_d, t_c = best(lambda: cpu.launch(k["black_scholes"], (m // 128,), (128,),
+                                       [S, X, T, call, put, np.float32(0.02), np.float32(0.3), np.int32(m)]),
+                    lambda: so.black_scholes(ptr(S), ptr(X), ptr(T), ptr(call), ptr(put), 0.02, 0.3, m),
+                    repeat=5)
     rows.append(("black-scholes 4M", t_d, t_c, None, 2.0))
 
     s = 512
     A, B = rng.random((s, s), dtype=np.float32), rng.random((s, s), dtype=np.float32)
     C = np.empty_like(A)
-    t_d = best(lambda: cpu.launch(k["matmul"], (s // 16, s // 16), (16, 16), [A, B, C, np.int32(s)]), 3)
-    t_c = best(lambda: so.matmul(ptr(A), ptr(B), ptr(C), s), 3)
-    t_n = best(lambda: np.matmul(A, B, out=C), 3)
+    t_d, t_c, t_n = best(lambda: cpu.launch(k["matmul"], (s // 16, s // 16), (16, 16), [A, B, C, np.int32(s)]),
+                         lambda: so.matmul(ptr(A), ptr(B), ptr(C), s),
+                         lambda: np.matmul(A, B, out=C))
     rows.append(("tiled matmul 512", t_d, t_c, t_n, 3.0))
 
     r = 1 << 22
     xr = rng.random(r, dtype=np.float32)
     out = np.empty(1024 * 256 // 32, np.float32)
-    t_d = best(lambda: cpu.launch(k["reduce_shfl"], (1024,), (256,), [xr, out, np.int32(r)]))
-    t_c = best(lambda: so.reduce_sum(ptr(xr), r))
-    t_n = best(lambda: xr.sum())
+    t_d, t_c, t_n = best(lambda: cpu.launch(k["reduce_shfl"], (1024,), (256,), [xr, out, np.int32(r)]),
+                         lambda: so.reduce_sum(ptr(xr), r),
+                         lambda: xr.sum())
     rows.append(("shuffle reduction 4M", t_d, t_c, t_n, 3.0))
 
     print(f"CPU executor vs native C (gcc -O3 -march=native -fopenmp), {THREADS} threads; best of runs")

@@ -47,6 +47,8 @@ CTX_FIELDS = [
                       # parameter: the buffer a pointer parameter points into (size 0: none)
     "fault_addr",     # pointer to an int64 per thread of a block: the address of the access
                       # that stopped the thread (plain kernels report faults after the loop)
+    "stride_history", # pointer to an int64 per global load of a warp-vectorized kernel: the
+                      # address the previous warp read there (for stride prefetching)
 ]
 CTX = {name: i for i, name in enumerate(CTX_FIELDS)}
 

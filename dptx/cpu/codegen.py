@@ -107,6 +107,7 @@ class Module:
                 self.vector_plan, self.vector_reason = plan, None
                 self.deferred_faults = False
         self.fault_sites: list = []    # (PTX line, access size) per deferred fault exit
+        self.prefetch_sites = 0        # global loads with a stride-prefetch history slot
         self.local_sizes = {}
         self.frame_bytes = FRAME_HEADER
         self.directed: dict = {}   # helper name -> IR text (directed-rounding operations)

@@ -38,6 +38,7 @@ class CompiledKernel:
         self.resumable = translation.resumable
         self.vector = translation.vector_plan is not None    # warp-vectorized (vector.py)
         self.vector_reason = translation.vector_reason
+        self.prefetch_sites = translation.prefetch_sites
         self.frame_bytes = translation.frame_bytes
         self.local_bytes = translation.local_bytes_per_thread()
         self.shared_static = translation.shared.dynamic_offset
@@ -103,6 +104,7 @@ class _Chunk:
         self.printf = np.zeros(L.PRINTF_RECORD_BYTES * printf_cap, np.uint8)
         self.arrivals = np.zeros(1, np.int64)
         self.fault_addr = np.zeros(max(nthreads, 1), np.int64)
+        self.stride_history = np.zeros(max(ck.prefetch_sites, 1), np.int64)
         # Each call has its own table: windows 1 and 2 map its shared and local memory, so
         # that generic addresses translate with one lookup whatever their window.
         self.table = base_table.copy()
@@ -119,6 +121,7 @@ class _Chunk:
         c[L.CTX["printf"]] = self.printf.ctypes.data
         c[L.CTX["arrivals"]] = self.arrivals.ctypes.data
         c[L.CTX["fault_addr"]] = self.fault_addr.ctypes.data
+        c[L.CTX["stride_history"]] = self.stride_history.ctypes.data
         self.param_windows = param_windows(pointer_values, self.table)
         c[L.CTX["param_windows"]] = self.param_windows.ctypes.data
         c[L.CTX["printf_cap"]] = printf_cap

@@ -587,62 +587,96 @@ class VectorFunction(Function):
             window = ("0", host, self.ctx("shared_size"))
         else:
             return False
-        # lane addresses
-        if isinstance(base, ir.Reg):
-            rty = self.regs.get(base.name, "i64")
-            av = self.vconv(self.vread(base, rty, inst), rty, "i64")
-        elif base is None:
-            av = self.splat("0", "i64")
-        else:
-            av = self.splat(self.conv(*self.symbol_value(base.name, inst), "i64"), "i64")
-        if addr.offset:
-            av = self.op2("add", vt("i64"), av, f"splat (i64 {addr.offset})")
         wbase, host, limit = window
-        rel = self.op2("sub", vt("i64"), av, self.splat(wbase, "i64"))
-        key = (base.name, space, size) if isinstance(base, ir.Reg) and inst.guard is None else None
-        range_ok = self.range_check(key, rel, addr.offset, limit, em) if key else None
-        room = self.op2("add", "i64", limit, "1")
-        bound = self.tmp(); self.emit(f"{bound} = call i64 @llvm.usub.sat.i64(i64 {room}, i64 {size})")
-        ok = self.op2("icmp ult", vt("i64"), rel, self.splat(bound, "i64"))
+
+        def lane_offsets() -> str:
+            """Emit the lanes' offsets in the buffer (<32 x i64>) here."""
+            if isinstance(base, ir.Reg):
+                rty = self.regs.get(base.name, "i64")
+                av = self.vconv(self.vread(base, rty, inst), rty, "i64")
+            elif base is None:
+                av = self.splat("0", "i64")
+            else:
+                av = self.splat(self.conv(*self.symbol_value(base.name, inst), "i64"), "i64")
+            if addr.offset:
+                av = self.op2("add", vt("i64"), av, f"splat (i64 {addr.offset})")
+            return self.op2("sub", vt("i64"), av, self.splat(wbase, "i64"))
+
+        def in_bounds(rel: str) -> str:
+            room = self.op2("add", "i64", limit, "1")
+            bound = self.tmp(); self.emit(f"{bound} = call i64 @llvm.usub.sat.i64(i64 {room}, i64 {size})")
+            ok = self.op2("icmp ult", vt("i64"), rel, self.splat(bound, "i64"))
+            return self.op2("icmp eq", "i32", self.op2("and", "i32", self.bits(ok), em), em)
+
         # The lanes' pattern is that of the base register: accesses through the same register
-        # with other immediate offsets (unrolled loops) reuse it while the register and the
-        # block's mask stay the same.
+        # with other immediate offsets (unrolled loops) reuse it, and one bounds check covers
+        # their span, while the register and the block's mask stay the same.
+        key = (base.name, space, size) if isinstance(base, ir.Reg) and inst.guard is None else None
         cached = self.pattern_cache.get(key)
+        rel = None
         if cached is not None:
-            code, lanes = cached
+            code, first_anchors, first_offset = cached
+            delta = addr.offset - first_offset   # the same in every lane
+            anchors = tuple(self.op2("add", "i64", a, str(delta)) if delta else a for a in first_anchors)
+            range_ok = self.range_check(key, None, addr.offset, limit, em)
         else:
+            rel = lane_offsets()
+            range_ok = self.range_check(key, rel, addr.offset, limit, em) if key else None
             # Lane offsets compared as 32-bit values: exact when the buffer ends below 2**32
             # minus a warp of the widest access (no lane offset can wrap); larger buffers
             # (rare) gather.
-            lanes = self.reference_lanes(em)
-            code = self.classify(rel, em, size, lanes)
+            anchors = self.anchors(rel, self.reference_lanes(em), size)
+            code = self.classify(rel, em, size, anchors)
             if space != "shared":
                 small = self.op2("icmp ult", "i64", limit, str((1 << 32) - 1024))
                 c = self.tmp(); self.emit(f"{c} = select i1 {small}, i32 {code}, i32 {self.P_GATHER}")
                 code = c
             if key is not None:
-                self.pattern_cache[key] = (code, lanes)
-        okm = self.op2("and", "i32", self.bits(ok), em)
-        fast = self.op2("icmp eq", "i32", okm, em)
+                self.pattern_cache[key] = (code, anchors, addr.offset)
         vfast, vslow, vjoin = self.label("vmf"), self.label("vms"), self.label("vmj")
         if range_ok is not None:
             each = self.label("vme")
             self.emit(f"br i1 {range_ok}, label %{vfast}, label %{each}, !prof !1")
             self.block(each)
+        fast = in_bounds(rel if rel is not None else lane_offsets())
         self.emit(f"br i1 {fast}, label %{vfast}, label %{vslow}, !prof !1")
         self.block(vslow)
         self.lane_loop(inst, em)       # exact per-lane accesses and fault reports
         self.emit(f"br label %{vjoin}")
         self.block(vfast)
         hp = self.tmp(); self.emit(f"{hp} = inttoptr i64 {host} to ptr")
+        if load and space != "shared":
+            self.stride_prefetch(hp, anchors)
         if load:
-            v = self.vector_load(hp, rel, em, ty, code, lanes, size)
+            v = self.vector_load(hp, lane_offsets, em, ty, code, anchors)
             self.vwrite(inst.operands[0], v, ty, em, inst, signed=t.startswith("s"))
         else:
             v = self.vread(inst.operands[1], ty, inst)
-            self.vector_store(hp, rel, em, ty, code, v, lanes, size)
+            self.vector_store(hp, lane_offsets, em, ty, code, v, anchors)
         self.emit(f"br label %{vjoin}")
         self.block(vjoin)
+
+    def stride_prefetch(self, hp: str, anchors: tuple):
+        """Warps of a block run one after the other, so a warp's global loads miss the cache
+        with nothing else in flight. Each load site remembers where the previous warp read;
+        this warp prefetches the same distance further on, for the next warp (the usual
+        case: warps read rows one tile-row apart). Prefetches never fault."""
+        site = self.mod.prefetch_sites
+        self.mod.prefetch_sites += 1
+        hist = self.ctx_ptr("stride_history")
+        slot = self.tmp(); self.emit(f"{slot} = getelementptr i64, ptr {hist}, i64 {site}")
+        prev = self.tmp(); self.emit(f"{prev} = load i64, ptr {slot}")
+        _, ha, hb, _, _ = anchors
+        base = self.tmp(); self.emit(f"{base} = ptrtoint ptr {hp} to i64")
+        here = self.op2("add", "i64", base, ha)
+        self.emit(f"store i64 {here}, ptr {slot}")
+        step = self.op2("sub", "i64", here, prev)
+        for anchor in (ha, hb):
+            a = self.op2("add", "i64", self.op2("add", "i64", base, anchor), step)
+            for line in (0, 64):
+                p = self.tmp(); self.emit(f"{p} = inttoptr i64 {a} to ptr")
+                q = self.tmp(); self.emit(f"{q} = getelementptr i8, ptr {p}, i64 {line}")
+                self.emit(f"call void @llvm.prefetch.p0(ptr {q}, i32 0, i32 3, i32 1)")
 
     def range_check(self, key, rel: str, offset: int, limit: str, em: str):
         """An i1 saying that every access through the base register of ``key`` from here to
@@ -651,6 +685,8 @@ class VectorFunction(Function):
         if key in self.range_cache:
             ok, lo, hi = self.range_cache[key]
             return ok if lo <= offset and offset + key[2] <= hi else None
+        if rel is None:
+            return None
         name, space, size = key
         spans = []
         blk = self.plan.cfg.blocks[self.plan.cfg.block_of(self.inst_index)]
@@ -719,13 +755,13 @@ class VectorFunction(Function):
         (c32, _), (ha, ra), (hb, rb) = out
         return c32, ha, hb, ra, rb
 
-    def classify(self, rel: str, em: str, size: int, lanes: tuple) -> str:
+    def classify(self, rel: str, em: str, size: int, anchors: tuple) -> str:
         """The pattern of ``rel`` over the lanes of ``em``, as an i32 SSA value, comparing the
         low 32 bits of the offsets (the caller makes sure that is exact)."""
         ity = "i32"
         r = self.tmp(); self.emit(f"{r} = trunc {vt('i64')} {rel} to {vt('i32')}")
         iota_t = (lambda scale, mod=W: iota(scale, mod).replace("i64", ity))
-        c32, ha, hb, ra, rb = (self.conv(v, "i64", "i32") for v in self.anchors(rel, lanes, size))
+        c32, ha, hb, ra, rb = (self.conv(v, "i64", "i32") for v in anchors)
 
         def halves(a, b):
             v = self.tmp()
@@ -755,14 +791,22 @@ class VectorFunction(Function):
         hi = self.tmp(); self.emit(f"{hi} = shufflevector {vt('i1')} {mask}, {vt('i1')} poison, <{h} x i32> <" + ", ".join(f"i32 {i + h}" for i in range(h)) + ">")
         return lo, hi
 
-    def vector_load(self, hp, rel, em, ty, code, lanes, size) -> str:
+    def dispatch(self, code: str, cases: list, default: str):
+        """Branch on a pattern code with compares (predictable, unlike a jump table)."""
+        for value, label in cases:
+            no = self.label("pn")
+            hit = self.op2("icmp eq", "i32", code, str(value))
+            self.emit(f"br i1 {hit}, label %{label}, label %{no}")
+            self.block(no)
+        self.emit(f"br label %{default}")
+
+    def vector_load(self, hp, rel, em, ty, code, anchors) -> str:
         mask = self.vmask(em)
         h = W // 2
         hty = f"<{h} x {ty}>"
-        r0, ha, hb, ra, rb = self.anchors(rel, lanes, size)
+        r0, ha, hb, ra, rb = anchors
         l32, lh, lu, lg, lj = (self.label(x) for x in ("l32", "lh", "lu", "lg", "lj"))
-        self.emit(f"switch i32 {code}, label %{lg} [i32 {self.P_CONSECUTIVE}, label %{l32} "
-                  f"i32 {self.P_HALVES}, label %{lh} i32 {self.P_HALF_UNIFORM}, label %{lu}]")
+        self.dispatch(code, [(self.P_CONSECUTIVE, l32), (self.P_HALVES, lh), (self.P_HALF_UNIFORM, lu)], lg)
         results = []
         self.block(l32)
         p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {hp}, i64 {r0}")
@@ -787,7 +831,7 @@ class VectorFunction(Function):
         results.append((v3, lu))
         self.emit(f"br label %{lj}")
         self.block(lg)
-        ptrs = self.tmp(); self.emit(f"{ptrs} = getelementptr i8, ptr {hp}, {vt('i64')} {rel}")
+        ptrs = self.tmp(); self.emit(f"{ptrs} = getelementptr i8, ptr {hp}, {vt('i64')} {rel()}")
         results.append((self.vcall(vt(ty), f"llvm.masked.gather.v{W}{sfx(ty)}.v{W}p0",
                                    [f"{vt('ptr')} {ptrs}", "i32 1", f"{vt('i1')} {mask}", f"{vt(ty)} poison"]), lg))
         self.emit(f"br label %{lj}")
@@ -796,14 +840,13 @@ class VectorFunction(Function):
         self.emit(f"{out} = phi {vt(ty)} " + ", ".join(f"[{v}, %{b}]" for v, b in results))
         return out
 
-    def vector_store(self, hp, rel, em, ty, code, value, lanes, size):
+    def vector_store(self, hp, rel, em, ty, code, value, anchors):
         mask = self.vmask(em)
         h = W // 2
         hty = f"<{h} x {ty}>"
-        r0, ha, hb, ra, rb = self.anchors(rel, lanes, size)
+        r0, ha, hb, ra, rb = anchors
         s32, sh, sg, sj = (self.label(x) for x in ("s32", "sh", "sg", "sj"))
-        self.emit(f"switch i32 {code}, label %{sg} [i32 {self.P_CONSECUTIVE}, label %{s32} "
-                  f"i32 {self.P_HALVES}, label %{sh}]")
+        self.dispatch(code, [(self.P_CONSECUTIVE, s32), (self.P_HALVES, sh)], sg)
         self.block(s32)
         p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {hp}, i64 {r0}")
         self.vcall("void", f"llvm.masked.store.v{W}{sfx(ty)}.p0",
@@ -820,7 +863,7 @@ class VectorFunction(Function):
         self.vcall("void", f"llvm.masked.store.v{h}{sfx(ty)}.p0", [f"{hty} {vb}", f"ptr {pb}", "i32 1", f"<{h} x i1> {hi_m}"])
         self.emit(f"br label %{sj}")
         self.block(sg)
-        ptrs = self.tmp(); self.emit(f"{ptrs} = getelementptr i8, ptr {hp}, {vt('i64')} {rel}")
+        ptrs = self.tmp(); self.emit(f"{ptrs} = getelementptr i8, ptr {hp}, {vt('i64')} {rel()}")
         self.vcall("void", f"llvm.masked.scatter.v{W}{sfx(ty)}.v{W}p0",
                    [f"{vt(ty)} {value}", f"{vt('ptr')} {ptrs}", "i32 1", f"{vt('i1')} {mask}"])
         self.emit(f"br label %{sj}")

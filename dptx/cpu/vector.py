@@ -625,8 +625,8 @@ class VectorFunction(Function):
             # Lane offsets compared as 32-bit values: exact when the buffer ends below 2**32
             # minus a warp of the widest access (no lane offset can wrap); larger buffers
             # (rare) gather.
-            anchors = self.anchors(rel, self.reference_lanes(em), size)
-            code = self.classify(rel, em, size, anchors)
+            anchors = self.anchors(rel, em, size)
+            code = self.classify_hinted(rel, em, size, anchors)
             if space != "shared":
                 small = self.op2("icmp ult", "i64", limit, str((1 << 32) - 1024))
                 c = self.tmp(); self.emit(f"{c} = select i1 {small}, i32 {code}, i32 {self.P_GATHER}")
@@ -673,10 +673,8 @@ class VectorFunction(Function):
         step = self.op2("sub", "i64", here, prev)
         for anchor in (ha, hb):
             a = self.op2("add", "i64", self.op2("add", "i64", base, anchor), step)
-            for line in (0, 64):
-                p = self.tmp(); self.emit(f"{p} = inttoptr i64 {a} to ptr")
-                q = self.tmp(); self.emit(f"{q} = getelementptr i8, ptr {p}, i64 {line}")
-                self.emit(f"call void @llvm.prefetch.p0(ptr {q}, i32 0, i32 3, i32 1)")
+            p = self.tmp(); self.emit(f"{p} = inttoptr i64 {a} to ptr")
+            self.emit(f"call void @llvm.prefetch.p0(ptr {p}, i32 0, i32 3, i32 1)")
 
     def range_check(self, key, rel: str, offset: int, limit: str, em: str):
         """An i1 saying that every access through the base register of ``key`` from here to
@@ -742,9 +740,33 @@ class VectorFunction(Function):
         fb = self.tmp(); self.emit(f"{fb} = select i1 {has_hi}, i32 {chi16}, i32 {fa}")
         return f, fa, fb
 
-    def anchors(self, rel: str, lanes: tuple, size: int) -> tuple:
+    def anchors(self, rel: str, em: str, size: int) -> tuple:
         """For this access: the offset lane 0 would have if the lanes were consecutive, the
-        same per half-warp, and the offsets of the two half-warp reference lanes."""
+        same per half-warp, and the offsets of the two half-warp reference lanes. With all
+        lanes active (the usual case) these are lanes 0 and 16, read without going through
+        memory."""
+        full = self.op2("icmp eq", "i32", em, "-1")
+        af, ap, aj = self.label("af"), self.label("ap"), self.label("aj")
+        self.emit(f"br i1 {full}, label %{af}, label %{ap}")
+        self.block(af)
+        r0 = self.tmp(); self.emit(f"{r0} = extractelement {vt('i64')} {rel}, i32 0")
+        r16 = self.tmp(); self.emit(f"{r16} = extractelement {vt('i64')} {rel}, i32 {W // 2}")
+        fast = (r0, r0, r16, r0, r16)
+        self.emit(f"br label %{aj}")
+        self.block(ap)
+        slow = self.anchors_at(rel, self.reference_lanes(em), size)
+        slow_end = self.label("ape")
+        self.emit(f"br label %{slow_end}")
+        self.block(slow_end)
+        self.emit(f"br label %{aj}")
+        self.block(aj)
+        out = []
+        for a, b in zip(fast, slow):
+            v = self.tmp(); self.emit(f"{v} = phi i64 [{a}, %{af}], [{b}, %{slow_end}]")
+            out.append(v)
+        return tuple(out)
+
+    def anchors_at(self, rel: str, lanes: tuple, size: int) -> tuple:
         f, fa, fb = lanes
         out = []
         for lane, period in ((f, W), (fa, W // 2), (fb, W // 2)):
@@ -780,6 +802,61 @@ class VectorFunction(Function):
         code2 = self.tmp(); self.emit(f"{code2} = select i1 {ish}, i32 {self.P_HALVES}, i32 {code}")
         code3 = self.tmp(); self.emit(f"{code3} = select i1 {is32}, i32 {self.P_CONSECUTIVE}, i32 {code2}")
         return code3
+
+    def classify_hinted(self, rel: str, em: str, size: int, anchors: tuple) -> str:
+        """classify, trying first the pattern this access had last time (a per-site memory
+        in the call's scratch): one vector compare instead of three, nearly always right."""
+        site = self.mod.prefetch_sites
+        self.mod.prefetch_sites += 1
+        hist = self.ctx_ptr("stride_history")
+        slot = self.tmp(); self.emit(f"{slot} = getelementptr i64, ptr {hist}, i64 {site}")
+        hint64 = self.tmp(); self.emit(f"{hint64} = load i64, ptr {slot}")
+        hint = self.tmp(); self.emit(f"{hint} = trunc i64 {hint64} to i32")
+        ity = "i32"
+        r = self.tmp(); self.emit(f"{r} = trunc {vt('i64')} {rel} to {vt('i32')}")
+        c32, ha, hb, ra, rb = (self.conv(v, "i64", "i32") for v in anchors)
+
+        def halves(a, b):
+            v = self.tmp()
+            self.emit(f"{v} = select {vt('i1')} {self.upper()}, {vt(ity)} {self.splat(b, ity)}, {vt(ity)} {self.splat(a, ity)}")
+            return v
+        is0 = self.op2("icmp eq", "i32", hint, str(self.P_CONSECUTIVE))
+        is1 = self.op2("icmp eq", "i32", hint, str(self.P_HALVES))
+        lo = self.tmp(); self.emit(f"{lo} = select i1 {is1}, i32 {ha}, i32 {ra}")
+        hi = self.tmp(); self.emit(f"{hi} = select i1 {is1}, i32 {hb}, i32 {rb}")
+        base_h = halves(lo, hi)
+        base = self.tmp(); self.emit(f"{base} = select i1 {is0}, {vt(ity)} {self.splat(c32, ity)}, {vt(ity)} {base_h}")
+        e32 = iota(size).replace("i64", ity)
+        eh = iota(size, W // 2).replace("i64", ity)
+        e_h = self.tmp(); self.emit(f"{e_h} = select i1 {is1}, {vt(ity)} {eh}, {vt(ity)} zeroinitializer")
+        expected = self.tmp(); self.emit(f"{expected} = select i1 {is0}, {vt(ity)} {e32}, {vt(ity)} {e_h}")
+        diff = self.op2("sub", vt(ity), r, base)
+        same = self.op2("icmp eq", vt(ity), diff, expected)
+        m = self.op2("and", "i32", self.bits(same), em)
+        holds = self.op2("icmp eq", "i32", m, em)
+        usable = self.op2("icmp ne", "i32", hint, str(self.P_GATHER))
+        good = self.op2("and", "i1", holds, usable)
+        hit, miss, join = self.label("ph"), self.label("pm"), self.label("pj")
+        self.emit(f"br i1 {good}, label %{join}, label %{miss}, !prof !1")
+        start = self.current_label()
+        self.block(miss)
+        code = self.classify(rel, em, size, anchors)
+        code64 = self.tmp(); self.emit(f"{code64} = zext i32 {code} to i64")
+        self.emit(f"store i64 {code64}, ptr {slot}")
+        miss_end = self.label("pme")
+        self.emit(f"br label %{miss_end}")
+        self.block(miss_end)
+        self.emit(f"br label %{join}")
+        self.block(join)
+        out = self.tmp(); self.emit(f"{out} = phi i32 [{hint}, %{start}], [{code}, %{miss_end}]")
+        del hit
+        return out
+
+    def current_label(self) -> str:
+        for line in reversed(self.lines):
+            if line.endswith(":") and not line.startswith(" "):
+                return line[:-1]
+        return "entry"
 
     @staticmethod
     def upper() -> str:

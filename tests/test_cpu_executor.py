@@ -43,7 +43,7 @@ def test_compile_caches(tmp_path, monkeypatch):
     first = cpu.compile_kernel(k)
     assert cpu.compile_kernel(k) is first                      # memory cache
     assert list((tmp_path / "cpu").glob("*.o"))                # object code on disk
-    executor._compiled.pop((executor._key(k), k.name))
+    executor._compiled.pop(executor.cache_key(k))
     again = cpu.compile_kernel(k)                              # from the disk cache
     assert again is not first
     out = np.zeros(32, np.int32)

@@ -58,10 +58,16 @@ def _key(kernel) -> str:
     return hashlib.sha256(ptx.encode()).hexdigest()
 
 
+def cache_key(kernel) -> tuple:
+    """Key of ``kernel`` in the per-process cache: its PTX, its name, and DPTX_CPU_VECTOR,
+    which chooses between the warp-vectorized and the per-thread translation."""
+    return (_key(kernel), kernel.name, os.environ.get("DPTX_CPU_VECTOR", ""))
+
+
 def compile_kernel(kernel) -> CompiledKernel:
     """The compiled form of ``kernel`` (anything with ``.module``, ``.name`` and ideally
     ``.ptx``), cached per process by PTX hash and name."""
-    key = (_key(kernel), kernel.name)
+    key = cache_key(kernel)
     with _compile_lock:
         ck = _compiled.get(key)
         if ck is None:

@@ -1,0 +1,198 @@
+"""Warp-vectorized execution (dptx/cpu/vector.py): when it is chosen, that its results match
+numpy and the per-thread executor, that faults name the right thread, and that kernels it
+cannot prove exact fall back to the per-thread executor. The corpus runs both ways too
+(tests/test_corpus_cpu.py)."""
+import numpy as np
+import pytest
+
+import dptx
+from dptx import cpu
+from dptx.cpu import executor
+
+KERNELS = r'''
+#define TILE 16
+extern "C" __global__ void matmul(const float* A, const float* B, float* C, int n) {
+    __shared__ float As[TILE][TILE], Bs[TILE][TILE];
+    int row = blockIdx.y * TILE + threadIdx.y, col = blockIdx.x * TILE + threadIdx.x;
+    float acc = 0.0f;
+    for (int t = 0; t < n / TILE; t++) {
+        As[threadIdx.y][threadIdx.x] = A[row * n + t * TILE + threadIdx.x];
+        Bs[threadIdx.y][threadIdx.x] = B[(t * TILE + threadIdx.y) * n + col];
+        __syncthreads();
+        for (int k = 0; k < TILE; k++) acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
+        __syncthreads();
+    }
+    C[row * n + col] = acc;
+}
+
+// threads past n leave before the barrier; the others still synchronize
+extern "C" __global__ void early_exit(const int* a, int* out, int n) {
+    __shared__ int s[128];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    s[threadIdx.x] = a[i] * 3;
+    __syncthreads();
+    out[i] = s[threadIdx.x] + s[0];
+}
+
+// per-thread trip counts (divergent loop), then a barrier that all threads reach
+extern "C" __global__ void divergent_loop(const int* a, int* out) {
+    __shared__ int s[64];
+    int t = threadIdx.x, acc = 0;
+    for (int k = 0; k < (t % 7) + 1; k++) acc += a[blockIdx.x * 64 + t] * (k + 1);
+    s[t] = acc;
+    __syncthreads();
+    out[blockIdx.x * 64 + t] = s[63 - t] - acc;
+}
+
+// 2-D blocks 16 wide: a warp is two rows; butterfly reduction over each row half-warp and
+// a ballot over the whole warp
+extern "C" __global__ void warp_rows(const float* x, float* sums, unsigned* ballots) {
+    int t = threadIdx.y * blockDim.x + threadIdx.x;
+    int g = blockIdx.x * blockDim.x * blockDim.y + t;
+    float v = x[g];
+    for (int o = 8; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o, 16);
+    unsigned b = __ballot_sync(0xffffffff, x[g] > 0.5f);
+    if (threadIdx.x == 0) sums[g / 16] = v;
+    if ((t & 31) == 0) ballots[g / 32] = b;
+}
+
+// the barrier sits under a branch whose sides both reach one: legal on sm_70+, and not
+// something the vector executor can prove (it runs per thread)
+extern "C" __global__ void split_barrier(int* out) {
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    if (t & 1) { s[t] = t * 2; __syncthreads(); }
+    else       { s[t] = t * 3; __syncthreads(); }
+    out[blockIdx.x * 64 + t] = s[t ^ 1];
+}
+
+// thread 37 of block 2 reads one element past the end
+extern "C" __global__ void oob_after_barrier(const float* a, float* out, int n) {
+    __shared__ float s[64];
+    int i = blockIdx.x * 64 + threadIdx.x;
+    s[threadIdx.x] = a[i];
+    __syncthreads();
+    int j = (blockIdx.x == 2 && threadIdx.x == 37) ? n : i;
+    out[i] = s[63 - threadIdx.x] + a[j];
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def module():
+    return dptx.RawModule(KERNELS)
+
+
+def test_tiled_matmul_is_vectorized_and_matches_numpy(module):
+    k = module.get_function("matmul")
+    assert executor.compile_kernel(k).vector
+    rng = np.random.default_rng(3)
+    n = 64
+    A, B = rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)
+    C = np.zeros_like(A)
+    cpu.launch(k, (n // 16, n // 16), (16, 16), [A, B, C, np.int32(n)])
+    np.testing.assert_allclose(C, A.astype(np.float64) @ B, rtol=1e-5)
+
+
+def test_threads_leaving_before_a_barrier(module):
+    k = module.get_function("early_exit")
+    assert executor.compile_kernel(k).vector
+    n = 300                                  # the last block of 128 is partly empty
+    a = np.arange(n, dtype=np.int32)
+    out = np.full(3 * 128, -1, np.int32)
+    cpu.launch(k, 3, 128, [a, out, np.int32(n)])
+    i = np.arange(n)
+    first = (i // 128) * 128
+    assert np.array_equal(out[:n], 3 * a + 3 * first)
+    assert np.all(out[n:] == -1)
+
+
+def test_divergent_loop_then_barrier(module):
+    k = module.get_function("divergent_loop")
+    assert executor.compile_kernel(k).vector
+    a = np.arange(4 * 64, dtype=np.int32) - 100
+    out = np.zeros_like(a)
+    cpu.launch(k, 4, 64, [a, out])
+    t = np.arange(64)
+    acc = np.array([[a[b * 64 + i] * sum(range(1, i % 7 + 2)) for i in t] for b in range(4)])
+    assert np.array_equal(out.reshape(4, 64), acc[:, ::-1] - acc)
+
+
+def test_shuffles_and_ballots_on_two_dimensional_blocks(module):
+    k = module.get_function("warp_rows")
+    assert executor.compile_kernel(k).vector
+    rng = np.random.default_rng(5)
+    x = rng.random(3 * 16 * 8, dtype=np.float32)
+    sums = np.zeros(x.size // 16, np.float32)
+    ballots = np.zeros(x.size // 32, np.uint32)
+    cpu.launch(k, 3, (16, 8), [x, sums, ballots])
+    np.testing.assert_allclose(sums, x.reshape(-1, 16).astype(np.float64).sum(axis=1), rtol=1e-5)
+    bits = (x.reshape(-1, 32) > 0.5).astype(np.uint64) << np.arange(32, dtype=np.uint64)
+    assert np.array_equal(ballots, bits.sum(axis=1).astype(np.uint32))
+
+
+def test_barriers_under_divergent_control_run_per_thread(module):
+    k = module.get_function("split_barrier")
+    ck = executor.compile_kernel(k)
+    assert not ck.vector and "divergent" in ck.vector_reason
+    out = np.zeros(2 * 64, np.int32)
+    cpu.launch(k, 2, 64, [out])
+    t = np.arange(64) ^ 1
+    assert np.array_equal(out, np.tile(np.where(t & 1, t * 2, t * 3), 2))
+
+
+def test_out_of_bounds_in_a_vectorized_kernel_names_the_thread(module):
+    k = module.get_function("oob_after_barrier")
+    assert executor.compile_kernel(k).vector
+    n = 4 * 64
+    a = np.ones(n, np.float32)
+    out = np.zeros(n, np.float32)
+    untouched = np.arange(10, dtype=np.float32)
+    with pytest.raises(dptx.DptxMemoryError) as e:
+        cpu.launch(k, 4, 64, [a, out, np.int32(n)])
+    text = str(e.value)
+    assert "block 2" in text and "thread 37" in text and "PTX line" in text
+    assert f"{4 * n} bytes into argument 0" in text
+    assert np.array_equal(untouched, np.arange(10, dtype=np.float32))
+    # the process lives on and the kernel still works with good arguments
+    a2 = np.ones(n + 1, np.float32)
+    cpu.launch(k, 4, 64, [a2, out, np.int32(n)])
+    assert np.all(out == 2.0)
+
+
+def test_per_thread_and_vectorized_executors_agree(module, monkeypatch):
+    rng = np.random.default_rng(11)
+    n = 48
+    A, B = rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)
+    results = []
+    for mode in ("1", "0"):
+        monkeypatch.setenv("DPTX_CPU_VECTOR", mode)
+        k = module.get_function("matmul")
+        assert executor.compile_kernel(k).vector == (mode == "1")
+        C = np.zeros_like(A)
+        cpu.launch(k, (n // 16, n // 16), (16, 16), [A, B, C, np.int32(n)])
+        results.append(C)
+    assert np.array_equal(results[0], results[1])      # the same fma chain, bit for bit
+
+
+PLAIN = r'''
+extern "C" __global__ void scale(const float* x, float* y, float a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n + 3) y[i] = a * x[i];
+}'''
+
+
+def test_plain_kernel_fault_reported_after_the_vector_loop():
+    """Plain kernels report a bounds fault from the loop latch (so that the loop over
+    threads vectorizes): still the first faulting thread, its address and line."""
+    k = dptx.RawModule(PLAIN).get_function("scale")
+    n = 1000
+    x = np.ones(n, np.float32)
+    y = np.zeros(n + 24, np.float32)
+    with pytest.raises(dptx.DptxMemoryError) as e:
+        cpu.launch(k, 4, 256, [x, y, np.float32(2), np.int32(n)], threads=1)
+    text = str(e.value)
+    assert "block 3" in text and "thread 232" in text            # i = 1000, the first past x
+    assert f"{4 * n} bytes into argument 0" in text and "PTX line" in text
+    assert np.all(y[:n] == 2.0)                                    # earlier threads ran

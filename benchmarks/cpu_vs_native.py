@@ -149,6 +149,9 @@ def ptr(a):
 
 def main():
     os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
+    # OpenMP threads otherwise spin for a while after each parallel region, taking the cores
+    # from whatever runs next (the runs are interleaved)
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     so = build_native()
     mod = dptx.RawModule(CUDA)
     k = {name: mod.get_function(name) for name in mod.kernel_names}

@@ -641,7 +641,27 @@ class VectorFunction(Function):
         fast = in_bounds(rel if rel is not None else lane_offsets())
         self.emit(f"br i1 {fast}, label %{vfast}, label %{vslow}, !prof !1")
         self.block(vslow)
-        self.lane_loop(inst, em)       # exact per-lane accesses and fault reports
+        # exact per-lane accesses and fault reports, out of line (one helper per kind)
+        rel_slow = lane_offsets()
+        device = self.op2("add", vt("i64"), rel_slow, self.splat(wbase, "i64"))
+        tmp = "%vtmp"          # one buffer in the entry block (an alloca here would grow the stack)
+        ity = f"i{8 * size}"
+        if not load:
+            raw = self.vconv(self.vread(inst.operands[1], ty, inst), ty, ity)
+            wide = self.vconv(raw, ity, "i64")
+            self.emit(f"store {vt('i64')} {wide}, ptr {tmp}")
+        helper = self.slow_access_helper(space, load, size)
+        status = self.tmp()
+        self.emit(f"{status} = call i32 @{helper}(ptr %ctx, ptr %ti, ptr %frame, ptr {tmp}, "
+                  f"{vt('i64')} {device}, i32 {em}, i32 {inst.line})")
+        failed = self.op2("icmp ne", "i32", status, "0")
+        after = self.label("vmsok")
+        self.emit(f"br i1 {failed}, label %fault, label %{after}")
+        self.block(after)
+        if load:
+            wide = self.tmp(); self.emit(f"{wide} = load {vt('i64')}, ptr {tmp}")
+            raw = self.vconv(wide, "i64", ity)
+            self.vwrite(inst.operands[0], self.vconv(raw, ity, ty), ty, em, inst, signed=t.startswith("s"))
         self.emit(f"br label %{vjoin}")
         self.block(vfast)
         hp = self.tmp(); self.emit(f"{hp} = inttoptr i64 {host} to ptr")
@@ -655,6 +675,48 @@ class VectorFunction(Function):
             self.vector_store(hp, lane_offsets, em, ty, code, v, anchors)
         self.emit(f"br label %{vjoin}")
         self.block(vjoin)
+
+    def slow_access_helper(self, space: str, load: bool, size: int) -> str:
+        """Name of a function doing one access per active lane through the per-thread address
+        translation (@xlate/@xshared), which records a fault with the lane's thread; values
+        pass through an [32 x i64] buffer. Kept out of line: it runs only when some lane is
+        out of bounds, and inlining it at every access would double the compile time."""
+        name = f"vslow.{space}.{'ld' if load else 'st'}.{size}"
+        if any(f"@{name}(" in d for d in self.decls):
+            return name
+        ity = f"i{8 * size}"
+        xl = "xshared" if space == "shared" else "xlate"
+        if size == 8:
+            access = ("  %v = load i64, ptr %hp, align 1\n  store i64 %v, ptr %vp\n" if load else
+                      "  %v = load i64, ptr %vp\n  store i64 %v, ptr %hp, align 1\n")
+        else:
+            access = (f"  %v = load {ity}, ptr %hp, align 1\n  %vw = zext {ity} %v to i64\n  store i64 %vw, ptr %vp\n"
+                      if load else
+                      f"  %vw = load i64, ptr %vp\n  %v = trunc i64 %vw to {ity}\n  store {ity} %v, ptr %hp, align 1\n")
+        tid_copy = "".join(
+            f"  %tp{k} = getelementptr i8, ptr %frame, i64 {F_TID + 4 * W * k}\n"
+            f"  %tq{k} = getelementptr i32, ptr %tp{k}, i32 %lane\n"
+            f"  %tv{k} = load i32, ptr %tq{k}\n"
+            f"  %td{k} = getelementptr i32, ptr %ti, i64 {index}\n"
+            f"  store i32 %tv{k}, ptr %td{k}\n"
+            for k, index in ((0, 0), (1, 1), (2, 2), (3, 6)))
+        self.decls.add(
+            f"define internal i32 @{name}(ptr %ctx, ptr %ti, ptr %frame, ptr %vals, {vt('i64')} %addrs, i32 %em, i32 %line) noinline cold {{\n"
+            f"entry:\n  br label %head\n"
+            f"head:\n  %lane = phi i32 [0, %entry], [%next, %latch]\n"
+            f"  %sh = lshr i32 %em, %lane\n  %on = trunc i32 %sh to i1\n"
+            f"  br i1 %on, label %body, label %latch\n"
+            f"body:\n{tid_copy}"
+            f"  %a = extractelement {vt('i64')} %addrs, i32 %lane\n"
+            f"  %hp = call ptr @{xl}(ptr %ctx, ptr %ti, ptr null, i64 %a, i64 {size}, i32 %line)\n"
+            f"  %bad = icmp eq ptr %hp, null\n"
+            f"  br i1 %bad, label %fail, label %do\n"
+            f"do:\n  %vp = getelementptr i64, ptr %vals, i32 %lane\n{access}  br label %latch\n"
+            f"latch:\n  %next = add i32 %lane, 1\n  %done = icmp eq i32 %next, {W}\n"
+            f"  br i1 %done, label %exit, label %head\n"
+            f"exit:\n  ret i32 0\n"
+            f"fail:\n  ret i32 1\n}}")
+        return name
 
     def stride_prefetch(self, hp: str, anchors: tuple):
         """Warps of a block run one after the other, so a warp's global loads miss the cache
@@ -1154,6 +1216,7 @@ class VectorFunction(Function):
             head.append(f"  store {vt(ty)} zeroinitializer, ptr {self.reg_ptr(name)}")
         head.append("  %curmask = alloca i32")
         head.append(f"  %shbuf = alloca [{W} x i32], align 64")
+        head.append(f"  %vtmp = alloca [{W} x i64], align 64")
         head.append("  %cc = alloca i32")
         head += self.prologue
         head.append("  %resume = load i32, ptr %frame")

@@ -137,3 +137,66 @@ def test_code_calling_missing_functions_is_refused_not_loaded(tmp_path, monkeypa
                               "define float @f(float %x) {\n  %r = call float @sinf(float %x)\n"
                               "  ret float %r\n}\n")
     assert "sinf" in undefined_symbols(_target_machine().emit_object(mod))
+
+
+HALF_ATOMICS = r'''
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+extern "C" __global__ void half_atomics(__half* h, __half2* h2, __nv_bfloat16* b,
+                                        __nv_bfloat162* b2, const float* x, __half* olds) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    __half v = __float2half(x[i]);
+    olds[i] = atomicAdd(&h[i % 4], v);
+    atomicAdd(&h2[i % 2], __halves2half2(v, __float2half(1.0f)));
+    atomicAdd(&b[i % 4], __float2bfloat16(x[i]));
+    atomicAdd(&b2[0], __floats2bfloat162_rn(x[i], 0.5f));
+}'''
+
+
+@pytest.mark.parametrize("arch", ["compute_90", None])
+def test_half_precision_atomic_adds(arch):
+    """sm_90 code uses atom.add.noftz.{f16,f16x2,bf16,bf16x2}; older targets get CAS loops
+    around inline-asm fma.rn.bf16x2 from the CUDA headers (whose blocks each declare their
+    own register ``c``, of different types)."""
+    options = ("--std=c++17",) + ((f"-arch={arch}",) if arch else ())
+    k = dptx.RawModule(HALF_ATOMICS, options=options).get_function("half_atomics")
+    if arch:
+        assert "atom.add.noftz.bf16x2" in k.ptx and "atom.add.noftz.f16x2" in k.ptx
+    n = 512
+    x = (np.arange(n) % 8 / 8.0).astype(np.float32)     # sums of these are exact in f16
+    h, h2 = np.zeros(4, np.float16), np.zeros(4, np.float16)
+    b, b2 = np.zeros(4, np.uint16), np.zeros(2, np.uint16)
+    olds = np.zeros(n, np.float16)
+    cpu.launch(k, 4, 128, [h, h2, b, b2, x, olds])
+    assert np.array_equal(h, x.reshape(-1, 4).sum(axis=0).astype(np.float16))
+    assert np.array_equal(h2.reshape(2, 2), np.stack([x.reshape(-1, 2).sum(axis=0), [n / 2] * 2], 1))
+    # every old value returned is a partial sum of its slot: a multiple of 1/8 below the total
+    assert np.all(olds >= 0) and np.all(olds * 8 == np.round(olds * 8))
+    bf = (b2.astype(np.uint32) << 16).view(np.float32)
+    # bf16 has 8 significant bits: 0.5 steps stop changing the sum at 128 (128 + 0.5 rounds
+    # back to 128, to even), whatever the order
+    assert bf[1] == 128.0
+    assert abs(bf[0] - x.sum()) <= 8 and abs((b.astype(np.uint32) << 16).view(np.float32).sum() - x.sum()) <= 16
+
+
+SCOPED = r'''
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry scoped(.param .u64 out) {
+  .reg .b32 %r<4>; .reg .b64 %rd<2>; .reg .b16 %rs<2>;
+  ld.param.u64 %rd1, [out];
+  { .reg .b16 c; mov.b16 c, 0x1234; mov.b16 %rs1, c; }
+  { .reg .b32 c; mov.b32 c, 0x56789abc; mov.b32 %r1, c; }
+  cvt.u32.u16 %r2, %rs1;
+  st.global.u32 [%rd1], %r2;
+  st.global.u32 [%rd1+4], %r1;
+  ret;
+}'''
+
+
+def test_registers_of_nested_scopes_are_separate():
+    k = dptx.RawModule(ptx=SCOPED).get_function("scoped")
+    out = np.zeros(2, np.uint32)
+    cpu.launch(k, 1, 1, [out])
+    assert [hex(v) for v in out] == ["0x1234", "0x56789abc"]

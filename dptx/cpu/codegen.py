@@ -18,6 +18,7 @@ from ..errors import PtxUnsupportedError
 from ..ptx import ir
 from ..ptx.analysis import UNKNOWN, pointer_provenance, reachable_functions
 from ..ptx.cfg import EXIT, build_cfg, sync_kind
+from ..ptx.rewrite import unique_scoped_registers
 from . import address_space as L
 from .runtime_ir import CTX_ARG, RUNTIME_IR, scheduler_plain, scheduler_resumable, scheduler_warps
 
@@ -79,6 +80,9 @@ class Module:
             seen = {f.name for f in self.functions}
             self.functions += [f for f in module.functions
                                if f.body is not None and not f.is_kernel and f.name not in seen]
+        # one register per name below: give registers of nested { } scopes names of their own
+        self.functions = [unique_scoped_registers(f) for f in self.functions]
+        self.kernel = next(f for f in self.functions if f.name == kernel_name and f.is_kernel)
         self.windows = {v.name: L.FIRST_BUFFER + i for i, v in enumerate(L.module_variables(module))}
         self.const_vars = {v.name: v for v in module.global_variables}
         self.shared = L.shared_layout(module, [f for f in self.functions if f.body is not None])
@@ -2028,8 +2032,56 @@ class Function:
            ("min", "f"): "fmin", ("max", "f"): "fmax", ("inc", "u"): "uinc_wrap",
            ("dec", "u"): "udec_wrap"}
 
+    def half_atomic_add(self, inst):
+        """atom/red.add.noftz on f16, bf16, f16x2, bf16x2: a compare-and-swap loop around
+        the half-precision add (computed exactly in f64, rounded once to nearest even)."""
+        t = self.itype(inst)
+        half = "half" if t.startswith("f16") else "bfloat"
+        lanes = 2 if t.endswith("x2") else 1
+        storage = "i32" if lanes == 2 else "i16"
+        is_red = inst.opcode == "red"
+        ops = inst.operands if is_red else inst.operands[1:]
+        p = self.address(ops[0], self.space_of(inst), ir.type_size(t), inst)
+        v = self.read(ops[1], storage, inst)
+        start = self.tmp(); self.emit(f"{start} = load atomic {storage}, ptr {p} monotonic, align {ir.type_size(t)}")
+        entry = self.label("hae")
+        self.emit(f"br label %{entry}")
+        self.block(entry)
+        loop, done = self.label("hal"), self.label("had")
+        self.emit(f"br label %{loop}")
+        self.block(loop)
+        old, seen = self.tmp(), self.tmp()
+        self.emit(f"{old} = phi {storage} [{start}, %{entry}], [{seen}, %{loop}.tail]")
+        acc = "0"
+        for lane in range(lanes):
+            parts = []
+            for x in (old, v):
+                sh = self.tmp(); self.emit(f"{sh} = lshr {storage} {x}, {16 * lane}")
+                h16 = self.conv(sh, storage, "i16")
+                f = self.half_to_float(h16, half)
+                d = self.tmp(); self.emit(f"{d} = fpext float {f} to double")
+                parts.append(d)
+            r = self.tmp(); self.emit(f"{r} = fadd double {parts[0]}, {parts[1]}")
+            bits = self.to_half_bits(inst, r, "double", half)
+            wide = self.conv(bits, "i16", storage)
+            sh = self.tmp(); self.emit(f"{sh} = shl {storage} {wide}, {16 * lane}")
+            o = self.tmp(); self.emit(f"{o} = or {storage} {acc}, {sh}")
+            acc = o
+        self.emit(f"br label %{loop}.tail")
+        self.block(f"{loop}.tail")
+        pair = self.tmp(); self.emit(f"{pair} = cmpxchg ptr {p}, {storage} {old}, {storage} {acc} seq_cst seq_cst")
+        self.emit(f"{seen} = extractvalue {{ {storage}, i1 }} {pair}, 0")
+        ok = self.tmp(); self.emit(f"{ok} = extractvalue {{ {storage}, i1 }} {pair}, 1")
+        self.emit(f"br i1 {ok}, label %{done}, label %{loop}")
+        self.block(done)
+        if not is_red:
+            self.write(inst.operands[0], old, storage, inst)
+
     def op_atom(self, inst):
         t = self.itype(inst)
+        if t in ("f16x2", "bf16x2", "f16", "bf16") and "add" in inst.modifiers \
+                and "v2" not in inst.modifiers and "v4" not in inst.modifiers:
+            return self.half_atomic_add(inst)
         if t in ("f16x2", "bf16x2", "f16", "bf16") or "v2" in inst.modifiers or "v4" in inst.modifiers:
             raise unsupported(inst, f"atomics on .{t} or vectors")
         ty = LLTY[t]

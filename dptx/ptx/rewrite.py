@@ -103,3 +103,59 @@ def sub_grid_arguments(grid: tuple, first_block: int, end_block: int) -> tuple:
     if not 0 <= first_block < end_block <= grid[0] * grid[1] * grid[2]:
         raise ValueError(f"block range [{first_block}, {end_block}) is outside grid {grid}")
     return (end_block - first_block, 1, 1), (first_block, grid[0], grid[1], grid[2])
+
+
+def _rename(op, names: dict):
+    """``op`` with register names looked up in ``names`` (inner scopes first)."""
+    if isinstance(op, ir.Reg):
+        new = names.get(op.name)
+        return op if new is None else ir.Reg(new, op.component, op.negated)
+    if isinstance(op, ir.Addr):
+        return ir.Addr(_rename(op.base, names), op.offset)
+    if isinstance(op, ir.Pair):
+        return ir.Pair(_rename(op.first, names), _rename(op.second, names))
+    if isinstance(op, ir.Vec):
+        return ir.Vec(tuple(None if i is None else _rename(i, names) for i in op.items))
+    if isinstance(op, ir.ParamList):
+        return ir.ParamList(tuple(_rename(i, names) for i in op.items))
+    if isinstance(op, ir.AddrList):
+        return ir.AddrList(tuple(_rename(i, names) for i in op.items))
+    return op
+
+
+def unique_scoped_registers(function: ir.Function) -> ir.Function:
+    """A copy of ``function`` in which the registers declared inside nested ``{ }`` scopes
+    have names of their own (``c`` -> ``c$3``). Inline PTX from the CUDA headers declares
+    ``.reg .b16 c`` in one block and ``.reg .b32 c`` in the next: back-ends that keep one
+    register per name must not merge them. Returns ``function`` itself when nothing nests."""
+    if function.body is None or not any(isinstance(s, ir.Scope) for s in function.body):
+        return function
+    counter = [0]
+
+    def walk(items, outer: dict, nested: bool):
+        names = dict(outer)
+        out = []
+        if nested:
+            counter[0] += 1
+            for s in items:
+                if isinstance(s, ir.RegDecl):
+                    for n in s.names():
+                        names[n] = f"{n}${counter[0]}"
+        for s in items:
+            if isinstance(s, ir.RegDecl) and nested:
+                out += [ir.RegDecl(s.type, names[n], None, s.vector, line=s.line) for n in s.names()]
+            elif isinstance(s, ir.Instruction):
+                s = copy.copy(s)
+                s.operands = tuple(_rename(o, names) for o in s.operands)
+                if s.guard is not None:
+                    s.guard = _rename(s.guard, names)
+                out.append(s)
+            elif isinstance(s, ir.Scope):
+                out.append(ir.Scope(walk(s.body, names, True), line=s.line))
+            else:
+                out.append(s)
+        return out
+
+    result = copy.copy(function)
+    result.body = walk(function.body, {}, False)
+    return result

@@ -200,3 +200,28 @@ def test_registers_of_nested_scopes_are_separate():
     out = np.zeros(2, np.uint32)
     cpu.launch(k, 1, 1, [out])
     assert [hex(v) for v in out] == ["0x1234", "0x56789abc"]
+
+
+def test_globaltimer_is_nanoseconds_of_real_time():
+    import time
+    k = dptx.RawModule(ptx=r'''
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry timer(.param .u64 out) {
+  .reg .b64 %rd<4>; .reg .b32 %r<3>;
+  ld.param.u64 %rd1, [out];
+  mov.u64 %rd2, %globaltimer;
+  mov.u32 %r1, %globaltimer_lo;
+  mov.u32 %r2, %globaltimer_hi;
+  st.global.u64 [%rd1], %rd2;
+  st.global.u32 [%rd1+8], %r1;
+  st.global.u32 [%rd1+12], %r2;
+  ret;
+}''').get_function("timer")
+    out = np.zeros(2, np.uint64)
+    before = time.time_ns()
+    cpu.launch(k, 1, 1, [out])
+    after = time.time_ns()
+    assert before <= int(out[0]) <= after
+    assert abs(int(out[1]) - int(out[0])) < 10**9     # lo/hi read a moment later

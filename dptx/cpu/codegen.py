@@ -112,6 +112,7 @@ class Module:
                 self.deferred_faults = False
         self.fault_sites: list = []    # (PTX line, access size) per deferred fault exit
         self.prefetch_sites = 0        # global loads with a stride-prefetch history slot
+        self.uses_clock = False        # %globaltimer reads clock_gettime
         self.local_sizes = {}
         self.frame_bytes = FRAME_HEADER
         self.directed: dict = {}   # helper name -> IR text (directed-rounding operations)
@@ -182,6 +183,8 @@ class Module:
             sched = scheduler_plain(self.fault_sites, ST_SITE, kw)
         bodies.append(kernel_fn.constants_loader())
         helpers = sorted(self.directed_decls) + list(self.directed.values())
+        if self.uses_clock:
+            helpers.append("declare i32 @clock_gettime(i32, ptr)")
         if helpers:
             helpers.insert(0, "declare void @llvm.set.rounding(i32)")
         text = "\n".join(bodies + helpers + [RUNTIME_IR, sched])
@@ -334,10 +337,25 @@ class Function:
             else:
                 raise unsupported(inst, f"special register {name}")
             return t, "i32"
-        if name in ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):
+        if name in ("%clock", "%clock64"):
             t = self.tmp(); self.emit(f"{t} = call i64 @llvm.readcyclecounter()")
-            if name in ("%clock", "%globaltimer_lo"):
+            if name == "%clock":
                 return self.trunc32(t), "i32"
+            return t, "i64"
+        if name in ("%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):
+            # nanoseconds of the host's real-time clock (the GPU's is a global ns timer too)
+            self.mod.uses_clock = True
+            self.emit("call i32 @clock_gettime(i32 0, ptr %ts)")
+            sec = self.tmp(); self.emit(f"{sec} = load i64, ptr %ts")
+            np_ = self.tmp(); self.emit(f"{np_} = getelementptr i64, ptr %ts, i64 1")
+            nsec = self.tmp(); self.emit(f"{nsec} = load i64, ptr {np_}")
+            big = self.tmp(); self.emit(f"{big} = mul i64 {sec}, 1000000000")
+            t = self.tmp(); self.emit(f"{t} = add i64 {big}, {nsec}")
+            if name == "%globaltimer_lo":
+                return self.trunc32(t), "i32"
+            if name == "%globaltimer_hi":
+                h = self.tmp(); self.emit(f"{h} = lshr i64 {t}, 32")
+                return self.trunc32(h), "i32"
             return t, "i64"
         if name == "%dynamic_smem_size":
             return self.trunc32(self.ctx("dynamic_smem")), "i32"
@@ -705,6 +723,7 @@ class Function:
             head.append(f"  {ptr} = alloca [{size} x i8], align 16")
         head.append("  %cc = alloca i32")
         head.append("  store i32 0, ptr %cc")
+        head.append("  %ts = alloca [2 x i64], align 8")
         head += self.prologue
         if self.resume_blocks:
             head.append("  %resume = load i32, ptr %frame")
@@ -1164,12 +1183,42 @@ class Function:
         self.write(inst.operands[0], r, storage, inst)
         return True
 
+    def bf16_directed(self, v: str, mode: str) -> str:
+        """f32 -> bf16 bits rounded toward zero (.rz), -inf (.rm) or +inf (.rp): bf16 is the
+        top half of an f32, so drop the low half and step the magnitude up by one unit when
+        the rounding direction is away from zero and something was dropped."""
+        bits = self.tmp(); self.emit(f"{bits} = bitcast float {v} to i32")
+        top = self.tmp(); self.emit(f"{top} = and i32 {bits}, -65536")
+        low = self.tmp(); self.emit(f"{low} = and i32 {bits}, 65535")
+        inexact = self.tmp(); self.emit(f"{inexact} = icmp ne i32 {low}, 0")
+        negative = self.tmp(); self.emit(f"{negative} = icmp slt i32 {bits}, 0")
+        if mode == "rz":
+            r = top
+        else:
+            away = negative if mode == "rm" else self.op_not_i1(negative)
+            up = self.tmp(); self.emit(f"{up} = and i1 {inexact}, {away}")
+            step = self.tmp(); self.emit(f"{step} = select i1 {up}, i32 65536, i32 0")
+            r = self.tmp(); self.emit(f"{r} = add i32 {top}, {step}")
+        hi = self.tmp(); self.emit(f"{hi} = lshr i32 {r}, 16")
+        h16 = self.conv(hi, "i32", "i16")
+        nan = self.tmp(); self.emit(f"{nan} = fcmp uno float {v}, 0.0")
+        out = self.tmp(); self.emit(f"{out} = select i1 {nan}, i16 32767, i16 {h16}")
+        return out
+
+    def op_not_i1(self, v: str) -> str:
+        t = self.tmp(); self.emit(f"{t} = xor i1 {v}, true"); return t
+
     def to_half_bits(self, inst, v: str, ty: str, half: str, mode=None) -> str:
         """Round a float/double to f16 or bf16 bits (nearest even, once, or the directed
         ``mode`` for f16), with .relu and .ftz."""
         if mode is not None:
+            if ty == "double":
+                # the same directed rounding twice equals doing it once
+                name = self.mod.directed_helper("fptrunc", mode, "float", ["double"])
+                f = self.tmp(); self.emit(f'{f} = call float @"{name}"(double {v})')
+                v, ty = f, "float"
             if half != "half":
-                raise unsupported(inst, f"directed rounding .{mode} to .bf16")
+                return self.ftz16(inst, self.bf16_directed(v, mode), half)
             if ty == "double":
                 # the same directed rounding twice equals doing it once
                 name = self.mod.directed_helper("fptrunc", mode, "float", ["double"])
@@ -1990,8 +2039,7 @@ class Function:
         rounding = next((m for m in mods if m in ("rn", "rz", "rm", "rp")), None)
         if dt in ("f16", "bf16"):
             half = "half" if dt == "f16" else "bfloat"
-            if "sat" in mods:
-                raise unsupported(inst, ".sat on a conversion to half precision")
+            v = self.sat(inst, v, fty)      # .sat: clamp to [0, 1] first, NaN -> 0
             return self.to_half_bits(inst, v, fty, half,
                                      rounding if rounding in ("rz", "rm", "rp") else None)
         dty = LLTY[dt]

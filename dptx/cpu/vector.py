@@ -1218,6 +1218,7 @@ class VectorFunction(Function):
         head.append(f"  %shbuf = alloca [{W} x i32], align 64")
         head.append(f"  %vtmp = alloca [{W} x i64], align 64")
         head.append("  %cc = alloca i32")
+        head.append("  %ts = alloca [2 x i64], align 8")
         head += self.prologue
         head.append("  %resume = load i32, ptr %frame")
         cases = " ".join(f"i32 {k}, label %resume{k}" for k in range(1, len(self.resume_blocks) + 1))

@@ -1,11 +1,13 @@
 """f16, bf16, f16x2 and bf16x2 arithmetic on packed bits; references round exact rationals."""
+import math
+import struct
 import random
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
-from ._util import round_fraction, run_op, same_ints
+from ._util import kernel_from_ptx, launch, round_fraction, run_op, same_ints
 
 rng = random.Random(7)
 
@@ -435,3 +437,80 @@ def test_setp_f16_and_bf16_with_nan():
     same_ints(e, [1, 0, 1, 0], "u32")
     same_ints(g, [0, 0, 1, 0], "u32")
     same_ints(h, [0, 0, 0, 1], "u32")
+
+
+_BF16_DIRECTED = r'''
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry t(.param .u64 x, .param .u64 out, .param .u64 xd) {
+  .reg .b32 %r<4>; .reg .b64 %rd<8>; .reg .b16 %rs<8>; .reg .f32 %f<2>; .reg .f64 %fd<2>;
+  ld.param.u64 %rd1, [x]; ld.param.u64 %rd2, [out]; ld.param.u64 %rd5, [xd];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 4; add.s64 %rd4, %rd1, %rd3;
+  ld.global.f32 %f1, [%rd4];
+  mul.wide.u32 %rd3, %r1, 16; add.s64 %rd4, %rd2, %rd3;
+  cvt.rz.bf16.f32 %rs1, %f1; st.global.u16 [%rd4], %rs1;
+  cvt.rm.bf16.f32 %rs2, %f1; st.global.u16 [%rd4+2], %rs2;
+  cvt.rp.bf16.f32 %rs3, %f1; st.global.u16 [%rd4+4], %rs3;
+  cvt.rn.sat.f16.f32 %rs4, %f1; st.global.u16 [%rd4+6], %rs4;
+  mul.wide.u32 %rd3, %r1, 8; add.s64 %rd6, %rd5, %rd3;
+  ld.global.f64 %fd1, [%rd6];
+  cvt.rp.bf16.f64 %rs5, %fd1; st.global.u16 [%rd4+8], %rs5;
+  cvt.rm.bf16.f64 %rs6, %fd1; st.global.u16 [%rd4+10], %rs6;
+  ret;
+}'''
+
+
+def _bf16_directed_reference(x: float, mode: str) -> int:
+    """bf16 bits of x rounded toward zero / -inf / +inf, from the exact value."""
+    if math.isnan(x):
+        return 0x7FFF
+    if math.isinf(x) or x == 0:
+        return struct.unpack("<I", struct.pack("<f", x))[0] >> 16
+    exact = Fraction(x)
+    # candidates: the bf16 values around x (truncation of the f32 bits and its neighbour)
+    b = struct.unpack("<I", struct.pack("<f", float(np.float32(x))))[0] >> 16
+    cands = {(b + d) & 0xFFFF for d in (-1, 0, 1)}
+
+    def val(h):
+        f = struct.unpack("<f", struct.pack("<I", h << 16))[0]
+        return None if math.isnan(f) else f
+    best = None
+    for h in cands:
+        v = val(h)
+        if v is None:
+            continue
+        fv = Fraction(v) if not math.isinf(v) else None
+        if mode == "rz":
+            ok = fv is not None and abs(fv) <= abs(exact) and (fv == 0 or (fv > 0) == (exact > 0))
+            key = abs(fv) if ok else None
+            if ok and (best is None or key > best[0]):
+                best = (key, h)
+        elif mode == "rm":
+            ok = (fv is not None and fv <= exact) or (v == -math.inf)
+            if ok and (best is None or (fv if fv is not None else -10**400) > best[0]):
+                best = (fv if fv is not None else -10**400, h)
+        else:
+            ok = (fv is not None and fv >= exact) or (v == math.inf)
+            if ok and (best is None or (fv if fv is not None else 10**400) < best[0]):
+                best = (fv if fv is not None else 10**400, h)
+    return best[1]
+
+
+def test_directed_rounding_to_bf16_and_saturation_to_f16():
+    k = kernel_from_ptx(_BF16_DIRECTED, "t")
+    xs = np.array([1.0, -1.0, 1.00390625, 1.0 + 2**-9, -(1.0 + 2**-9), 3.4e38, -3.4e38,
+                   np.nan, np.inf, -np.inf, 0.3, 1.7, -2.0, 1e-40, -1e-40, 0.5, 2.5, -0.7],
+                  np.float32)
+    xd = xs.astype(np.float64) * (1 + 1e-12)
+    out = np.zeros((len(xs), 8), np.uint16)
+    launch(k, 1, len(xs), [xs, out, xd])
+    for i, x in enumerate(xs):
+        for j, mode in enumerate(("rz", "rm", "rp")):
+            assert out[i, j] == _bf16_directed_reference(float(x), mode), (x, mode, hex(out[i, j]))
+        # .sat clamps to [0, 1] before rounding; NaN gives +0
+        want = np.float16(0.0 if np.isnan(x) else min(max(float(x), 0.0), 1.0)).view(np.uint16)
+        assert out[i, 3] == (want & 0x7FFF if want == 0x8000 else want), (x, hex(out[i, 3]))
+        for j, mode in ((4, "rp"), (5, "rm")):
+            assert out[i, j] == _bf16_directed_reference(float(xd[i]), mode), (xd[i], mode)

@@ -225,3 +225,38 @@ def test_globaltimer_is_nanoseconds_of_real_time():
     after = time.time_ns()
     assert before <= int(out[0]) <= after
     assert abs(int(out[1]) - int(out[0])) < 10**9     # lo/hi read a moment later
+
+
+VECTOR_REGISTERS = r'''
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry vr(.param .u64 a, .param .u64 out) {
+  .reg .v4 .f32 %v<2>;
+  .reg .v2 .u32 %w;
+  .reg .b64 %rd<5>; .reg .b32 %r<3>; .reg .f32 %f<3>;
+  ld.param.u64 %rd1, [a]; ld.param.u64 %rd2, [out];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 16;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.v4.f32 %v0, [%rd4];
+  add.f32 %v1.x, %v0.w, %v0.x;
+  mul.f32 %v1.y, %v0.y, 0f40000000;
+  mov.f32 %v1.z, %v0.b;
+  mov.f32 %v1.a, 0f3F800000;
+  mov.v2.u32 %w, {%r1, %r1};
+  add.s64 %rd4, %rd2, %rd3;
+  st.global.v4.f32 [%rd4], %v1;
+  ret;
+}'''
+
+
+def test_vector_registers_and_their_components():
+    """``.reg .v4 .f32 %v``: whole-register ld/st.v4, components .x/.y/.z/.w and .r/.g/.b/.a."""
+    k = dptx.RawModule(ptx=VECTOR_REGISTERS).get_function("vr")
+    assert not executor.compile_kernel(k).vector
+    a = np.arange(32 * 4, dtype=np.float32).reshape(32, 4)
+    out = np.zeros_like(a)
+    cpu.launch(k, 1, 32, [a, out])
+    want = np.stack([a[:, 3] + a[:, 0], a[:, 1] * 2, a[:, 2], np.ones(32, np.float32)], 1)
+    assert np.array_equal(out, want)

@@ -215,6 +215,7 @@ class Function:
         self.allocas = []
         self.n = 0
         self.regs = {}          # name -> llvm type
+        self.vector_regs = {}   # vector register name -> number of components
         self.params = {}        # param name -> ("kernel", offset) | ("ptr", llvm arg)
         self.locals = {}        # .local variable name -> offset in this frame
         self.local_size = 0
@@ -246,15 +247,17 @@ class Function:
         f = self.f
         for s in f.statements():
             if isinstance(s, ir.RegDecl):
-                if s.vector:
-                    raise PtxUnsupportedError(f"PTX line {s.line}: vector registers (.v{s.vector}) "
-                                              f"are not supported by the CPU executor")
                 ty = LLTY.get(s.type)
                 if ty is None:
                     raise PtxUnsupportedError(f"PTX line {s.line}: registers of type .{s.type} "
                                               f"are not supported by the CPU executor")
                 for name in s.names():
-                    if name not in self.regs:
+                    if s.vector:
+                        # a vector register is its components, each a register of its own
+                        self.vector_regs[name] = s.vector
+                        for c in "xyzw"[:s.vector]:
+                            self.regs.setdefault(f"{name}.{c}", ty)
+                    elif name not in self.regs:
                         self.regs[name] = ty
             elif isinstance(s, ir.Variable):
                 if s.space == "local":
@@ -274,6 +277,25 @@ class Function:
                 self.params[p.name] = ("ptr", f"%ret{i}", p)
             for i, p in enumerate(f.params):
                 self.params[p.name] = ("ptr", f"%arg{i}", p)
+
+    COMPONENTS = {"x": "x", "y": "y", "z": "z", "w": "w", "r": "x", "g": "y", "b": "z", "a": "w"}
+
+    def component_reg(self, op):
+        """``%v.y`` of a vector register as the scalar register holding it; other operands
+        unchanged."""
+        if isinstance(op, ir.Reg) and op.component and op.name in self.vector_regs:
+            return ir.Reg(f"{op.name}.{self.COMPONENTS.get(op.component, op.component)}",
+                          None, op.negated)
+        return op
+
+    def vector_items(self, op):
+        """The operands of a vector access: a ``{a, b}`` list, a whole vector register
+        (its components), or a single operand."""
+        if isinstance(op, ir.Vec):
+            return op.items
+        if isinstance(op, ir.Reg) and op.name in self.vector_regs and not op.component:
+            return tuple(ir.Reg(f"{op.name}.{c}") for c in "xyzw"[:self.vector_regs[op.name]])
+        return (op,)
 
     def reg_ptr(self, name: str) -> str:
         return f'%"r.{name}"'
@@ -413,6 +435,7 @@ class Function:
 
     def read(self, op, ty: str, inst, signed=False) -> str:
         """The value of a source operand as LLVM type ``ty``."""
+        op = self.component_reg(op)
         if isinstance(op, ir.Reg):
             if op.name in self.regs:
                 if op.component:
@@ -456,6 +479,7 @@ class Function:
         raise unsupported(inst, f"operand {op}")
 
     def write(self, op, value: str, ty: str, inst, signed=False):
+        op = self.component_reg(op)
         if isinstance(op, ir.Reg) and op.name == "_":
             return
         if not isinstance(op, ir.Reg) or op.name not in self.regs:
@@ -621,7 +645,12 @@ class Function:
     # -- liveness (what a sync point must keep) ----------------------------------------------------
     def _reg_names(self, op, out: set):
         if isinstance(op, ir.Reg):
-            if op.name in self.regs:
+            if op.name in self.vector_regs:
+                if op.component:
+                    out.add(self.component_reg(op).name)
+                else:
+                    out.update(i.name for i in self.vector_items(op))
+            elif op.name in self.regs:
                 out.add(op.name)
         elif isinstance(op, ir.Pair):
             self._reg_names(op.first, out)
@@ -950,6 +979,11 @@ class Function:
     def op_mov(self, inst):
         d, s = inst.operands[0], inst.operands[1]
         ty = self.lt(inst)
+        if self._vector(inst) > 1:   # mov.v4: element by element (vector registers)
+            for dst, src in zip(self.vector_items(d), self.vector_items(s)):
+                if dst is not None:
+                    self.write(dst, self.read(src, ty, inst), ty, inst)
+            return
         if isinstance(d, ir.Vec):  # unpack: mov.b64 {lo, hi}, x
             v = self.read(s, ty, inst)
             width = BITS[ty] // len(d.items)
@@ -1034,7 +1068,7 @@ class Function:
         space = self.space_of(inst)
         dst = inst.operands[0]
         p = self.address(inst.operands[1], space, size * n, inst)
-        items = dst.items if isinstance(dst, ir.Vec) else (dst,)
+        items = self.vector_items(dst)
         signed = ty_name.startswith("s")
         vol = " volatile" if "volatile" in inst.modifiers or "acquire" in inst.modifiers else ""
         for i, item in enumerate(items):
@@ -1061,7 +1095,7 @@ class Function:
         space = self.space_of(inst)
         src = inst.operands[1]
         p = self.address(inst.operands[0], space, size * n, inst)
-        items = src.items if isinstance(src, ir.Vec) else (src,)
+        items = self.vector_items(src)
         vol = " volatile" if "volatile" in inst.modifiers or "release" in inst.modifiers else ""
         for i, item in enumerate(items):
             v = self.read(item, ty, inst)

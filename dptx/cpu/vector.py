@@ -14,6 +14,8 @@ per-lane path, which reports the fault exactly as the per-thread executor does.
 """
 from __future__ import annotations
 
+import os
+
 from ..ptx import ir
 from ..ptx.cfg import EXIT
 from . import address_space as L
@@ -54,6 +56,7 @@ class VectorFunction(Function):
         super().__init__(mod, f)
         self.plan = plan
         self.lane = None            # lane index SSA value inside a per-lane loop
+        self.uniform = set()        # registers held as one scalar for the whole warp
         nblocks = len(plan.cfg.blocks)
         self.header_bytes = (F_MASKS + 4 * nblocks + SLOT - 1) // SLOT * SLOT
         self.spill = {}             # register -> frame slot index
@@ -134,6 +137,8 @@ class VectorFunction(Function):
         return isinstance(op, (ir.Imm, ir.Sym))
 
     def vread(self, op, ty: str, inst, signed=False) -> str:
+        if isinstance(op, ir.Reg) and op.name in self.uniform:
+            return self.splat(self.scalar_read(op, ty, signed), ty)
         if isinstance(op, ir.Reg) and op.name in self.regs:
             rty = self.regs[op.name]
             t = self.tmp(); self.emit(f"{t} = load {vt(rty)}, ptr {self.reg_ptr(op.name)}")
@@ -160,6 +165,12 @@ class VectorFunction(Function):
             raise unsupported(inst, f"destination {op}")
         rty = self.regs[op.name]
         self.forget_patterns(op.name)
+        if op.name in self.uniform:
+            # every active lane holds the same value (vote, activemask...): keep one
+            first = self.tmp(); self.emit(f"{first} = call i32 @llvm.cttz.i32(i32 {em}, i1 true)")
+            one = self.tmp(); self.emit(f"{one} = extractelement {vt(ty)} {value}, i32 {first}")
+            self.emit(f"store {rty} {self.conv(one, ty, rty, signed)}, ptr {self.reg_ptr(op.name)}")
+            return
         v = self.vconv(value, ty, rty, signed)
         old = self.tmp(); self.emit(f"{old} = load {vt(rty)}, ptr {self.reg_ptr(op.name)}")
         m = self.vmask(em)
@@ -172,7 +183,17 @@ class VectorFunction(Function):
                 del cache[key]
 
     # -- scalar access for the per-lane path ---------------------------------------------------
+    def scalar_read(self, op, ty: str, signed=False) -> str:
+        rty = self.regs[op.name]
+        t = self.tmp(); self.emit(f"{t} = load {rty}, ptr {self.reg_ptr(op.name)}")
+        v = self.conv(t, rty, ty, signed)
+        if op.negated:
+            n = self.tmp(); self.emit(f"{n} = xor i1 {v}, true"); v = n
+        return v
+
     def read(self, op, ty: str, inst, signed=False) -> str:
+        if isinstance(op, ir.Reg) and op.name in self.uniform and not op.component:
+            return self.scalar_read(op, ty, signed)
         if self.lane is not None and isinstance(op, ir.Reg) and op.name in self.regs:
             if op.component:
                 raise unsupported(inst, f"vector register component {op}")
@@ -186,10 +207,15 @@ class VectorFunction(Function):
         return super().read(op, ty, inst, signed)
 
     def write(self, op, value: str, ty: str, inst, signed=False):
-        if self.lane is None:
-            raise unsupported(inst, "scalar write outside a lane loop")
         if isinstance(op, ir.Reg) and op.name == "_":
             return
+        if isinstance(op, ir.Reg) and op.name in self.uniform:
+            rty = self.regs[op.name]
+            self.forget_patterns(op.name)
+            self.emit(f"store {rty} {self.conv(value, ty, rty, signed)}, ptr {self.reg_ptr(op.name)}")
+            return
+        if self.lane is None:
+            raise unsupported(inst, "scalar write of a divergent register outside a lane loop")
         if not isinstance(op, ir.Reg) or op.name not in self.regs:
             raise unsupported(inst, f"destination {op}")
         rty = self.regs[op.name]
@@ -198,6 +224,25 @@ class VectorFunction(Function):
         vec = self.tmp(); self.emit(f"{vec} = load {vt(rty)}, ptr {self.reg_ptr(op.name)}")
         n = self.tmp(); self.emit(f"{n} = insertelement {vt(rty)} {vec}, {rty} {v}, i32 {self.lane}")
         self.emit(f"store {vt(rty)} {n}, ptr {self.reg_ptr(op.name)}")
+
+    def uniform_instruction(self, inst):
+        """A warp-uniform instruction, run once as the first active lane (whose thread a
+        fault report names)."""
+        first = self.tmp(); self.emit(f"{first} = call i32 @llvm.cttz.i32(i32 {self.cur()}, i1 true)")
+        self.set_thread_ids(first)
+        self.lane = first
+        try:
+            Function.instruction(self, inst)
+        finally:
+            self.lane = None
+
+    def set_thread_ids(self, lane: str):
+        for k, index in ((0, 0), (1, 1), (2, 2), (3, 6)):   # tid.x/y/z and linear tid into %ti
+            p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr %frame, i64 {F_TID + 4 * W * k}")
+            q = self.tmp(); self.emit(f"{q} = getelementptr i32, ptr {p}, i32 {lane}")
+            v = self.tmp(); self.emit(f"{v} = load i32, ptr {q}")
+            d = self.tmp(); self.emit(f"{d} = getelementptr i32, ptr %ti, i64 {index}")
+            self.emit(f"store i32 {v}, ptr {d}")
 
     def lane_loop(self, inst, em: str):
         """Run ``inst`` through the per-thread translation for each lane in ``em``."""
@@ -215,12 +260,7 @@ class VectorFunction(Function):
         bit = self.tmp(); self.emit(f"{bit} = trunc i32 {sh} to i1")
         self.emit(f"br i1 {bit}, label %{body}, label %{latch}")
         self.block(body)
-        for k, index in ((0, 0), (1, 1), (2, 2), (3, 6)):   # tid.x/y/z and linear tid into %ti
-            p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr %frame, i64 {F_TID + 4 * W * k}")
-            q = self.tmp(); self.emit(f"{q} = getelementptr i32, ptr {p}, i32 {lane}")
-            v = self.tmp(); self.emit(f"{v} = load i32, ptr {q}")
-            d = self.tmp(); self.emit(f"{d} = getelementptr i32, ptr %ti, i64 {index}")
-            self.emit(f"store i32 {v}, ptr {d}")
+        self.set_thread_ids(lane)
         self.lane = lane
         try:
             handler(inst)
@@ -241,7 +281,27 @@ class VectorFunction(Function):
         g = self.bits(self.vread(inst.guard, "i1", inst))
         return self.op2("and", "i32", m, g)
 
+    SCALAR_UNSAFE = {"vote", "activemask", "shfl", "bar", "barrier", "atom", "red", "match",
+                     "redux", "elect", "call", "ret", "exit", "bra", "st"}
+
+    def writes(self, inst) -> set:
+        out = set()
+        for k, o in enumerate(inst.operands[:len(inst.destinations)]):
+            if isinstance(o, ir.Reg):
+                out.add(o.name)
+            elif isinstance(o, ir.Pair):
+                out |= {o.first.name, o.second.name}
+            elif isinstance(o, ir.Vec):
+                out |= {x.name for x in o.items if isinstance(x, ir.Reg)}
+        return out
+
     def vinstruction(self, inst):
+        dests = self.writes(inst)
+        if dests and dests <= self.uniform and inst.opcode not in self.SCALAR_UNSAFE \
+                and (inst.guard is None or inst.guard.name in self.uniform):
+            # the same value in every lane: computed once, by the per-thread translation
+            self.uniform_instruction(inst)
+            return
         em = self.effective_mask(inst)
         handler = getattr(self, "v_" + inst.opcode, None)
         if handler is not None and handler(inst, em) is not False:
@@ -1104,15 +1164,15 @@ class VectorFunction(Function):
         k = self.sync_points
         reload = []
         for name in self.spill_set(self.inst_index):
-            rty = self.regs[name]
+            rty = self.regs[name] if name in self.uniform else vt(self.regs[name])
             slot = self.spill.setdefault(name, len(self.spill))
             off = self.header_bytes + SLOT * slot
-            v = self.tmp(); self.emit(f"{v} = load {vt(rty)}, ptr {self.reg_ptr(name)}")
-            self.emit(f"store {vt(rty)} {v}, ptr {self.frame_ptr(off)}, align 4")
+            v = self.tmp(); self.emit(f"{v} = load {rty}, ptr {self.reg_ptr(name)}")
+            self.emit(f"store {rty} {v}, ptr {self.frame_ptr(off)}, align 4")
             rp, rv = f"%rl{k}.{slot}p", f"%rl{k}.{slot}v"
             reload += [f"  {rp} = getelementptr i8, ptr %frame, i64 {off}",
-                       f"  {rv} = load {vt(rty)}, ptr {rp}, align 4",
-                       f"  store {vt(rty)} {rv}, ptr {self.reg_ptr(name)}"]
+                       f"  {rv} = load {rty}, ptr {rp}, align 4",
+                       f"  store {rty} {rv}, ptr {self.reg_ptr(name)}"]
         self.frame_store(F_CURMASK, self.cur())
         self.frame_store(F_RESUME, str(k))
         self.emit(f"ret i32 {ST_BAR}")
@@ -1169,6 +1229,9 @@ class VectorFunction(Function):
     # -- the function as a whole -------------------------------------------------------------
     def render(self) -> str:
         self.declare()
+        # warp-uniform registers are scalars: cheaper arithmetic and far fewer vector registers
+        self.uniform = set() if os.environ.get("DPTX_CPU_UNIFORM") == "0" else \
+            {n for n in self.regs if n not in self.plan.divergent}
         self.compute_liveness()
         plan, cfg, insts = self.plan, self.plan.cfg, self.f.instructions
         self.block("first")
@@ -1212,8 +1275,9 @@ class VectorFunction(Function):
                f"ptr noalias %frame, ptr %kw)")
         head = [sig + " {", "entry:"]
         for name, ty in self.regs.items():
-            head.append(f"  {self.reg_ptr(name)} = alloca {vt(ty)}")
-            head.append(f"  store {vt(ty)} zeroinitializer, ptr {self.reg_ptr(name)}")
+            rt = ty if name in self.uniform else vt(ty)
+            head.append(f"  {self.reg_ptr(name)} = alloca {rt}")
+            head.append(f"  store {rt} {'zeroinitializer' if rt != ty else ('false' if ty == 'i1' else ('0.0' if ty in ('float', 'double') else '0'))}, ptr {self.reg_ptr(name)}")
         head.append("  %curmask = alloca i32")
         head.append(f"  %shbuf = alloca [{W} x i32], align 64")
         head.append(f"  %vtmp = alloca [{W} x i64], align 64")

@@ -32,6 +32,7 @@ class VectorPlan:
     loop_ends: dict      # block index -> loop headers whose body ends there (innermost first)
     nosync: set          # blocks from which no barrier is reachable
     label_block: dict    # PTX label -> block index (EXIT for a label past the end)
+    divergent: set       # registers whose value may differ between the lanes of a warp
 
 
 def plan_vector(module: ir.Module, function: ir.Function):
@@ -86,11 +87,11 @@ def plan_vector(module: ir.Module, function: ir.Function):
     warp_blocks = {cfg.block_of(i) for i, inst in enumerate(insts) if inst.opcode in _WARP_OPS}
     reaches = {b: (nx.descendants(g, b) | {b}) for b in reachable}
     nosync = {b for b in reachable if not (reaches[b] & sync_blocks)}
-    why = _divergent_sync(function, cfg, reachable, reaches, sync_blocks | warp_blocks, nosync)
+    why, divergent = _divergent_sync(function, cfg, reachable, reaches, sync_blocks | warp_blocks, nosync)
     if why:
         return why
     label_block = {name: cfg._label_block(ir.Sym(name), insts[0]) for name in function.labels}
-    return VectorPlan(cfg, order, loop_ends, nosync, label_block)
+    return VectorPlan(cfg, order, loop_ends, nosync, label_block, divergent)
 
 
 def _natural_loops(cfg, reachable) -> dict:
@@ -159,7 +160,8 @@ def _ordered_blocks(cfg, reachable, loops):
 
 
 def _divergent_sync(function, cfg, reachable, reaches, sync_blocks, nosync):
-    """Why some barrier or warp operation could be reached by part of a warp, or None."""
+    """(Why some barrier or warp operation could be reached by part of a warp, or None; the
+    registers that may differ between the lanes of a warp)."""
     insts = function.instructions
     divergent: set = set()
     ipdom = cfg.immediate_post_dominators
@@ -227,5 +229,5 @@ def _divergent_sync(function, cfg, reachable, reaches, sync_blocks, nosync):
                 if all(s >= 0 and s not in nosync for s in cfg.successors(blk)):
                     split_blocks |= inside
     for b in split_blocks & sync_blocks:
-        return f"a barrier or warp operation under divergent control (block {b})"
-    return None
+        return f"a barrier or warp operation under divergent control (block {b})", divergent
+    return None, divergent

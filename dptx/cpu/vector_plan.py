@@ -194,32 +194,53 @@ def _divergent_sync(function, cfg, reachable, reaches, sync_blocks, nosync):
                     out |= names(item)
         return out
 
+    # Operands of each instruction, and the definitions reaching each use (registers are
+    # reused by compilers: a copy of a loop counter is uniform even when a later value of the
+    # same register is not, so divergence is tracked per definition, not per name).
+    uses, defs = [], []
+    for inst in insts:
+        nd = len(inst.destinations)
+        d, u = set(), set()
+        for k, op in enumerate(inst.operands):
+            if k < nd and not isinstance(op, ir.Addr):
+                d |= names(op)
+            else:
+                u |= names(op)
+        guard = names(inst.guard) if inst.guard is not None else set()
+        uses.append((u, guard))
+        defs.append(d)
+    reaching = _reaching_definitions(insts, defs, cfg, reachable)
+
+    div_defs: set = set()           # (instruction index, register) definitions that diverge
     divergent_blocks: set = set()   # blocks where the lanes of a warp may differ
     split_blocks: set = set()       # ... among lanes that may still reach a barrier
+
+    def diverges(i, regs) -> bool:
+        return any(r.startswith(_DIVERGENT_SPECIALS) or (d, r) in div_defs
+                   for r in regs for d in reaching[i].get(r, ()))
+
     changed = True
     while changed:
         changed = False
         for i, inst in enumerate(insts):
-            nd = len(inst.destinations)
-            dests, srcs = set(), set()
-            for k, op in enumerate(inst.operands):
-                if k < nd and not isinstance(op, ir.Addr):
-                    dests |= names(op)
-                else:
-                    srcs |= names(op)
-            guard = names(inst.guard) if inst.guard is not None else set()
+            if i not in reaching:
+                continue                    # unreachable code
+            srcs, guard = uses[i]
             blk = cfg.block_of(i)
             if inst.opcode in ("vote", "activemask"):
                 # the same result in every lane that executes it together
-                is_div = blk in divergent_blocks or bool(guard & divergent)
+                is_div = blk in divergent_blocks or diverges(i, guard)
             else:
-                is_div = bool((srcs | guard) & divergent) or blk in divergent_blocks \
-                    or any(s.startswith(_DIVERGENT_SPECIALS) for s in srcs | guard) \
-                    or inst.opcode in ("atom", "shfl")
-            if is_div and dests - divergent:
-                divergent |= dests
-                changed = True
-            if inst.opcode in ("bra", "ret", "exit") and guard & divergent:
+                is_div = blk in divergent_blocks or inst.opcode in ("atom", "shfl") \
+                    or diverges(i, srcs | guard) \
+                    or any(r.startswith(_DIVERGENT_SPECIALS) for r in srcs | guard)
+            if is_div:
+                new = {(i, r) for r in defs[i]} - div_defs
+                if new:
+                    div_defs |= new
+                    changed = True
+            if inst.opcode in ("bra", "ret", "exit") and (diverges(i, guard) or any(
+                    r.startswith(_DIVERGENT_SPECIALS) for r in guard)):
                 inside = region(blk)
                 if inside - divergent_blocks:
                     divergent_blocks |= inside
@@ -228,6 +249,49 @@ def _divergent_sync(function, cfg, reachable, reaches, sync_blocks, nosync):
                 # branch whose every side can reach a barrier splits the waiting lanes
                 if all(s >= 0 and s not in nosync for s in cfg.successors(blk)):
                     split_blocks |= inside
+    divergent = {r for _, r in div_defs}
     for b in split_blocks & sync_blocks:
         return f"a barrier or warp operation under divergent control (block {b})", divergent
     return None, divergent
+
+
+def _reaching_definitions(insts, defs, cfg, reachable) -> dict:
+    """instruction index -> {register: set of instruction indices whose definition of it may
+    reach there} (-1: the value at entry). A guarded definition does not kill the others."""
+    def transfer(state, i):
+        out = dict(state)
+        for r in defs[i]:
+            if insts[i].guard is None:
+                out[r] = frozenset((i,))
+            else:
+                out[r] = state.get(r, frozenset((-1,))) | {i}
+        return out
+
+    blocks = {b.index: b for b in cfg.blocks}
+    block_in = {b: {} for b in reachable}
+    block_out = {}
+    order = [b for b in sorted(reachable)]
+    changed = True
+    while changed:
+        changed = False
+        for b in order:
+            state = {}
+            preds = [p for p in cfg.predecessors(b) if p >= 0 and p in reachable]
+            for p in preds:
+                for r, ds in block_out.get(p, {}).items():
+                    state[r] = state.get(r, frozenset()) | ds
+            block_in[b] = state
+            blk = blocks[b]
+            for i in range(blk.start, blk.end):
+                state = transfer(state, i)
+            if block_out.get(b) != state:
+                block_out[b] = state
+                changed = True
+    result = {}
+    for b in order:
+        blk = blocks[b]
+        state = block_in[b]
+        for i in range(blk.start, blk.end):
+            result[i] = {r: (ds if ds else frozenset((-1,))) for r, ds in state.items()}
+            state = transfer(state, i)
+    return result

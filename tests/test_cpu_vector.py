@@ -183,10 +183,12 @@ extern "C" __global__ void scale(const float* x, float* y, float a, int n) {
 }'''
 
 
-def test_plain_kernel_fault_reported_after_the_vector_loop():
+def test_plain_kernel_fault_reported_after_the_vector_loop(monkeypatch):
     """Plain kernels report a bounds fault from the loop latch (so that the loop over
     threads vectorizes): still the first faulting thread, its address and line."""
+    monkeypatch.setenv("DPTX_CPU_VECTOR", "1")     # the plain loop, whatever the caller set
     k = dptx.RawModule(PLAIN).get_function("scale")
+    assert not executor.compile_kernel(k).vector
     n = 1000
     x = np.ones(n, np.float32)
     y = np.zeros(n + 24, np.float32)

@@ -57,6 +57,9 @@ class VectorFunction(Function):
         self.plan = plan
         self.lane = None            # lane index SSA value inside a per-lane loop
         self.uniform = set()        # registers held as one scalar for the whole warp
+        self.block_mask = None      # the current block's lane mask (SSA), while emitting it
+        self.block_index = None
+        self.waiting_live = set()   # registers live where lanes may wait (blocks with no barrier)
         nblocks = len(plan.cfg.blocks)
         self.header_bytes = (F_MASKS + 4 * nblocks + SLOT - 1) // SLOT * SLOT
         self.spill = {}             # register -> frame slot index
@@ -172,6 +175,12 @@ class VectorFunction(Function):
             self.emit(f"store {rty} {self.conv(one, ty, rty, signed)}, ptr {self.reg_ptr(op.name)}")
             return
         v = self.vconv(value, ty, rty, signed)
+        if em == self.block_mask and self.block_index not in self.plan.divergent_blocks \
+                and op.name not in self.waiting_live:
+            # every live lane runs this block (the others exited or went where this register
+            # is dead): no lane's old value is needed
+            self.emit(f"store {vt(rty)} {v}, ptr {self.reg_ptr(op.name)}")
+            return
         old = self.tmp(); self.emit(f"{old} = load {vt(rty)}, ptr {self.reg_ptr(op.name)}")
         m = self.vmask(em)
         new = self.tmp(); self.emit(f"{new} = select {vt('i1')} {m}, {vt(rty)} {v}, {vt(rty)} {old}")
@@ -275,6 +284,8 @@ class VectorFunction(Function):
 
     # -- instructions --------------------------------------------------------------------------
     def effective_mask(self, inst) -> str:
+        if inst.guard is None and self.block_mask is not None:
+            return self.block_mask
         m = self.cur()
         if inst.guard is None:
             return m
@@ -1180,6 +1191,7 @@ class VectorFunction(Function):
         self.block(after)
         # values from before the barrier are not on the resume path
         self.pattern_cache, self.range_cache = {}, {}
+        self.block_mask = self.cur()
         reload += [f"  %rm{k}p = getelementptr i8, ptr %frame, i64 {F_CURMASK}",
                    f"  %rm{k} = load i32, ptr %rm{k}p, align 4",
                    f"  store i32 %rm{k}, ptr %curmask"]
@@ -1234,6 +1246,10 @@ class VectorFunction(Function):
             {n for n in self.regs if n not in self.plan.divergent}
         self.compute_liveness()
         plan, cfg, insts = self.plan, self.plan.cfg, self.f.instructions
+        for b in plan.nosync:
+            blk = cfg.blocks[b]
+            if blk.start < blk.end:
+                self.waiting_live |= self.live_across[blk.start]
         self.block("first")
         self.thread_ids()
         names = {b: f"blk{b}" for b in plan.order}
@@ -1250,6 +1266,7 @@ class VectorFunction(Function):
             self.block(body)
             self.pattern_cache, self.range_cache = {}, {}
             self.emit(f"store i32 {m}, ptr %curmask")
+            self.block_mask, self.block_index = m, b
             last = insts[blk.end - 1] if blk.end > blk.start else None
             is_term = last is not None and last.opcode in ("bra", "ret", "exit")
             for i in range(blk.start, blk.end - (1 if is_term else 0)):
@@ -1257,6 +1274,7 @@ class VectorFunction(Function):
                 self.vinstruction(insts[i])
             self.inst_index = blk.end - 1
             self.terminator(blk, last if is_term else None)
+            self.block_mask = None
             self.emit(f"br label %{skip}")
             self.block(skip)
             for header in plan.loop_ends.get(b, []):

@@ -33,6 +33,7 @@ class VectorPlan:
     nosync: set          # blocks from which no barrier is reachable
     label_block: dict    # PTX label -> block index (EXIT for a label past the end)
     divergent: set       # registers whose value may differ between the lanes of a warp
+    divergent_blocks: set  # blocks some live lanes of a warp may skip while others run them
 
 
 def plan_vector(module: ir.Module, function: ir.Function):
@@ -87,11 +88,12 @@ def plan_vector(module: ir.Module, function: ir.Function):
     warp_blocks = {cfg.block_of(i) for i, inst in enumerate(insts) if inst.opcode in _WARP_OPS}
     reaches = {b: (nx.descendants(g, b) | {b}) for b in reachable}
     nosync = {b for b in reachable if not (reaches[b] & sync_blocks)}
-    why, divergent = _divergent_sync(function, cfg, reachable, reaches, sync_blocks | warp_blocks, nosync)
+    why, divergent, divergent_blocks = _divergent_sync(function, cfg, reachable, reaches,
+                                                       sync_blocks | warp_blocks, nosync)
     if why:
         return why
     label_block = {name: cfg._label_block(ir.Sym(name), insts[0]) for name in function.labels}
-    return VectorPlan(cfg, order, loop_ends, nosync, label_block, divergent)
+    return VectorPlan(cfg, order, loop_ends, nosync, label_block, divergent, divergent_blocks)
 
 
 def _natural_loops(cfg, reachable) -> dict:
@@ -251,8 +253,9 @@ def _divergent_sync(function, cfg, reachable, reaches, sync_blocks, nosync):
                     split_blocks |= inside
     divergent = {r for _, r in div_defs}
     for b in split_blocks & sync_blocks:
-        return f"a barrier or warp operation under divergent control (block {b})", divergent
-    return None, divergent
+        return (f"a barrier or warp operation under divergent control (block {b})", divergent,
+                divergent_blocks)
+    return None, divergent, divergent_blocks
 
 
 def _reaching_definitions(insts, defs, cfg, reachable) -> dict:

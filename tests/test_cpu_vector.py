@@ -198,3 +198,76 @@ def test_plain_kernel_fault_reported_after_the_vector_loop(monkeypatch):
     assert "block 3" in text and "thread 232" in text            # i = 1000, the first past x
     assert f"{4 * n} bytes into argument 0" in text and "PTX line" in text
     assert np.all(y[:n] == 2.0)                                    # earlier threads ran
+
+
+MORE = r'''
+extern "C" __global__ void tree_reduce(const float* x, float* out, int n) {
+    extern __shared__ float s[];
+    int t = threadIdx.x, i = blockIdx.x * blockDim.x * 2 + t;
+    float v = 0;
+    if (i < n) v = x[i];
+    if (i + blockDim.x < n) v += x[i + blockDim.x];
+    s[t] = v;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+        if (t < k) s[t] += s[t + k];
+        __syncthreads();
+    }
+    if (t == 0) out[blockIdx.x] = s[0];
+}
+extern "C" __global__ void exit_then_shfl(const int* x, int* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int v = x[i];
+    unsigned m = __activemask();
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(m, v, o);
+    if ((threadIdx.x & 31) == 0) out[i / 32] = v;
+}
+#define T 32
+extern "C" __global__ void transpose(const float* a, float* b, int w, int h) {
+    __shared__ float tile[T][T + 1];
+    int x = blockIdx.x * T + threadIdx.x, y = blockIdx.y * T + threadIdx.y;
+    for (int j = 0; j < T; j += 8)
+        if (x < w && y + j < h) tile[threadIdx.y + j][threadIdx.x] = a[(y + j) * w + x];
+    __syncthreads();
+    x = blockIdx.y * T + threadIdx.x; y = blockIdx.x * T + threadIdx.y;
+    for (int j = 0; j < T; j += 8)
+        if (x < h && y + j < w) b[(y + j) * h + x] = tile[threadIdx.x][threadIdx.y + j];
+}
+'''
+
+
+def test_shared_tree_reduction_with_barriers_in_a_loop():
+    k = dptx.RawModule(MORE).get_function("tree_reduce")
+    assert executor.compile_kernel(k).vector
+    rng = np.random.default_rng(1)
+    n = 100000
+    x = rng.random(n, dtype=np.float32)
+    nb = (n + 511) // 512
+    out = np.zeros(nb, np.float32)
+    cpu.launch(k, nb, 256, [x, out, np.int32(n)], shared_mem=256 * 4)
+    want = np.pad(x.astype(np.float64), (0, nb * 512 - n)).reshape(nb, 512).sum(axis=1)
+    np.testing.assert_allclose(out, want, rtol=1e-5)
+
+
+def test_warp_reduction_after_early_exit():
+    k = dptx.RawModule(MORE).get_function("exit_then_shfl")
+    assert executor.compile_kernel(k).vector
+    rng = np.random.default_rng(2)
+    n = 1000
+    x = rng.integers(-50, 50, n).astype(np.int32)
+    out = np.zeros(32, np.int32)
+    cpu.launch(k, 4, 256, [x, out, np.int32(n)])
+    want = [x[w * 32:(w + 1) * 32].sum() for w in range(31)]
+    assert np.array_equal(out[:31], want)       # whole warps (the last one is partial: UB)
+
+
+def test_padded_shared_transpose_with_partial_tiles():
+    k = dptx.RawModule(MORE).get_function("transpose")
+    assert executor.compile_kernel(k).vector
+    rng = np.random.default_rng(3)
+    w, h = 100, 70
+    a = rng.random((h, w), dtype=np.float32)
+    b = np.zeros((w, h), np.float32)
+    cpu.launch(k, ((w + 31) // 32, (h + 31) // 32), (32, 8), [a, b, np.int32(w), np.int32(h)])
+    assert np.array_equal(b, a.T)

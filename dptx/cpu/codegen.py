@@ -102,7 +102,9 @@ class Module:
         # prove it exact (DPTX_CPU_VECTOR=0 turns it off; =all also takes plain kernels).
         self.vector_plan, self.vector_reason = None, "kernel without sync points"
         choice = os.environ.get("DPTX_CPU_VECTOR", "1").strip().lower()
-        if choice not in ("0", "off", "no", "false") and (self.resumable or choice == "all"):
+        if choice in ("0", "off", "no", "false"):
+            self.vector_reason = f"DPTX_CPU_VECTOR={choice}"
+        elif self.resumable or choice == "all":
             from .vector_plan import plan_vector
             plan = plan_vector(module, self.kernel)
             if isinstance(plan, str):

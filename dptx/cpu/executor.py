@@ -39,6 +39,7 @@ class CompiledKernel:
         self.vector = translation.vector_plan is not None    # warp-vectorized (vector.py)
         self.vector_reason = translation.vector_reason
         self.prefetch_sites = translation.prefetch_sites
+        self.uses_printf = any(f.name == "vprintf" for f in translation.functions)
         self.frame_bytes = translation.frame_bytes
         self.local_bytes = translation.local_bytes_per_thread()
         self.shared_static = translation.shared.dynamic_offset
@@ -107,7 +108,9 @@ class _Chunk:
         else:
             self.frames = np.zeros(ck.frame_bytes * npad if ck.resumable else 16, np.uint8)
         self.exchange = np.zeros(4 * npad if ck.resumable else 4, np.int64)
-        self.printf = np.zeros(L.PRINTF_RECORD_BYTES * printf_cap, np.uint8)
+        if not ck.uses_printf:
+            printf_cap = 0          # no record buffer (1 MiB by default) for kernels that never print
+        self.printf = np.zeros(max(L.PRINTF_RECORD_BYTES * printf_cap, 16), np.uint8)
         self.arrivals = np.zeros(1, np.int64)
         self.fault_addr = np.zeros(max(nthreads, 1), np.int64)
         self.stride_history = np.zeros(max(ck.prefetch_sites, 1), np.int64)

@@ -1,7 +1,8 @@
 """Warp-vectorized translation of a kernel body (DESIGN.md point 4, the fast form).
 
 The 32 threads of a warp run as the lanes of LLVM vectors: every PTX register is a
-``<32 x T>`` value, the frequent instructions become vector instructions, and the rest run
+``<32 x T>`` value (or, when the divergence analysis finds it warp-uniform, one scalar
+computed once), the frequent instructions become vector instructions, and the rest run
 through the exact per-thread code of ``codegen.Function`` in a loop over the active lanes.
 Control flow is executed with masks: the blocks run in an order where loops are contiguous
 (``vector_plan``), each block with the lanes that branched to it (kept in the warp's frame),
@@ -13,8 +14,6 @@ per-half or gathered vector access; any lane out of bounds sends the access thro
 per-lane path, which reports the fault exactly as the per-thread executor does.
 """
 from __future__ import annotations
-
-import os
 
 from ..ptx import ir
 from ..ptx.cfg import EXIT
@@ -1242,8 +1241,7 @@ class VectorFunction(Function):
     def render(self) -> str:
         self.declare()
         # warp-uniform registers are scalars: cheaper arithmetic and far fewer vector registers
-        self.uniform = set() if os.environ.get("DPTX_CPU_UNIFORM") == "0" else \
-            {n for n in self.regs if n not in self.plan.divergent}
+        self.uniform = {n for n in self.regs if n not in self.plan.divergent}
         self.compute_liveness()
         plan, cfg, insts = self.plan, self.plan.cfg, self.f.instructions
         for b in plan.nosync:

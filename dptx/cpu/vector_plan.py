@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from ..ptx import ir
-from ..ptx.cfg import ENTRY, EXIT, build_cfg
+from ..ptx.cfg import build_cfg
 
 # Special registers that differ between the threads of a warp.
 _DIVERGENT_SPECIALS = ("%tid", "%laneid", "%lanemask_eq", "%lanemask_lt", "%lanemask_le",

@@ -25,19 +25,17 @@ def test_case_matches_numpy(case):
         check(args[index], want, case.rtol, case.atol, f"{case.name} argument {index}")
 
 
-def _has_sync_points(case) -> bool:
-    from dptx.ptx.cfg import sync_kind
-    f = next(f for f in dptx.RawModule(source(case), options=case.options).module.kernels
-             if f.name == case.kernel)
-    return any(sync_kind(i) for i in f.instructions)
+def _normally_vectorized(case) -> bool:
+    kernel = dptx.RawModule(source(case), options=case.options).get_function(case.kernel)
+    return cpu.compile_kernel(kernel).vector
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_case_matches_numpy_in_the_other_executor(case, monkeypatch):
-    """Kernels with barriers or warp operations normally run warp-vectorized: here per
-    thread (DPTX_CPU_VECTOR=0). The others normally run as a plain loop over threads: here
-    warp-vectorized (DPTX_CPU_VECTOR=all), which exercises its instruction translations."""
-    monkeypatch.setenv("DPTX_CPU_VECTOR", "0" if _has_sync_points(case) else "all")
+    """Kernels with barriers, warp operations or loops normally run warp-vectorized: here
+    per thread (DPTX_CPU_VECTOR=0). The others normally run as a plain loop over threads:
+    here warp-vectorized (DPTX_CPU_VECTOR=all), which exercises its translations."""
+    monkeypatch.setenv("DPTX_CPU_VECTOR", "0" if _normally_vectorized(case) else "all")
     kernel = dptx.RawModule(source(case), options=case.options).get_function(case.kernel)
     args, expected = fresh(case)
     cpu.launch(kernel, case.grid, case.block, args, shared_mem=case.shared_mem)

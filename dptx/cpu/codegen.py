@@ -98,13 +98,17 @@ class Module:
         # Plain kernels report bounds faults from the thread loop's latch instead of leaving
         # it, so that LLVM can vectorize the loop over threads (DESIGN.md point 4).
         self.deferred_faults = not self.resumable
-        # Kernels with barriers or warp operations run warp-vectorized when vector_plan can
-        # prove it exact (DPTX_CPU_VECTOR=0 turns it off; =all also takes plain kernels).
+        # Kernels with barriers, warp operations or loops run warp-vectorized when vector_plan
+        # can prove it exact (DPTX_CPU_VECTOR=0 turns it off; =all takes every kernel).
         self.vector_plan, self.vector_reason = None, "kernel without sync points"
         choice = os.environ.get("DPTX_CPU_VECTOR", "1").strip().lower()
+        # Plain kernels with a loop in each thread go warp-vectorized too: LLVM's vectorizer
+        # only works on innermost loops, so a per-thread loop (often a recurrence) would run
+        # one thread at a time, while 32 lanes run it side by side (25x on a polynomial).
+        has_loop = bool(build_cfg(self.kernel).back_edges())
         if choice in ("0", "off", "no", "false"):
             self.vector_reason = f"DPTX_CPU_VECTOR={choice}"
-        elif self.resumable or choice == "all":
+        elif self.resumable or has_loop or choice == "all":
             from .vector_plan import plan_vector
             plan = plan_vector(module, self.kernel)
             if isinstance(plan, str):

@@ -271,3 +271,42 @@ def test_padded_shared_transpose_with_partial_tiles():
     b = np.zeros((w, h), np.float32)
     cpu.launch(k, ((w + 31) // 32, (h + 31) // 32), (32, 8), [a, b, np.int32(w), np.int32(h)])
     assert np.array_equal(b, a.T)
+
+
+LOOPS = r'''
+extern "C" __global__ void poly(float* y, int iters) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = i * 1e-4f, acc = 0.0f;
+    for (int k = 0; k < iters; k++) acc = acc * 0.999f + v * k;
+    y[i] = acc;
+}
+extern "C" __global__ void rowscale(const float* a, float* b, int m, int rows) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows) return;
+    for (int j = 0; j < m; j++) b[r * m + j] = a[r * m + j] * 2.0f + 1.0f;
+}'''
+
+
+def test_plain_kernels_with_loops_measure_both_forms(monkeypatch):
+    """A per-thread loop makes both translations candidates: the first launch with enough
+    blocks runs half of them with each, and keeps the faster. Results are the same."""
+    monkeypatch.delenv("DPTX_CPU_VECTOR", raising=False)
+    m = dptx.RawModule(LOOPS)
+    poly, rows = m.get_function("poly"), m.get_function("rowscale")
+    for k in (poly, rows):
+        ck = executor.compile_kernel(k)
+        assert ck.vector and ck.alternative is not None and not ck.alternative.vector
+    y = np.zeros(64 * 128, np.float32)
+    cpu.launch(poly, 64, 128, [y, np.int32(50)])
+    i = np.arange(y.size, dtype=np.float32)
+    v = (i * np.float32(1e-4)).astype(np.float32)
+    acc = np.zeros_like(v)
+    for k in range(50):        # the same float32 operations, in the same order
+        acc = (acc * np.float32(0.999) + v * np.float32(k)).astype(np.float32)
+    np.testing.assert_allclose(y, acc, rtol=1e-6)      # fma contraction may differ by an ulp
+    assert executor.compile_kernel(poly).chosen is not None
+    a = np.arange(64 * 128 * 16, dtype=np.float32).reshape(-1, 16)
+    b = np.zeros_like(a)
+    cpu.launch(rows, 64, 128, [a, b, np.int32(16), np.int32(a.shape[0])])
+    assert np.array_equal(b, a * 2 + 1)
+    assert executor.compile_kernel(rows).chosen is not None

@@ -69,7 +69,7 @@ def unsupported(inst: ir.Instruction, why: str = ""):
 class Module:
     """Translation of one kernel (and the functions it reaches) to an LLVM IR module."""
 
-    def __init__(self, module: ir.Module, kernel_name: str):
+    def __init__(self, module: ir.Module, kernel_name: str, vector_mode: str = None):
         self.module = module
         self.kernel = next(f for f in module.kernels if f.name == kernel_name)
         self.functions = reachable_functions(module, self.kernel)
@@ -101,11 +101,13 @@ class Module:
         # Kernels with barriers, warp operations or loops run warp-vectorized when vector_plan
         # can prove it exact (DPTX_CPU_VECTOR=0 turns it off; =all takes every kernel).
         self.vector_plan, self.vector_reason = None, "kernel without sync points"
-        choice = os.environ.get("DPTX_CPU_VECTOR", "1").strip().lower()
+        choice = (vector_mode or os.environ.get("DPTX_CPU_VECTOR", "1")).strip().lower()
         # Plain kernels with a loop in each thread go warp-vectorized too: LLVM's vectorizer
         # only works on innermost loops, so a per-thread loop (often a recurrence) would run
         # one thread at a time, while 32 lanes run it side by side (25x on a polynomial).
         has_loop = bool(build_cfg(self.kernel).back_edges())
+        self.vector_for_loops = False   # vectorized only because of a loop (the executor
+        #                                 also builds the plain form and measures both)
         if choice in ("0", "off", "no", "false"):
             self.vector_reason = f"DPTX_CPU_VECTOR={choice}"
         elif self.resumable or has_loop or choice == "all":
@@ -116,6 +118,7 @@ class Module:
             else:
                 self.vector_plan, self.vector_reason = plan, None
                 self.deferred_faults = False
+                self.vector_for_loops = not self.resumable and choice != "all"
         self.fault_sites: list = []    # (PTX line, access size) per deferred fault exit
         self.prefetch_sites = 0        # global loads with a stride-prefetch history slot
         self.uses_clock = False        # %globaltimer reads clock_gettime

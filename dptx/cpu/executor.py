@@ -26,9 +26,9 @@ RUN_SIGNATURE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64
 class CompiledKernel:
     """A kernel translated and compiled for this CPU, with what launches need to know."""
 
-    def __init__(self, module: ir.Module, name: str, source_key: str):
+    def __init__(self, module: ir.Module, name: str, source_key: str, vector_mode: str = None):
         t0 = time.perf_counter()
-        translation = Translation(module, name)
+        translation = Translation(module, name, vector_mode)
         text = translation.translate()
         self.engine, address = compile_ir(text, source_key + "|" + name)
         self.run = RUN_SIGNATURE(address)
@@ -44,6 +44,14 @@ class CompiledKernel:
         self.local_bytes = translation.local_bytes_per_thread()
         self.shared_static = translation.shared.dynamic_offset
         self.variables = L.module_variables(module)
+        # A plain kernel with a loop in each thread: warp vectorization wins by far on
+        # recurrences (25x on a polynomial) and loses on per-thread streams over rows (4x
+        # slower). Both forms are built; the first big enough launch runs half of its blocks
+        # with each and keeps the faster (``chosen``).
+        self.alternative = None
+        self.chosen = None
+        if translation.vector_for_loops:
+            self.alternative = CompiledKernel(module, name, source_key, vector_mode="0")
         self.compile_seconds = time.perf_counter() - t0
 
 
@@ -238,23 +246,42 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     base[L.CTX["dynamic_smem"]] = int(shared_mem)
     base[L.CTX["total_smem"]] = shared_size
 
-    parts = _split(rng, threads or os.cpu_count() or 1)
-    chunks = [_Chunk(ck, base, table, nthreads, shared_size, printf_capacity, pointer_values)
-              for _ in parts]
+    workers = threads or os.cpu_count() or 1
 
-    def run(i):
-        a, z = parts[i]
-        return ck.run(chunks[i].ctx.ctypes.data, a, z)
+    def execute(form, blocks_range):
+        """Run ``blocks_range`` with compiled ``form``: (chunks, status per chunk)."""
+        parts = _split(blocks_range, workers)
+        chunks = [_Chunk(form, base, table, nthreads, shared_size, printf_capacity, pointer_values)
+                  for _ in parts]
 
-    if len(parts) == 1:
-        results = [run(0)]
+        def run(i):
+            a, z = parts[i]
+            return form.run(chunks[i].ctx.ctypes.data, a, z)
+
+        if len(parts) == 1:
+            return chunks, [run(0)]
+        return chunks, list(_pool(len(parts)).map(run, range(len(parts))))
+
+    if ck.alternative is not None and ck.chosen is None and len(rng) >= 8 * workers:
+        # measure both forms on half of the blocks each, keep the faster per block
+        half = rng.start + len(rng) // 2
+        runs = []
+        for form, part in ((ck, range(rng.start, half)), (ck.alternative, range(half, rng.stop))):
+            t0 = time.perf_counter()
+            chunks, results = execute(form, part)
+            runs.append((form, chunks, results, (time.perf_counter() - t0) / len(part)))
+        ck.chosen = min(runs, key=lambda r: r[3])[0]
     else:
-        results = list(_pool(len(parts)).map(run, range(len(parts))))
+        form = ck.chosen or ck
+        chunks, results = execute(form, rng)
+        runs = [(form, chunks, results, 0.0)]
     keep_alive = (table, param_buf, buffers)  # noqa: F841 - the native code points into these
-    _print_records(kernel, ck, chunks, buffers)
-    for r, chunk in zip(results, chunks):
-        if r != 0:
-            raise _error(kernel, ck, chunk.error, g, b, buffers, names, shared_size)
+    for form, chunks, results, _ in runs:
+        _print_records(kernel, form, chunks, buffers)
+    for form, chunks, results, _ in runs:
+        for r, chunk in zip(results, chunks):
+            if r != 0:
+                raise _error(kernel, form, chunk.error, g, b, buffers, names, shared_size)
 
 
 # -- errors --------------------------------------------------------------------------------------

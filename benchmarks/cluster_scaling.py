@@ -29,7 +29,7 @@ extern "C" __global__ void touch(float* x, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) x[i] += 1.0f;
 }'''
-NBLOCKS, THREADS, ITERS = 1024, 256, 4000
+NBLOCKS, THREADS, ITERS = 1024, 256, 100000
 
 
 def transferred_bytes(client):

@@ -310,28 +310,31 @@ class Function:
         return f'%"r.{name}"'
 
     # -- operand access ----------------------------------------------------------------------
-    def conv(self, value: str, src: str, dst: str, signed=False) -> str:
-        """Reinterpret or resize a value between LLVM types (bitcast, trunc, zext/sext)."""
+    def conv(self, value: str, src: str, dst: str, signed=False, lanes: int = 0) -> str:
+        """Reinterpret or resize a value between LLVM types (bitcast, trunc, zext/sext); with
+        ``lanes``, between vectors of that many of them."""
         if src == dst:
             return value
+        vec = (lambda ty: f"<{lanes} x {ty}>") if lanes else (lambda ty: ty)
         t = self.tmp()
         if BITS[src] == BITS[dst]:
-            self.emit(f"{t} = bitcast {src} {value} to {dst}")
+            self.emit(f"{t} = bitcast {vec(src)} {value} to {vec(dst)}")
             return t
         if src in INT_OF:
-            value, src = self.conv(value, src, INT_OF[src]), INT_OF[src]
-            return self.conv(value, src, dst, signed)
+            value, src = self.conv(value, src, INT_OF[src], lanes=lanes), INT_OF[src]
+            return self.conv(value, src, dst, signed, lanes)
         if dst in INT_OF:
-            v = self.conv(value, src, INT_OF[dst], signed)
-            return self.conv(v, INT_OF[dst], dst)
+            v = self.conv(value, src, INT_OF[dst], signed, lanes)
+            return self.conv(v, INT_OF[dst], dst, lanes=lanes)
         if BITS[src] > BITS[dst]:
             if dst == "i1":
-                self.emit(f"{t} = icmp ne {src} {value}, 0")
+                zero = "zeroinitializer" if lanes else "0"
+                self.emit(f"{t} = icmp ne {vec(src)} {value}, {zero}")
             else:
-                self.emit(f"{t} = trunc {src} {value} to {dst}")
+                self.emit(f"{t} = trunc {vec(src)} {value} to {vec(dst)}")
         else:
             op = "sext" if signed and src != "i1" else "zext"
-            self.emit(f"{t} = {op} {src} {value} to {dst}")
+            self.emit(f"{t} = {op} {vec(src)} {value} to {vec(dst)}")
         return t
 
     def special(self, reg: ir.Reg, inst) -> tuple:
@@ -615,8 +618,8 @@ class Function:
         return "\n".join(lines + ["  ret void", "}"])
 
     def checked_in_window(self, window, value: str, size: int, inst) -> str:
-        """Host pointer for ``value`` checked against a known buffer: two compares against
-        launch constants. Outside it, a plain kernel's thread stops and reports the fault
+        """Host pointer for ``value`` checked against a known buffer: one compare against a
+        launch constant. Outside it, a plain kernel's thread stops and reports the fault
         (ST_SITE); a resumable kernel's falls back to the full translation, which reports."""
         wbase, host, limit = window
         rel = self.tmp(); self.emit(f"{rel} = sub i64 {value}, {wbase}")
@@ -1253,7 +1256,7 @@ class Function:
 
     def to_half_bits(self, inst, v: str, ty: str, half: str, mode=None) -> str:
         """Round a float/double to f16 or bf16 bits (nearest even, once, or the directed
-        ``mode`` for f16), with .relu and .ftz."""
+        ``mode``), with .relu and .ftz."""
         if mode is not None:
             if ty == "double":
                 # the same directed rounding twice equals doing it once
@@ -1262,11 +1265,6 @@ class Function:
                 v, ty = f, "float"
             if half != "half":
                 return self.ftz16(inst, self.bf16_directed(v, mode), half)
-            if ty == "double":
-                # the same directed rounding twice equals doing it once
-                name = self.mod.directed_helper("fptrunc", mode, "float", ["double"])
-                f = self.tmp(); self.emit(f'{f} = call float @"{name}"(double {v})')
-                v, ty = f, "float"
             name = self.mod.directed_helper("fptrunc", mode, "half", ["float"])
             h = self.tmp(); self.emit(f'{h} = call half @"{name}"(float {v})')
             b = self.tmp(); self.emit(f"{b} = bitcast half {h} to i16")

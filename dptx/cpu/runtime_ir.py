@@ -558,6 +558,25 @@ def _block_coordinates() -> str:
 """
 
 
+def _scheduler_entry(kw_slots: int) -> str:
+    """Allocas every block scheduler starts with: the thread-id record %ti, and the launch
+    constants the thread body reads (buffer windows), loaded once into %kw: after inlining
+    they are plain SSA values, invariant in the thread loop."""
+    return (f"  %ti = alloca [12 x i32], align 8\n"
+            f"  %kw = alloca [{kw_slots} x i64], align 8\n"
+            f"  call void @thread_constants(ptr %ctx, ptr %kw)\n")
+
+
+def _block_loop_head() -> str:
+    """Loop over blocks %b in [first, end) (exits to %finish, continues from %bnext), with
+    the block's coordinates in %ti."""
+    return ("bloop:\n"
+            "  %b = phi i64 [%first, %entry], [%bn, %bnext]\n"
+            "  %bdone = icmp uge i64 %b, %end\n"
+            "  br i1 %bdone, label %finish, label %bbody\n"
+            "bbody:\n" + _block_coordinates())
+
+
 def _thread_coordinates(t: str) -> str:
     return f"""
   %tx = urem i32 {t}, %bx
@@ -598,19 +617,9 @@ def scheduler_plain(fault_sites: list, site_base: int, kw_slots: int) -> str:
 
 define i32 @dptx_run(ptr {CTX_ARG}, i64 %first, i64 %end) {{
 entry:
-  %ti = alloca [12 x i32], align 8
-  ; launch constants the thread body uses (buffer windows), loaded once: after inlining
-  ; they are plain SSA values, invariant in the thread loop
-  %kw = alloca [{kw_slots} x i64], align 8
-  call void @thread_constants(ptr %ctx, ptr %kw)
-  %worst = alloca i64
+{_scheduler_entry(kw_slots)}  %worst = alloca i64
 {_dims()}{_ctx_load("lbase", "local", "ptr")}  br label %bloop
-bloop:
-  %b = phi i64 [%first, %entry], [%bn, %bnext]
-  %bdone = icmp uge i64 %b, %end
-  br i1 %bdone, label %finish, label %bbody
-bbody:
-{_block_coordinates()}  store i64 -1, ptr %worst
+{_block_loop_head()}  store i64 -1, ptr %worst
   br label %zloop
 zloop:
   %tz = phi i32 [0, %bbody], [%tzn, %znext]
@@ -699,20 +708,10 @@ def scheduler_resumable(frame_bytes: int, kw_slots: int) -> str:
     return f"""
 define i32 @dptx_run(ptr {CTX_ARG}, i64 %first, i64 %end) {{
 entry:
-  %ti = alloca [12 x i32], align 8
-  ; launch constants the thread body uses (buffer windows), loaded once: after inlining
-  ; they are plain SSA values, invariant in the thread loop
-  %kw = alloca [{kw_slots} x i64], align 8
-  call void @thread_constants(ptr %ctx, ptr %kw)
-{_dims()}{_ctx_load("lmem", "local", "ptr")}{_ctx_load("lsize", "local_size")}{_ctx_load("frames", "frames", "ptr")}{_ctx_load("exch", "exchange", "ptr")}  %npad0 = add i32 %nthr, 31
+{_scheduler_entry(kw_slots)}{_dims()}{_ctx_load("lmem", "local", "ptr")}{_ctx_load("lsize", "local_size")}{_ctx_load("frames", "frames", "ptr")}{_ctx_load("exch", "exchange", "ptr")}  %npad0 = add i32 %nthr, 31
   %npad = and i32 %npad0, -32
   br label %bloop
-bloop:
-  %b = phi i64 [%first, %entry], [%bn, %bnext]
-  %bdone = icmp uge i64 %b, %end
-  br i1 %bdone, label %finish, label %bbody
-bbody:
-{_block_coordinates()}  br label %iloop
+{_block_loop_head()}  br label %iloop
 iloop:
   %i = phi i32 [0, %bbody], [%in, %ibody]
   %idone = icmp uge i32 %i, %npad
@@ -919,18 +918,10 @@ def scheduler_warps(frame_bytes: int, header_bytes: int, kw_slots: int) -> str:
     return f"""
 define i32 @dptx_run(ptr {CTX_ARG}, i64 %first, i64 %end) {{
 entry:
-  %ti = alloca [12 x i32], align 8
-  %kw = alloca [{kw_slots} x i64], align 8
-  call void @thread_constants(ptr %ctx, ptr %kw)
-{_dims()}{_ctx_load("frames", "frames", "ptr")}  %nw0 = add i32 %nthr, 31
+{_scheduler_entry(kw_slots)}{_dims()}{_ctx_load("frames", "frames", "ptr")}  %nw0 = add i32 %nthr, 31
   %nw = lshr i32 %nw0, 5
   br label %bloop
-bloop:
-  %b = phi i64 [%first, %entry], [%bn, %bnext]
-  %bdone = icmp uge i64 %b, %end
-  br i1 %bdone, label %finish, label %bbody
-bbody:
-{_block_coordinates()}  br label %iloop
+{_block_loop_head()}  br label %iloop
 iloop:
   %i = phi i32 [0, %bbody], [%in, %ibody]
   %idone = icmp uge i32 %i, %nw

@@ -18,7 +18,7 @@ from __future__ import annotations
 from ..ptx import ir
 from ..ptx.cfg import EXIT
 from . import address_space as L
-from .codegen import BITS, INT_OF, LLTY, ST_ERR, Function, unsupported
+from .codegen import BITS, LLTY, ST_ERR, Function, unsupported
 from .runtime_ir import CTX_ARG
 
 W = 32
@@ -109,25 +109,7 @@ class VectorFunction(Function):
 
     # -- registers as vectors ----------------------------------------------------------------
     def vconv(self, value: str, src: str, dst: str, signed=False) -> str:
-        if src == dst:
-            return value
-        t = self.tmp()
-        if BITS[src] == BITS[dst]:
-            self.emit(f"{t} = bitcast {vt(src)} {value} to {vt(dst)}")
-            return t
-        if src in INT_OF:
-            return self.vconv(self.vconv(value, src, INT_OF[src]), INT_OF[src], dst, signed)
-        if dst in INT_OF:
-            return self.vconv(self.vconv(value, src, INT_OF[dst], signed), INT_OF[dst], dst)
-        if BITS[src] > BITS[dst]:
-            if dst == "i1":
-                self.emit(f"{t} = icmp ne {vt(src)} {value}, zeroinitializer")
-            else:
-                self.emit(f"{t} = trunc {vt(src)} {value} to {vt(dst)}")
-        else:
-            op = "sext" if signed and src != "i1" else "zext"
-            self.emit(f"{t} = {op} {vt(src)} {value} to {vt(dst)}")
-        return t
+        return self.conv(value, src, dst, signed, lanes=W)
 
     def vreadable(self, op) -> bool:
         if isinstance(op, ir.Reg):
@@ -495,35 +477,25 @@ class VectorFunction(Function):
         self.vwrite(inst.operands[0], r, ty, em, inst)
 
     def v_neg(self, inst, em):
-        t = self.itype(inst)
-        if not self.simple(inst) or not self.vreadable(inst.operands[1]):
-            return False
-        if t in FLOATS:
-            ty = LLTY[t]
-            a = self.vread(inst.operands[1], ty, inst)
-            r = self.tmp(); self.emit(f"{r} = fneg {vt(ty)} {a}")
-        elif t in INTS and t.startswith("s"):
-            ty = LLTY[t]
-            a = self.vread(inst.operands[1], ty, inst)
-            r = self.op2("sub", vt(ty), "zeroinitializer", a)
-        else:
-            return False
-        self.vwrite(inst.operands[0], r, ty, em, inst)
+        return self.sign_op(inst, em, self.fneg, lambda a, ty: self.op2("sub", vt(ty), "zeroinitializer", a))
+
+    def fneg(self, a: str, ty: str) -> str:
+        r = self.tmp(); self.emit(f"{r} = fneg {vt(ty)} {a}"); return r
 
     def v_abs(self, inst, em):
+        return self.sign_op(inst, em,
+                            lambda a, ty: self.vcall(vt(ty), f"llvm.fabs.v{W}{sfx(ty)}", [f"{vt(ty)} {a}"]),
+                            lambda a, ty: self.vcall(vt(ty), f"llvm.abs.v{W}{ty}", [f"{vt(ty)} {a}", "i1 false"]))
+
+    def sign_op(self, inst, em, on_float, on_int):
+        """neg/abs: floats (no .ftz) and signed integers."""
         t = self.itype(inst)
-        if not self.simple(inst) or not self.vreadable(inst.operands[1]):
+        if not self.simple(inst) or not self.vreadable(inst.operands[1]) or \
+                not (t in FLOATS or (t in INTS and t.startswith("s"))):
             return False
-        if t in FLOATS:
-            ty = LLTY[t]
-            a = self.vread(inst.operands[1], ty, inst)
-            r = self.vcall(vt(ty), f"llvm.fabs.v{W}{sfx(ty)}", [f"{vt(ty)} {a}"])
-        elif t in INTS and t.startswith("s"):
-            ty = LLTY[t]
-            a = self.vread(inst.operands[1], ty, inst)
-            r = self.vcall(vt(ty), f"llvm.abs.v{W}{ty}", [f"{vt(ty)} {a}", "i1 false"])
-        else:
-            return False
+        ty = LLTY[t]
+        a = self.vread(inst.operands[1], ty, inst)
+        r = (on_float if t in FLOATS else on_int)(a, ty)
         self.vwrite(inst.operands[0], r, ty, em, inst)
 
     def v_setp(self, inst, em):
@@ -909,27 +881,32 @@ class VectorFunction(Function):
         (c32, _), (ha, ra), (hb, rb) = out
         return c32, ha, hb, ra, rb
 
-    def classify(self, rel: str, em: str, size: int, anchors: tuple) -> str:
-        """The pattern of ``rel`` over the lanes of ``em``, as an i32 SSA value, comparing the
-        low 32 bits of the offsets (the caller makes sure that is exact)."""
-        ity = "i32"
+    def pattern_inputs(self, rel: str, anchors: tuple) -> tuple:
+        """The lanes' offsets and the anchors as 32-bit values (exact where patterns are
+        checked: the caller knows the buffer ends below 2**32)."""
         r = self.tmp(); self.emit(f"{r} = trunc {vt('i64')} {rel} to {vt('i32')}")
-        iota_t = (lambda scale, mod=W: iota(scale, mod).replace("i64", ity))
-        c32, ha, hb, ra, rb = (self.conv(v, "i64", "i32") for v in anchors)
+        return (r,) + tuple(self.conv(v, "i64", "i32") for v in anchors)
 
-        def halves(a, b):
-            v = self.tmp()
-            self.emit(f"{v} = select {vt('i1')} {self.upper()}, {vt(ity)} {self.splat(b, ity)}, {vt(ity)} {self.splat(a, ity)}")
-            return v
+    def per_half(self, a: str, b: str) -> str:
+        """<32 x i32>: ``a`` in the lower half-warp, ``b`` in the upper one."""
+        v = self.tmp()
+        self.emit(f"{v} = select {vt('i1')} {self.upper()}, {vt('i32')} {self.splat(b, 'i32')}, {vt('i32')} {self.splat(a, 'i32')}")
+        return v
 
-        def holds(base, expected):
-            diff = self.op2("sub", vt(ity), r, base)
-            same = self.op2("icmp eq", vt(ity), diff, expected)
-            m = self.op2("and", "i32", self.bits(same), em)
-            return self.op2("icmp eq", "i32", m, em)
-        is32 = holds(self.splat(c32, ity), iota_t(size))
-        ish = holds(halves(ha, hb), iota_t(size, W // 2))
-        isu = holds(halves(ra, rb), "zeroinitializer")
+    def pattern_holds(self, r: str, base: str, expected: str, em: str) -> str:
+        """i1: every lane of ``em`` has offset ``base + expected``."""
+        diff = self.op2("sub", vt("i32"), r, base)
+        same = self.op2("icmp eq", vt("i32"), diff, expected)
+        m = self.op2("and", "i32", self.bits(same), em)
+        return self.op2("icmp eq", "i32", m, em)
+
+    def classify(self, inputs: tuple, em: str, size: int) -> str:
+        """The pattern of the lanes of ``em`` (P_*), as an i32 SSA value."""
+        r, c32, ha, hb, ra, rb = inputs
+        iota32 = (lambda scale, mod=W: iota(scale, mod).replace("i64", "i32"))
+        is32 = self.pattern_holds(r, self.splat(c32, "i32"), iota32(size), em)
+        ish = self.pattern_holds(r, self.per_half(ha, hb), iota32(size, W // 2), em)
+        isu = self.pattern_holds(r, self.per_half(ra, rb), "zeroinitializer", em)
         code = self.tmp(); self.emit(f"{code} = select i1 {isu}, i32 {self.P_HALF_UNIFORM}, i32 {self.P_GATHER}")
         code2 = self.tmp(); self.emit(f"{code2} = select i1 {ish}, i32 {self.P_HALVES}, i32 {code}")
         code3 = self.tmp(); self.emit(f"{code3} = select i1 {is32}, i32 {self.P_CONSECUTIVE}, i32 {code2}")
@@ -944,44 +921,32 @@ class VectorFunction(Function):
         slot = self.tmp(); self.emit(f"{slot} = getelementptr i64, ptr {hist}, i64 {site}")
         hint64 = self.tmp(); self.emit(f"{hint64} = load i64, ptr {slot}")
         hint = self.tmp(); self.emit(f"{hint} = trunc i64 {hint64} to i32")
-        ity = "i32"
-        r = self.tmp(); self.emit(f"{r} = trunc {vt('i64')} {rel} to {vt('i32')}")
-        c32, ha, hb, ra, rb = (self.conv(v, "i64", "i32") for v in anchors)
-
-        def halves(a, b):
-            v = self.tmp()
-            self.emit(f"{v} = select {vt('i1')} {self.upper()}, {vt(ity)} {self.splat(b, ity)}, {vt(ity)} {self.splat(a, ity)}")
-            return v
+        inputs = self.pattern_inputs(rel, anchors)
+        r, c32, ha, hb, ra, rb = inputs
+        i32 = vt("i32")
         is0 = self.op2("icmp eq", "i32", hint, str(self.P_CONSECUTIVE))
         is1 = self.op2("icmp eq", "i32", hint, str(self.P_HALVES))
         lo = self.tmp(); self.emit(f"{lo} = select i1 {is1}, i32 {ha}, i32 {ra}")
         hi = self.tmp(); self.emit(f"{hi} = select i1 {is1}, i32 {hb}, i32 {rb}")
-        base_h = halves(lo, hi)
-        base = self.tmp(); self.emit(f"{base} = select i1 {is0}, {vt(ity)} {self.splat(c32, ity)}, {vt(ity)} {base_h}")
-        e32 = iota(size).replace("i64", ity)
-        eh = iota(size, W // 2).replace("i64", ity)
-        e_h = self.tmp(); self.emit(f"{e_h} = select i1 {is1}, {vt(ity)} {eh}, {vt(ity)} zeroinitializer")
-        expected = self.tmp(); self.emit(f"{expected} = select i1 {is0}, {vt(ity)} {e32}, {vt(ity)} {e_h}")
-        diff = self.op2("sub", vt(ity), r, base)
-        same = self.op2("icmp eq", vt(ity), diff, expected)
-        m = self.op2("and", "i32", self.bits(same), em)
-        holds = self.op2("icmp eq", "i32", m, em)
+        base = self.tmp(); self.emit(f"{base} = select i1 {is0}, {i32} {self.splat(c32, 'i32')}, {i32} {self.per_half(lo, hi)}")
+        e32 = iota(size).replace("i64", "i32")
+        eh = iota(size, W // 2).replace("i64", "i32")
+        e_h = self.tmp(); self.emit(f"{e_h} = select i1 {is1}, {i32} {eh}, {i32} zeroinitializer")
+        expected = self.tmp(); self.emit(f"{expected} = select i1 {is0}, {i32} {e32}, {i32} {e_h}")
         usable = self.op2("icmp ne", "i32", hint, str(self.P_GATHER))
-        good = self.op2("and", "i1", holds, usable)
-        hit, miss, join = self.label("ph"), self.label("pm"), self.label("pj")
-        self.emit(f"br i1 {good}, label %{join}, label %{miss}, !prof !1")
+        good = self.op2("and", "i1", self.pattern_holds(r, base, expected, em), usable)
+        miss, miss_end, join = self.label("pm"), self.label("pme"), self.label("pj")
         start = self.current_label()
+        self.emit(f"br i1 {good}, label %{join}, label %{miss}, !prof !1")
         self.block(miss)
-        code = self.classify(rel, em, size, anchors)
+        code = self.classify(inputs, em, size)
         code64 = self.tmp(); self.emit(f"{code64} = zext i32 {code} to i64")
         self.emit(f"store i64 {code64}, ptr {slot}")
-        miss_end = self.label("pme")
         self.emit(f"br label %{miss_end}")
         self.block(miss_end)
         self.emit(f"br label %{join}")
         self.block(join)
         out = self.tmp(); self.emit(f"{out} = phi i32 [{hint}, %{start}], [{code}, %{miss_end}]")
-        del hit
         return out
 
     def current_label(self) -> str:

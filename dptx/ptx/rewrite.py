@@ -17,16 +17,23 @@ GRID_PARAMS = ("__dptx_grid_x", "__dptx_grid_y", "__dptx_grid_z")
 _PREFIX = "%__dptx_"
 
 
-def _replace(op, mapping):
+def _map_registers(op, fn):
+    """``op`` with every register ``r`` in it replaced by ``fn(r)``."""
     if isinstance(op, ir.Reg):
-        return mapping.get((op.name, op.component), op)
+        return fn(op)
+    if isinstance(op, ir.Addr):
+        return ir.Addr(_map_registers(op.base, fn), op.offset)
+    if isinstance(op, ir.Pair):
+        return ir.Pair(_map_registers(op.first, fn), _map_registers(op.second, fn))
     if isinstance(op, ir.Vec):
-        return ir.Vec(tuple(None if i is None else _replace(i, mapping) for i in op.items))
-    if isinstance(op, ir.ParamList):
-        return ir.ParamList(tuple(_replace(i, mapping) for i in op.items))
-    if isinstance(op, ir.AddrList):
-        return ir.AddrList(tuple(_replace(i, mapping) for i in op.items))
+        return ir.Vec(tuple(None if i is None else _map_registers(i, fn) for i in op.items))
+    if isinstance(op, (ir.ParamList, ir.AddrList)):
+        return type(op)(tuple(_map_registers(i, fn) for i in op.items))
     return op
+
+
+def _replace(op, mapping):
+    return _map_registers(op, lambda r: mapping.get((r.name, r.component), r))
 
 
 def _reads_grid_registers(function: ir.Function) -> bool:
@@ -107,20 +114,8 @@ def sub_grid_arguments(grid: tuple, first_block: int, end_block: int) -> tuple:
 
 def _rename(op, names: dict):
     """``op`` with register names looked up in ``names`` (inner scopes first)."""
-    if isinstance(op, ir.Reg):
-        new = names.get(op.name)
-        return op if new is None else ir.Reg(new, op.component, op.negated)
-    if isinstance(op, ir.Addr):
-        return ir.Addr(_rename(op.base, names), op.offset)
-    if isinstance(op, ir.Pair):
-        return ir.Pair(_rename(op.first, names), _rename(op.second, names))
-    if isinstance(op, ir.Vec):
-        return ir.Vec(tuple(None if i is None else _rename(i, names) for i in op.items))
-    if isinstance(op, ir.ParamList):
-        return ir.ParamList(tuple(_rename(i, names) for i in op.items))
-    if isinstance(op, ir.AddrList):
-        return ir.AddrList(tuple(_rename(i, names) for i in op.items))
-    return op
+    return _map_registers(op, lambda r: r if r.name not in names
+                          else ir.Reg(names[r.name], r.component, r.negated))
 
 
 def unique_scoped_registers(function: ir.Function) -> ir.Function:

@@ -39,20 +39,24 @@ def test_faster_worker_gets_more_blocks():
             busy = [start_busy_process(cores[1], 120) for _ in range(2)]
             kernel = dptx.RawModule(POLY).get_function("poly")
             y = dptx.zeros(512 * 256, np.float32)
+            # enough work per block that compute, not launch overhead, sets the speeds (the
+            # warp-vectorized executor runs this loop about 25x faster than per thread)
+            iters = 50000
             for _ in range(3):
-                kernel((512,), (256,), (y, 2000))
+                kernel((512,), (256,), (y, iters))
                 result = y.get()
             state = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins["dptx"].state())
             k = {addr: wk["kernels"]["poly"] for addr, wk in state["workers"].items()}
             assert k[fast]["blocks"] + k[slow]["blocks"] == 512
             assert k[fast]["share"] >= 0.60, k
             assert k[fast]["blocks_per_s"] > 1.3 * k[slow]["blocks_per_s"], k
-            # and the result is right
-            i = np.arange(512 * 256, dtype=np.float32) * np.float32(1e-4)
+            # and the result is right (on every 61st thread: the reference loop is numpy)
+            pick = np.arange(0, 512 * 256, 61)
+            i = pick.astype(np.float32) * np.float32(1e-4)
             acc = np.zeros_like(i)
-            for it in range(2000):
+            for it in range(iters):
                 acc = acc * np.float32(0.999) + i * np.float32(it)
-            assert np.allclose(result, acc, rtol=1e-4)
+            assert np.allclose(result[pick], acc, rtol=1e-4)
         finally:
             for p in busy:
                 p.kill()

@@ -707,6 +707,7 @@ class Function:
                 if live != live_in_block[blk.index]:
                     live_in_block[blk.index] = live
                     changed = True
+        self.inst_defs = defs
         self.live_across = [None] * len(insts)
         for blk in cfg.blocks:
             live = set()

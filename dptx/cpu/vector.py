@@ -12,6 +12,13 @@ kept in its frame, and the scheduler in ``runtime_ir.scheduler_warps`` resumes t
 block once all have arrived. Memory accesses whose lanes are in bounds use a contiguous,
 per-half or gathered vector access; any lane out of bounds sends the access through the
 per-lane path, which reports the fault exactly as the per-thread executor does.
+
+Two things keep tiled kernels close to native code. Fast regions: between barriers, accesses
+whose lane pattern ``vector_plan.lane_steps`` can guess are emitted a second time as plain
+half-warp vector accesses, chosen by one check of the pattern and bounds at the region's
+start (remembered in the frame until the register changes). Frame saves: registers kept
+across barriers are written to the frame where they are made (when that runs at most once
+per barrier), so a barrier in a loop saves only what changed.
 """
 from __future__ import annotations
 
@@ -19,6 +26,7 @@ from ..ptx import ir
 from ..ptx.cfg import EXIT
 from . import address_space as L
 from .codegen import BITS, LLTY, ST_ERR, Function, unsupported
+from .vector_plan import lane_steps
 from .runtime_ir import CTX_ARG
 
 W = 32
@@ -65,6 +73,14 @@ class VectorFunction(Function):
         self.pattern_cache = {}     # (base register, space, size) -> access pattern SSA value
         self.range_cache = {}       # (base register, space, size) -> (all in bounds, lo, hi)
         self.decls = set()
+        self.lane_step = {}         # register -> step between neighbouring lanes (vector_plan)
+        self.dirty_at = {}          # barrier index -> registers it must save (plan_saves)
+        self.write_through = set()  # instructions whose kept destinations also go to the frame
+        self.region_table = {}      # (start, stop) -> fast regions (plan_regions)
+        self.flag_offsets = {}      # (base, space, size, step, lo, hi) -> byte offset of its flag
+        self.flags_of = {}          # base register -> its flags
+        self.flags_base = 0
+        self.fast = None            # in the fast copy of a region: instruction index -> access
 
     # -- small vector helpers ----------------------------------------------------------------
     def declare_intrinsic(self, line: str):
@@ -153,7 +169,9 @@ class VectorFunction(Function):
             # every active lane holds the same value (vote, activemask...): keep one
             first = self.tmp(); self.emit(f"{first} = call i32 @llvm.cttz.i32(i32 {em}, i1 true)")
             one = self.tmp(); self.emit(f"{one} = extractelement {vt(ty)} {value}, i32 {first}")
-            self.emit(f"store {rty} {self.conv(one, ty, rty, signed)}, ptr {self.reg_ptr(op.name)}")
+            scalar = self.conv(one, ty, rty, signed)
+            self.emit(f"store {rty} {scalar}, ptr {self.reg_ptr(op.name)}")
+            self.save_written(op.name, scalar, rty)
             return
         v = self.vconv(value, ty, rty, signed)
         if em == self.block_mask and self.block_index not in self.plan.divergent_blocks \
@@ -161,13 +179,17 @@ class VectorFunction(Function):
             # every live lane runs this block (the others exited or went where this register
             # is dead): no lane's old value is needed
             self.emit(f"store {vt(rty)} {v}, ptr {self.reg_ptr(op.name)}")
+            self.save_written(op.name, v, vt(rty))
             return
         old = self.tmp(); self.emit(f"{old} = load {vt(rty)}, ptr {self.reg_ptr(op.name)}")
         m = self.vmask(em)
         new = self.tmp(); self.emit(f"{new} = select {vt('i1')} {m}, {vt(rty)} {v}, {vt(rty)} {old}")
         self.emit(f"store {vt(rty)} {new}, ptr {self.reg_ptr(op.name)}")
+        self.save_written(op.name, new, vt(rty))
 
     def forget_patterns(self, name: str):
+        """``name`` is written here: what was learnt about its value no longer holds."""
+        self.clear_flags([name])
         for cache in (self.pattern_cache, self.range_cache):
             for key in [k for k in cache if k[0] == name]:
                 del cache[key]
@@ -202,7 +224,9 @@ class VectorFunction(Function):
         if isinstance(op, ir.Reg) and op.name in self.uniform:
             rty = self.regs[op.name]
             self.forget_patterns(op.name)
-            self.emit(f"store {rty} {self.conv(value, ty, rty, signed)}, ptr {self.reg_ptr(op.name)}")
+            scalar = self.conv(value, ty, rty, signed)
+            self.emit(f"store {rty} {scalar}, ptr {self.reg_ptr(op.name)}")
+            self.save_written(op.name, scalar, rty)
             return
         if self.lane is None:
             raise unsupported(inst, "scalar write of a divergent register outside a lane loop")
@@ -214,6 +238,7 @@ class VectorFunction(Function):
         vec = self.tmp(); self.emit(f"{vec} = load {vt(rty)}, ptr {self.reg_ptr(op.name)}")
         n = self.tmp(); self.emit(f"{n} = insertelement {vt(rty)} {vec}, {rty} {v}, i32 {self.lane}")
         self.emit(f"store {vt(rty)} {n}, ptr {self.reg_ptr(op.name)}")
+        self.save_written(op.name, n, vt(rty))
 
     def uniform_instruction(self, inst):
         """A warp-uniform instruction, run once as the first active lane (whose thread a
@@ -610,6 +635,8 @@ class VectorFunction(Function):
         if not load and not self.vreadable(inst.operands[1]):
             return False
         base = addr.base
+        if self.fast is not None and self.inst_index in self.fast:
+            return self.fast_memory(inst, em, load, self.fast[self.inst_index])
         if space == "param":
             if not (load and self.is_kernel_param(addr)):
                 return False
@@ -717,6 +744,226 @@ class VectorFunction(Function):
             self.vector_store(hp, lane_offsets, em, ty, code, v, anchors)
         self.emit(f"br label %{vjoin}")
         self.block(vjoin)
+
+    # -- fast regions ------------------------------------------------------------------------
+    # A run of instructions between barriers whose memory accesses go through registers with
+    # a known lane step (``vector_plan.lane_steps``) is emitted twice: a fast copy where each
+    # such access is one or two plain vector (or scalar) accesses, and the general copy. One
+    # check at the start chooses: every lane of the warp runs the block, and each base
+    # register really has the guessed pattern and keeps all the region's accesses in bounds.
+    REGION_BREAKERS = {"bar", "barrier", "call", "ret", "exit", "bra"}
+
+    def fast_candidate(self, i):
+        """((base register, space, size, step), offset) when instruction ``i`` is an access a
+        fast region can take, else None."""
+        inst = self.f.instructions[i]
+        if inst.opcode not in ("ld", "ldu", "st") or inst.guard is not None \
+                or self._vector(inst) != 1 or not inst.types:
+            return None
+        t = self.itype(inst)
+        if t not in INTS | FLOATS:
+            return None
+        load = inst.opcode != "st"
+        addr = inst.operands[1] if load else inst.operands[0]
+        if not isinstance(addr, ir.Addr) or not isinstance(addr.base, ir.Reg):
+            return None
+        base = addr.base
+        if base.name not in self.regs or base.name in self.uniform or base.component or base.negated:
+            return None
+        size = ir.type_size(t)
+        step = self.lane_step.get(base.name)
+        if step not in ((size, 0) if load else (size,)):
+            return None
+        if not load and not self.vreadable(inst.operands[1]):
+            return None
+        space = self.space_of(inst)
+        if space not in ("shared", "global", "generic", "const"):
+            return None
+        if space != "shared" and self.known_window(base) is None:
+            return None
+        return (base.name, space, size, step), addr.offset
+
+    def regions(self, start: int, stop: int) -> list:
+        """(first, end, {instruction index: (key, offset)}) of the fast regions in
+        [start, stop): a region ends at a barrier (or call), and before an access whose base
+        register was written since the region began (the check is made at its start)."""
+        out, cur, written = [], None, set()
+        for i in range(start, stop):
+            inst = self.f.instructions[i]
+            if inst.opcode in self.REGION_BREAKERS and "warp" not in inst.modifiers:
+                if cur:
+                    out.append((cur[0], i, cur[1]))
+                cur = None
+                continue
+            cand = self.fast_candidate(i)
+            if cand is not None:
+                if cur is not None and cand[0][0] in written:
+                    out.append((cur[0], i, cur[1]))
+                    cur = None
+                if cur is None:
+                    cur, written = (i, {}), set()
+                cur[1][i] = cand
+            if cur is not None:
+                written |= self.writes(inst)
+        if cur:
+            out.append((cur[0], stop, cur[1]))
+        return out
+
+    def emit_range(self, start: int, stop: int):
+        insts = self.f.instructions
+        i = start
+        for first, end, accesses in self.region_table.get((start, stop), ()):
+            for k in range(i, first):
+                self.inst_index = k
+                self.vinstruction(insts[k])
+            self.inst_index = first
+            ok, plan = self.region_check(accesses)
+            fast, slow, join = self.label("rfast"), self.label("rslow"), self.label("rjoin")
+            self.emit(f"br i1 {ok}, label %{fast}, label %{slow}, !prof !1")
+            saved = (dict(self.pattern_cache), dict(self.range_cache))
+            for label, mode in ((fast, plan), (slow, None)):
+                self.block(label)
+                self.pattern_cache, self.range_cache = dict(saved[0]), dict(saved[1])
+                self.fast = mode
+                try:
+                    for k in range(first, end):
+                        self.inst_index = k
+                        self.vinstruction(insts[k])
+                finally:
+                    self.fast = None
+                self.emit(f"br label %{join}")
+            self.block(join)
+            # values computed inside either copy do not reach here
+            self.pattern_cache, self.range_cache = {}, {}
+            i = end
+        for k in range(i, stop):
+            self.inst_index = k
+            self.vinstruction(insts[k])
+
+    def region_groups(self, accesses: dict) -> dict:
+        """(base register, space, size, step) -> [lowest offset, end of the highest access]."""
+        groups = {}
+        for key, offset in accesses.values():
+            span = groups.setdefault(key, [offset, offset + key[2]])
+            span[0], span[1] = min(span[0], offset), max(span[1], offset + key[2])
+        return groups
+
+    def plan_regions(self):
+        """Find every block's fast regions before emitting anything: each checked (base,
+        span) gets a flag in the warp's frame, set once the check passed and cleared when
+        the register is written, so a loop re-checks only the registers it modifies."""
+        cfg, insts = self.plan.cfg, self.f.instructions
+        for b in self.plan.order:
+            blk = cfg.blocks[b]
+            last = insts[blk.end - 1] if blk.end > blk.start else None
+            stop = blk.end - (1 if last is not None and last.opcode in ("bra", "ret", "exit") else 0)
+            found = self.regions(blk.start, stop)
+            self.region_table[(blk.start, stop)] = found
+            for _, _, accesses in found:
+                for key, span in self.region_groups(accesses).items():
+                    flag = key + tuple(span)
+                    if flag not in self.flag_offsets:
+                        self.flag_offsets[flag] = 4 * len(self.flag_offsets)
+                        self.flags_of.setdefault(key[0], []).append(flag)
+        nblocks = len(cfg.blocks)
+        self.flags_base = F_MASKS + 4 * nblocks
+        self.header_bytes = (self.flags_base + 4 * len(self.flag_offsets) + SLOT - 1) // SLOT * SLOT
+
+    def clear_flags(self, names):
+        for name in names:
+            for flag in self.flags_of.get(name, ()):
+                self.frame_store(self.flags_base + self.flag_offsets[flag], "0")
+
+    def region_check(self, accesses: dict) -> tuple:
+        """(i1: the fast copy is safe, {instruction index: (host, lane-0 offset, lane-16
+        offset, step)}). Emitted where the region begins."""
+        ok = self.op2("icmp eq", "i32", self.block_mask, "-1")
+        info = {}
+        i64 = vt("i64")
+        for key, (lo, hi) in self.region_groups(accesses).items():
+            name, space, size, step = key
+            if space == "shared":
+                sp = self.ctx_ptr("shared")
+                host = self.tmp(); self.emit(f"{host} = ptrtoint ptr {sp} to i64")
+                wbase, limit = "0", self.ctx("shared_size")
+            else:
+                wbase, host, limit = self.known_window(ir.Reg(name))
+            rty = self.regs[name]
+            value = self.vread(ir.Reg(name), rty, None)
+            anchors = []
+            for lane in (0, W // 2):
+                x = self.tmp(); self.emit(f"{x} = extractelement {vt(rty)} {value}, i32 {lane}")
+                anchors.append(self.op2("sub", "i64", self.conv(x, rty, "i64"), wbase))
+            r0, r16 = anchors
+            # checked before, and the register not written since?
+            flag_ptr = self.frame_ptr(self.flags_base + self.flag_offsets[key + (lo, hi)])
+            flag = self.tmp(); self.emit(f"{flag} = load i32, ptr {flag_ptr}")
+            known = self.op2("icmp ne", "i32", flag, "0")
+            start = self.current_label()
+            check, done = self.label("rchk"), self.label("rdone")
+            self.emit(f"br i1 {known}, label %{done}, label %{check}")
+            self.block(check)
+            rel = self.op2("sub", i64, self.vconv(value, rty, "i64"), self.splat(wbase, "i64"))
+            sel = self.tmp()
+            self.emit(f"{sel} = select {vt('i1')} {self.upper()}, {i64} {self.splat(r16, 'i64')}, {i64} {self.splat(r0, 'i64')}")
+            expected = self.op2("add", i64, sel, iota(step, W // 2)) if step else sel
+            good = self.op2("icmp eq", "i32", self.bits(self.op2("icmp eq", i64, rel, expected)), "-1")
+            for anchor in (r0, r16):
+                first = self.op2("add", "i64", anchor, str(lo))
+                last = self.op2("add", "i64", anchor, str(hi + 15 * step))
+                ordered = self.op2("icmp ule", "i64", first, last)
+                inside = self.op2("icmp ule", "i64", last, limit)
+                good = self.op2("and", "i1", good, self.op2("and", "i1", ordered, inside))
+            g32 = self.tmp(); self.emit(f"{g32} = zext i1 {good} to i32")
+            self.emit(f"store i32 {g32}, ptr {flag_ptr}")
+            check_end = self.current_label()
+            self.emit(f"br label %{done}")
+            self.block(done)
+            passed = self.tmp(); self.emit(f"{passed} = phi i1 [true, %{start}], [{good}, %{check_end}]")
+            ok = self.op2("and", "i1", ok, passed)
+            for i, (k, _) in accesses.items():
+                if k == key:
+                    info[i] = (host, r0, r16, step)
+        return ok, info
+
+    def fast_memory(self, inst, em, load: bool, info):
+        """An access of a fast region: its pattern and bounds were checked at the region's
+        start, so it is two plain half-warp vector accesses (step = size) or two scalar
+        loads (step 0)."""
+        host, r0, r16, step = info
+        t = self.itype(inst)
+        ty = LLTY[t]
+        addr = inst.operands[1] if load else inst.operands[0]
+        h = W // 2
+        hty = f"<{h} x {ty}>"
+        ptrs = []
+        for anchor in (r0, r16):
+            a = self.op2("add", "i64", self.op2("add", "i64", host, anchor), str(addr.offset))
+            p = self.tmp(); self.emit(f"{p} = inttoptr i64 {a} to ptr")
+            ptrs.append(p)
+        if not load:
+            value = self.vread(inst.operands[1], ty, inst)
+            for k, p in enumerate(ptrs):
+                part = self.tmp()
+                self.emit(f"{part} = shufflevector {vt(ty)} {value}, {vt(ty)} poison, <{h} x i32> <"
+                          + ", ".join(f"i32 {j + k * h}" for j in range(h)) + ">")
+                self.emit(f"store {hty} {part}, ptr {p}, align 1")
+            return
+        if self.space_of(inst) != "shared":
+            hp = self.tmp(); self.emit(f"{hp} = inttoptr i64 {host} to ptr")
+            self.stride_prefetch(hp, (None, r0, r16, None, None))
+        if step:
+            va = self.tmp(); self.emit(f"{va} = load {hty}, ptr {ptrs[0]}, align 1")
+            vb = self.tmp(); self.emit(f"{vb} = load {hty}, ptr {ptrs[1]}, align 1")
+            v = self.tmp()
+            self.emit(f"{v} = shufflevector {hty} {va}, {hty} {vb}, <{W} x i32> <"
+                      + ", ".join(f"i32 {j}" for j in range(W)) + ">")
+        else:
+            sa = self.tmp(); self.emit(f"{sa} = load {ty}, ptr {ptrs[0]}, align 1")
+            sb = self.tmp(); self.emit(f"{sb} = load {ty}, ptr {ptrs[1]}, align 1")
+            v = self.tmp()
+            self.emit(f"{v} = select {vt('i1')} {self.upper()}, {vt(ty)} {self.splat(sb, ty)}, {vt(ty)} {self.splat(sa, ty)}")
+        self.vwrite(inst.operands[0], v, ty, em, inst, signed=t.startswith("s"))
 
     def slow_access_helper(self, space: str, load: bool, size: int) -> str:
         """Name of a function doing one access per active lane through the per-thread address
@@ -1138,12 +1385,14 @@ class VectorFunction(Function):
         self.sync_points += 1
         k = self.sync_points
         reload = []
+        dirty = self.dirty_at.get(self.inst_index)
         for name in self.spill_set(self.inst_index):
             rty = self.regs[name] if name in self.uniform else vt(self.regs[name])
             slot = self.spill.setdefault(name, len(self.spill))
             off = self.header_bytes + SLOT * slot
-            v = self.tmp(); self.emit(f"{v} = load {rty}, ptr {self.reg_ptr(name)}")
-            self.emit(f"store {rty} {v}, ptr {self.frame_ptr(off)}, align 4")
+            if dirty is None or name in dirty:
+                v = self.tmp(); self.emit(f"{v} = load {rty}, ptr {self.reg_ptr(name)}")
+                self.emit(f"store {rty} {v}, ptr {self.frame_ptr(off)}, align 4")
             rp, rv = f"%rl{k}.{slot}p", f"%rl{k}.{slot}v"
             reload += [f"  {rp} = getelementptr i8, ptr %frame, i64 {off}",
                        f"  {rv} = load {rty}, ptr {rp}, align 4",
@@ -1160,6 +1409,67 @@ class VectorFunction(Function):
                    f"  %rm{k} = load i32, ptr %rm{k}p, align 4",
                    f"  store i32 %rm{k}, ptr %curmask"]
         self.resume_blocks.append((reload, after))
+
+    def plan_saves(self):
+        """Where registers kept across barriers are saved in the warp's frame. A definition
+        outside loops, or in a loop that has a barrier anyway, writes the frame too (once
+        per pass, like the barrier would); the others (in loops with no barrier, which may
+        run many times between two barriers) mark the register dirty, and a barrier saves
+        only the kept registers that may be dirty there. A loop with barriers (a tiled
+        kernel) then saves each value once when it is made, not at every barrier."""
+        cfg, insts, plan = self.plan.cfg, self.f.instructions, self.plan
+        barriers = {i for i, inst in enumerate(insts)
+                    if inst.opcode in ("bar", "barrier") and "warp" not in inst.modifiers}
+        kept = {i: set(self.spill_set(i)) for i in barriers}
+        for i in sorted(barriers):
+            for name in self.spill_set(i):
+                self.spill.setdefault(name, len(self.spill))
+        barrier_blocks = {cfg.block_of(i) for i in barriers}
+        loops = plan.loops or {}
+        self.write_through = set()
+        for b in plan.order:
+            around = [body for body in loops.values() if b in body]
+            if not around or (min(around, key=len) & barrier_blocks):
+                blk = cfg.blocks[b]
+                self.write_through.update(range(blk.start, blk.end))
+
+        def gen(i):
+            return frozenset() if i in self.write_through else self.inst_defs[i]
+
+        # registers read before any definition on some path start dirty: their frame slot
+        # holds another block's value
+        entry = frozenset(self.live_across[0]) if insts else frozenset()
+        dirty_in = {b.index: None for b in cfg.blocks}
+        dirty_in[plan.order[0]] = entry
+        self.dirty_at = {}
+        changed = True
+        while changed:
+            changed = False
+            for b in plan.order:
+                state = dirty_in[b]
+                if state is None:
+                    continue
+                blk = cfg.blocks[b]
+                for i in range(blk.start, blk.end):
+                    if i in barriers:
+                        self.dirty_at[i] = state
+                        state = state - kept[i]
+                    state = state | gen(i)
+                for succ in cfg.successors(b):
+                    if succ < 0:
+                        continue
+                    old = dirty_in[succ]
+                    new = state if old is None else old | state
+                    if new != old:
+                        dirty_in[succ] = frozenset(new)
+                        changed = True
+
+    def save_written(self, name: str, value: str, ty: str):
+        """Write-through of a kept register defined here (plan_saves)."""
+        if self.inst_index not in self.write_through or name not in self.spill:
+            return
+        off = self.header_bytes + SLOT * self.spill[name]
+        self.emit(f"store {ty} {value}, ptr {self.frame_ptr(off)}, align 4")
 
     def spill_set(self, index: int) -> list:
         """Registers a barrier must keep: live across it, or live where waiting lanes (in
@@ -1207,7 +1517,10 @@ class VectorFunction(Function):
         self.declare()
         # warp-uniform registers are scalars: cheaper arithmetic and far fewer vector registers
         self.uniform = {n for n in self.regs if n not in self.plan.divergent}
+        self.lane_step = lane_steps(self.f, self.plan.divergent)
         self.compute_liveness()
+        self.plan_regions()
+        self.plan_saves()
         plan, cfg, insts = self.plan, self.plan.cfg, self.f.instructions
         for b in plan.nosync:
             blk = cfg.blocks[b]
@@ -1232,9 +1545,7 @@ class VectorFunction(Function):
             self.block_mask, self.block_index = m, b
             last = insts[blk.end - 1] if blk.end > blk.start else None
             is_term = last is not None and last.opcode in ("bra", "ret", "exit")
-            for i in range(blk.start, blk.end - (1 if is_term else 0)):
-                self.inst_index = i
-                self.vinstruction(insts[i])
+            self.emit_range(blk.start, blk.end - (1 if is_term else 0))
             self.inst_index = blk.end - 1
             self.terminator(blk, last if is_term else None)
             self.block_mask = None
@@ -1306,3 +1617,6 @@ class VectorFunction(Function):
         self.frame_store(F_DEAD, self.op2("xor", "i32", exists, "-1"))
         self.frame_store(F_NOSYNC, "0")
         self.frame_store(F_MASKS + 4 * self.plan.order[0], exists)
+        # the frame served this warp in the previous block: nothing checked there holds
+        for offset in self.flag_offsets.values():
+            self.frame_store(self.flags_base + offset, "0")

@@ -34,6 +34,7 @@ class VectorPlan:
     label_block: dict    # PTX label -> block index (EXIT for a label past the end)
     divergent: set       # registers whose value may differ between the lanes of a warp
     divergent_blocks: set  # blocks some live lanes of a warp may skip while others run them
+    loops: dict = None   # loop header -> the blocks of its body
 
 
 def plan_vector(module: ir.Module, function: ir.Function):
@@ -93,7 +94,8 @@ def plan_vector(module: ir.Module, function: ir.Function):
     if why:
         return why
     label_block = {name: cfg._label_block(ir.Sym(name), insts[0]) for name in function.labels}
-    return VectorPlan(cfg, order, loop_ends, nosync, label_block, divergent, divergent_blocks)
+    return VectorPlan(cfg, order, loop_ends, nosync, label_block, divergent, divergent_blocks,
+                      loops)
 
 
 def _natural_loops(cfg, reachable) -> dict:
@@ -298,3 +300,104 @@ def _reaching_definitions(insts, defs, cfg, reachable) -> dict:
             result[i] = {r: (ds if ds else frozenset((-1,))) for r, ds in state.items()}
             state = transfer(state, i)
     return result
+
+
+# -- lane steps ------------------------------------------------------------------------------
+_UNKNOWN = object()
+
+
+def _same(a, b) -> bool:
+    return a is b or (a is not _UNKNOWN and b is not _UNKNOWN and a == b)
+
+
+def lane_steps(function: ir.Function, divergent: set) -> dict:
+    """register -> the difference between its values in neighbouring lanes of a half-warp,
+    when it is the same static integer for every definition, else None.
+
+    When the block's x extent is a multiple of 16, ``%tid.x`` steps by 1 from lane to lane
+    within each half-warp and ``%tid.y``/``%tid.z`` are uniform in each half, so an address
+    ``base + tid.x * 4`` steps by 4 (each half-warp reads 16 consecutive words) and one made
+    of ``tid.y`` steps by 0 (each half-warp reads one word). The translation uses this only
+    as a guess of the access pattern, checked at run time before it is relied on, so the
+    analysis may ignore wrap-around and control flow: a definition whose step cannot be
+    told makes the register unknown."""
+    steps = {r: None for r in divergent}
+    known: dict = {}          # register -> step, or _UNKNOWN once two definitions disagree
+
+    def step(op):
+        if isinstance(op, (ir.Imm, ir.Sym)):
+            return 0
+        if not isinstance(op, ir.Reg) or op.negated:
+            return _UNKNOWN
+        if op.name == "%tid":
+            return 1 if op.component == "x" else 0
+        if op.name == "%laneid":
+            return 1
+        if op.name.startswith(("%lanemask", "%clock", "%globaltimer")):
+            return _UNKNOWN
+        if op.name in divergent:
+            return known.get(op.name)           # None: not computed yet
+        return 0                                # uniform register or special register
+
+    def product(a, b, ka, kb):
+        """Step of a * b from the operands' steps and immediate values."""
+        if a == 0 and b == 0:
+            return 0
+        if kb is not None and a is not _UNKNOWN:
+            return a * kb
+        if ka is not None and b is not _UNKNOWN:
+            return b * ka
+        return _UNKNOWN
+
+    def imm(op):
+        return op.value if isinstance(op, ir.Imm) and isinstance(op.value, int) else None
+
+    def transfer(inst):
+        op, ops = inst.opcode, inst.operands
+        types = inst.types
+        if not types or types[-1] in ("f16", "f16x2", "bf16", "bf16x2", "f32", "f64", "pred") \
+                or any(m in inst.modifiers for m in ("cc", "hi", "sat")):
+            return _UNKNOWN
+        srcs = ops[1:]
+        s = [step(o) for o in srcs]
+        if any(x is None for x in s):
+            return None
+        if op in ("mov", "cvt", "cvta") and len(srcs) == 1 and not isinstance(srcs[0], ir.Vec):
+            return s[0]
+        if op in ("add", "sub") and len(srcs) == 2:
+            if _UNKNOWN in s:
+                return _UNKNOWN
+            return s[0] + s[1] if op == "add" else s[0] - s[1]
+        if op == "mul" and len(srcs) == 2:
+            return product(s[0], s[1], imm(srcs[0]), imm(srcs[1]))
+        if op == "shl" and len(srcs) == 2:
+            k = imm(srcs[1])
+            if s[1] == 0 and k is not None and 0 <= k < 64 and s[0] is not _UNKNOWN:
+                return s[0] << k
+            return 0 if s == [0, 0] else _UNKNOWN
+        if op == "mad" and len(srcs) == 3:
+            p = product(s[0], s[1], imm(srcs[0]), imm(srcs[1]))
+            return _UNKNOWN if _UNKNOWN in (p, s[2]) else p + s[2]
+        return _UNKNOWN
+
+    changed = True
+    while changed:
+        changed = False
+        for inst in function.instructions:
+            dests = [o for o in inst.operands[:len(inst.destinations)]
+                     if isinstance(o, ir.Reg) and o.name in divergent]
+            if not dests:
+                continue
+            value = transfer(inst) if len(dests) == 1 else _UNKNOWN
+            if value is None:
+                continue
+            for d in dests:
+                old = known.get(d.name)
+                new = value if old is None or _same(old, value) else _UNKNOWN
+                if old is None or not _same(old, new):
+                    known[d.name] = new
+                    changed = True
+    for r, v in known.items():
+        if v is not _UNKNOWN:
+            steps[r] = v
+    return steps

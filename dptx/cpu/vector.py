@@ -77,8 +77,8 @@ class VectorFunction(Function):
         self.dirty_at = {}          # barrier index -> registers it must save (plan_saves)
         self.write_through = set()  # instructions whose kept destinations also go to the frame
         self.region_table = {}      # (start, stop) -> fast regions (plan_regions)
-        self.flag_offsets = {}      # (base, space, size, step, lo, hi) -> byte offset of its flag
-        self.flags_of = {}          # base register -> its flags
+        self.flag_offsets = {}      # tracked register -> byte offset of its pattern flag
+        self.flag_rule = {}         # (instruction index, register) -> how it sets the flag
         self.flags_base = 0
         self.fast = None            # in the fast copy of a region: instruction index -> access
 
@@ -164,6 +164,7 @@ class VectorFunction(Function):
         if not isinstance(op, ir.Reg) or op.name not in self.regs:
             raise unsupported(inst, f"destination {op}")
         rty = self.regs[op.name]
+        pending = self.flag_before_write(op.name, inst) if op.name not in self.uniform else None
         self.forget_patterns(op.name)
         if op.name in self.uniform:
             # every active lane holds the same value (vote, activemask...): keep one
@@ -180,12 +181,14 @@ class VectorFunction(Function):
             # is dead): no lane's old value is needed
             self.emit(f"store {vt(rty)} {v}, ptr {self.reg_ptr(op.name)}")
             self.save_written(op.name, v, vt(rty))
+            self.flag_after_write(op.name, pending, em)
             return
         old = self.tmp(); self.emit(f"{old} = load {vt(rty)}, ptr {self.reg_ptr(op.name)}")
         m = self.vmask(em)
         new = self.tmp(); self.emit(f"{new} = select {vt('i1')} {m}, {vt(rty)} {v}, {vt(rty)} {old}")
         self.emit(f"store {vt(rty)} {new}, ptr {self.reg_ptr(op.name)}")
         self.save_written(op.name, new, vt(rty))
+        self.flag_after_write(op.name, pending, em)
 
     def forget_patterns(self, name: str):
         """``name`` is written here: what was learnt about its value no longer holds."""
@@ -849,10 +852,11 @@ class VectorFunction(Function):
         return groups
 
     def plan_regions(self):
-        """Find every block's fast regions before emitting anything: each checked (base,
-        span) gets a flag in the warp's frame, set once the check passed and cleared when
-        the register is written, so a loop re-checks only the registers it modifies."""
+        """Find every block's fast regions before emitting anything, and the registers whose
+        lane pattern is tracked at run time: the regions' base registers and what they are
+        computed from (``plan_pattern_flags``)."""
         cfg, insts = self.plan.cfg, self.f.instructions
+        bases = set()
         for b in self.plan.order:
             blk = cfg.blocks[b]
             last = insts[blk.end - 1] if blk.end > blk.start else None
@@ -860,26 +864,150 @@ class VectorFunction(Function):
             found = self.regions(blk.start, stop)
             self.region_table[(blk.start, stop)] = found
             for _, _, accesses in found:
-                for key, span in self.region_groups(accesses).items():
-                    flag = key + tuple(span)
-                    if flag not in self.flag_offsets:
-                        self.flag_offsets[flag] = 4 * len(self.flag_offsets)
-                        self.flags_of.setdefault(key[0], []).append(flag)
+                bases |= {key[0] for key in self.region_groups(accesses)}
+        self.plan_pattern_flags(bases)
         nblocks = len(cfg.blocks)
         self.flags_base = F_MASKS + 4 * nblocks
         self.header_bytes = (self.flags_base + 4 * len(self.flag_offsets) + SLOT - 1) // SLOT * SLOT
 
+    # Pattern flags: one i32 per tracked register in the warp's frame, set when all 32 lanes
+    # are known to hold ``v[lane 0 or 16] + step * (lane % 16)`` (mod 2**width), ``step``
+    # being the register's lane step. A definition either carries its sources' flags over
+    # (plus a uniform, times a constant, a widening that does not wrap: the common address
+    # arithmetic, a few scalar operations) or checks its result with one vector compare. A
+    # loop that adds a uniform stride to an address thus keeps it known at no cost.
+    def flag_sources(self, inst, d: str):
+        """How definition ``inst`` of tracked register ``d`` sets its flag: ("copy",
+        sources), ("widen", source, signed), or ("check",)."""
+        if inst.guard is not None or any(m in inst.modifiers for m in ("cc", "hi", "sat")) \
+                or not inst.types or self.regs.get(d) not in ("i32", "i64"):
+            return ("check",)
+        op, srcs = inst.opcode, inst.operands[1:]
+
+        def kind(o):
+            if isinstance(o, (ir.Imm, ir.Sym)):
+                return "uniform"
+            if isinstance(o, ir.Reg) and not o.negated and not o.component:
+                if o.name in self.regs and o.name in self.uniform:
+                    return "uniform"
+                if o.name in self.regs and self.lane_step.get(o.name) is not None \
+                        and self.regs[o.name] in ("i32", "i64"):
+                    return "tracked"
+                if o.name in _UNIFORM_SPECIALS:
+                    return "uniform"
+            elif isinstance(o, ir.Reg) and o.name in ("%ctaid", "%ntid", "%nctaid"):
+                return "uniform"
+            return "other"
+        kinds = [kind(o) for o in srcs]
+        tracked = [o.name for o, k in zip(srcs, kinds) if k == "tracked"]
+        if "other" in kinds or not tracked:
+            return ("check",)
+        # (a tracked destination has a known lane step, so lane_steps saw one of these forms)
+        if op in ("mov", "cvta", "add", "sub") \
+                or op in ("mul", "shl") and "wide" not in inst.modifiers and len(tracked) == 1:
+            return ("copy", tracked)
+        if op == "mul" and "wide" in inst.modifiers and len(tracked) == 1:
+            return self.widening(tracked[0], inst.types[-1].startswith("s"))
+        if op == "cvt" and len(tracked) == 1 and len(inst.types) == 2:
+            dst, src_type = inst.types
+            if ir.type_size(dst) * 8 > BITS[self.regs[tracked[0]]]:
+                return self.widening(tracked[0], src_type.startswith("s"))
+            return ("copy", tracked)
+        return ("check",)
+
+    def widening(self, src: str, signed: bool):
+        if self.lane_step[src] < 0 or BITS[self.regs[src]] != 32:
+            return ("check",)
+        return ("widen", src, signed)
+
+    def plan_pattern_flags(self, bases: set):
+        tracked = {b for b in bases if self.regs.get(b) in ("i32", "i64")}
+        defs = {}
+        for i, inst in enumerate(self.f.instructions):
+            for name in self.inst_defs[i] if self.inst_defs else ():
+                defs.setdefault(name, []).append(i)
+        todo = list(tracked)
+        while todo:
+            name = todo.pop()
+            for i in defs.get(name, ()):
+                rule = self.flag_sources(self.f.instructions[i], name)
+                self.flag_rule[(i, name)] = rule
+                sources = rule[1] if rule[0] == "copy" else [rule[1]] if rule[0] == "widen" else []
+                for src in sources:
+                    if src not in tracked:
+                        tracked.add(src)
+                        todo.append(src)
+        for name in sorted(tracked):
+            self.flag_offsets[name] = 4 * len(self.flag_offsets)
+
+    def flag_ptr(self, name: str) -> str:
+        return self.frame_ptr(self.flags_base + self.flag_offsets[name])
+
     def clear_flags(self, names):
         for name in names:
-            for flag in self.flags_of.get(name, ()):
-                self.frame_store(self.flags_base + self.flag_offsets[flag], "0")
+            if name in self.flag_offsets:
+                self.frame_store(self.flags_base + self.flag_offsets[name], "0")
+
+    def flag_before_write(self, name: str, inst):
+        """Emitted before ``inst`` writes tracked register ``name``: the i1 its flag takes if
+        the write covers the whole warp, from the sources as they are now; "check" when the
+        written value must be checked instead; None when it is simply unknown."""
+        if name not in self.flag_offsets:
+            return None
+        rule = self.flag_rule.get((self.inst_index, name), ("check",))
+        if rule[0] == "check":
+            return "check"
+        if rule[0] == "copy":
+            value = "true"
+            for src in rule[1]:
+                f = self.tmp(); self.emit(f"{f} = load i32, ptr {self.flag_ptr(src)}")
+                value = self.op2("and", "i1", value, self.op2("icmp ne", "i32", f, "0"))
+            return value
+        _, src, signed = rule
+        f = self.tmp(); self.emit(f"{f} = load i32, ptr {self.flag_ptr(src)}")
+        value = self.op2("icmp ne", "i32", f, "0")
+        # the half-warps' values must not wrap around 2**32 between lane 0 and lane 15
+        v = self.vread(ir.Reg(src), "i32", inst)
+        top = 0x7FFFFFFF if signed else 0xFFFFFFFF
+        for lane in (0, W // 2):
+            x = self.tmp(); self.emit(f"{x} = extractelement {vt('i32')} {v}, i32 {lane}")
+            wide = self.conv(x, "i32", "i64", signed)
+            last = self.op2("add", "i64", wide, str(15 * self.lane_step[src]))
+            value = self.op2("and", "i1", value, self.op2("icmp sle", "i64", last, str(top)))
+        return value
+
+    def flag_after_write(self, name: str, pending, em: str):
+        if pending is None:
+            return
+        p = self.flag_ptr(name)
+        if pending == "check":
+            good = self.pattern_check(name)
+        else:
+            full = self.op2("icmp eq", "i32", em, "-1")
+            good = self.op2("and", "i1", pending, full)
+        g = self.tmp(); self.emit(f"{g} = zext i1 {good} to i32")
+        self.emit(f"store i32 {g}, ptr {p}")
+
+    def pattern_check(self, name: str) -> str:
+        """i1: every lane of ``name`` holds its half-warp's first value plus its lane step
+        times its position in the half (in the register's width)."""
+        rty = self.regs[name]
+        v = self.vread(ir.Reg(name), rty, None)
+        a0 = self.tmp(); self.emit(f"{a0} = extractelement {vt(rty)} {v}, i32 0")
+        a16 = self.tmp(); self.emit(f"{a16} = extractelement {vt(rty)} {v}, i32 {W // 2}")
+        sel = self.tmp()
+        self.emit(f"{sel} = select {vt('i1')} {self.upper()}, {vt(rty)} {self.splat(a16, rty)}, {vt(rty)} {self.splat(a0, rty)}")
+        step = self.lane_step[name]
+        bits = BITS[rty]
+        steps = "<" + ", ".join(f"{rty} {((i % (W // 2)) * step) % (1 << bits)}" for i in range(W)) + ">"
+        expected = self.op2("add", vt(rty), sel, steps) if step else sel
+        return self.op2("icmp eq", "i32", self.bits(self.op2("icmp eq", vt(rty), v, expected)), "-1")
 
     def region_check(self, accesses: dict) -> tuple:
         """(i1: the fast copy is safe, {instruction index: (host, lane-0 offset, lane-16
         offset, step)}). Emitted where the region begins."""
         ok = self.op2("icmp eq", "i32", self.block_mask, "-1")
         info = {}
-        i64 = vt("i64")
         for key, (lo, hi) in self.region_groups(accesses).items():
             name, space, size, step = key
             if space == "shared":
@@ -895,32 +1023,32 @@ class VectorFunction(Function):
                 x = self.tmp(); self.emit(f"{x} = extractelement {vt(rty)} {value}, i32 {lane}")
                 anchors.append(self.op2("sub", "i64", self.conv(x, rty, "i64"), wbase))
             r0, r16 = anchors
-            # checked before, and the register not written since?
-            flag_ptr = self.frame_ptr(self.flags_base + self.flag_offsets[key + (lo, hi)])
-            flag = self.tmp(); self.emit(f"{flag} = load i32, ptr {flag_ptr}")
+            # the pattern: known from the register's flag, or checked here (and remembered)
+            flag = self.tmp(); self.emit(f"{flag} = load i32, ptr {self.flag_ptr(name)}")
             known = self.op2("icmp ne", "i32", flag, "0")
             start = self.current_label()
             check, done = self.label("rchk"), self.label("rdone")
             self.emit(f"br i1 {known}, label %{done}, label %{check}")
             self.block(check)
-            rel = self.op2("sub", i64, self.vconv(value, rty, "i64"), self.splat(wbase, "i64"))
-            sel = self.tmp()
-            self.emit(f"{sel} = select {vt('i1')} {self.upper()}, {i64} {self.splat(r16, 'i64')}, {i64} {self.splat(r0, 'i64')}")
-            expected = self.op2("add", i64, sel, iota(step, W // 2)) if step else sel
-            good = self.op2("icmp eq", "i32", self.bits(self.op2("icmp eq", i64, rel, expected)), "-1")
-            for anchor in (r0, r16):
-                first = self.op2("add", "i64", anchor, str(lo))
-                last = self.op2("add", "i64", anchor, str(hi + 15 * step))
-                ordered = self.op2("icmp ule", "i64", first, last)
-                inside = self.op2("icmp ule", "i64", last, limit)
-                good = self.op2("and", "i1", good, self.op2("and", "i1", ordered, inside))
+            good = self.pattern_check(name)
             g32 = self.tmp(); self.emit(f"{g32} = zext i1 {good} to i32")
-            self.emit(f"store i32 {g32}, ptr {flag_ptr}")
+            self.emit(f"store i32 {g32}, ptr {self.flag_ptr(name)}")
             check_end = self.current_label()
             self.emit(f"br label %{done}")
             self.block(done)
             passed = self.tmp(); self.emit(f"{passed} = phi i1 [true, %{start}], [{good}, %{check_end}]")
             ok = self.op2("and", "i1", ok, passed)
+            # bounds of the whole span, from the two anchors (no lane wraps: a 32-bit base
+            # that did would end past 2**32)
+            for anchor, raw in zip((r0, r16), anchors):
+                first = self.op2("add", "i64", anchor, str(lo))
+                last = self.op2("add", "i64", anchor, str(hi + 15 * step))
+                ordered = self.op2("icmp ule", "i64", first, last)
+                inside = self.op2("icmp ule", "i64", last, limit)
+                ok = self.op2("and", "i1", ok, self.op2("and", "i1", ordered, inside))
+                if BITS.get(rty) == 32:
+                    top = self.op2("add", "i64", self.op2("add", "i64", anchor, wbase), str(15 * step))
+                    ok = self.op2("and", "i1", ok, self.op2("icmp ule", "i64", top, str(0xFFFFFFFF)))
             for i, (k, _) in accesses.items():
                 if k == key:
                     info[i] = (host, r0, r16, step)

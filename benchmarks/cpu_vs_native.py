@@ -143,6 +143,18 @@ def best(*fns, repeat=9):
     return [min(ts) for ts in times]
 
 
+def side_by_side(dptx_fn, c_fn, numpy_fn=None, repeat=9):
+    """(dptx, C, numpy) best times. dptx and C are interleaved; numpy is timed apart and
+    last: its BLAS worker threads keep spinning for a while after a call (up to ~0.1 s),
+    which would take the cores from whatever runs next."""
+    t_d, t_c = best(dptx_fn, c_fn, repeat=repeat)
+    t_n = None
+    if numpy_fn is not None:
+        t_n, = best(numpy_fn, repeat=repeat)
+        time.sleep(0.3)
+    return t_d, t_c, t_n
+
+
 def ptr(a):
     return a.ctypes.data
 
@@ -161,15 +173,15 @@ def main():
     n = 1 << 24
     a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     c = np.empty_like(a)
-    t_d, t_c, t_n = best(lambda: cpu.launch(k["vecadd"], (n // 256,), (256,), [a, b, c, np.int32(n)]),
-                         lambda: so.vecadd(ptr(a), ptr(b), ptr(c), n),
-                         lambda: np.add(a, b, out=c))
+    t_d, t_c, t_n = side_by_side(lambda: cpu.launch(k["vecadd"], (n // 256,), (256,), [a, b, c, np.int32(n)]),
+                                 lambda: so.vecadd(ptr(a), ptr(b), ptr(c), n),
+                                 lambda: np.add(a, b, out=c))
     rows.append(("vecadd 16M f32", t_d, t_c, t_n, 1.5))
 
     y = rng.random(n, dtype=np.float32)
-    t_d, t_c, t_n = best(lambda: cpu.launch(k["saxpy"], (n // 256,), (256,), [np.float32(2), a, y, np.int32(n)]),
-                         lambda: so.saxpy(2.0, ptr(a), ptr(y), n),
-                         lambda: np.add(np.float32(2) * a, y, out=y))
+    t_d, t_c, t_n = side_by_side(lambda: cpu.launch(k["saxpy"], (n // 256,), (256,), [np.float32(2), a, y, np.int32(n)]),
+                                 lambda: so.saxpy(2.0, ptr(a), ptr(y), n),
+                                 lambda: np.add(np.float32(2) * a, y, out=y))
     rows.append(("saxpy 16M f32", t_d, t_c, t_n, 1.5))
 
     m = 1 << 22
@@ -177,26 +189,26 @@ def main():
     X = rng.uniform(1, 100, m).astype(np.float32)
     T = rng.uniform(0.25, 10, m).astype(np.float32)
     call, put = np.empty_like(S), np.empty_like(S)
-    t_d, t_c = best(lambda: cpu.launch(k["black_scholes"], (m // 128,), (128,),
-                                       [S, X, T, call, put, np.float32(0.02), np.float32(0.3), np.int32(m)]),
-                    lambda: so.black_scholes(ptr(S), ptr(X), ptr(T), ptr(call), ptr(put), 0.02, 0.3, m),
-                    repeat=5)
+    t_d, t_c, _ = side_by_side(lambda: cpu.launch(k["black_scholes"], (m // 128,), (128,),
+                                                  [S, X, T, call, put, np.float32(0.02), np.float32(0.3), np.int32(m)]),
+                               lambda: so.black_scholes(ptr(S), ptr(X), ptr(T), ptr(call), ptr(put), 0.02, 0.3, m),
+                               repeat=5)
     rows.append(("black-scholes 4M", t_d, t_c, None, 2.0))
 
     s = 512
     A, B = rng.random((s, s), dtype=np.float32), rng.random((s, s), dtype=np.float32)
     C = np.empty_like(A)
-    t_d, t_c, t_n = best(lambda: cpu.launch(k["matmul"], (s // 16, s // 16), (16, 16), [A, B, C, np.int32(s)]),
-                         lambda: so.matmul(ptr(A), ptr(B), ptr(C), s),
-                         lambda: np.matmul(A, B, out=C))
+    t_d, t_c, t_n = side_by_side(lambda: cpu.launch(k["matmul"], (s // 16, s // 16), (16, 16), [A, B, C, np.int32(s)]),
+                                 lambda: so.matmul(ptr(A), ptr(B), ptr(C), s),
+                                 lambda: np.matmul(A, B, out=C))
     rows.append(("tiled matmul 512", t_d, t_c, t_n, 3.0))
 
     r = 1 << 22
     xr = rng.random(r, dtype=np.float32)
     out = np.empty(1024 * 256 // 32, np.float32)
-    t_d, t_c, t_n = best(lambda: cpu.launch(k["reduce_shfl"], (1024,), (256,), [xr, out, np.int32(r)]),
-                         lambda: so.reduce_sum(ptr(xr), r),
-                         lambda: xr.sum())
+    t_d, t_c, t_n = side_by_side(lambda: cpu.launch(k["reduce_shfl"], (1024,), (256,), [xr, out, np.int32(r)]),
+                                 lambda: so.reduce_sum(ptr(xr), r),
+                                 lambda: xr.sum())
     rows.append(("shuffle reduction 4M", t_d, t_c, t_n, 3.0))
 
     print(f"CPU executor vs native C (gcc -O3 -march=native -fopenmp), {THREADS} threads; best of runs")

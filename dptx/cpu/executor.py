@@ -100,28 +100,47 @@ def global_image(module: ir.Module) -> dict:
 
 
 # -- launches ---------------------------------------------------------------------------------
+_LINE = 64
+
+
+def _private_zeros(count: int, dtype) -> np.ndarray:
+    """Zeros on cache lines of their own: the chunks run in parallel and write their scratch
+    constantly (frames, prefetch history), and two small numpy arrays often share a line,
+    which would then bounce between the cores."""
+    itemsize = np.dtype(dtype).itemsize
+    raw = np.zeros(count * itemsize + 3 * _LINE, np.uint8)
+    start = (-raw.ctypes.data) % _LINE + _LINE
+    return raw[start:start + count * itemsize].view(dtype)
+
+
+def _private(values: np.ndarray) -> np.ndarray:
+    out = _private_zeros(values.size, values.dtype)
+    out[:] = values
+    return out
+
+
 class _Chunk:
     """Scratch memory and the context array for one native call."""
 
     def __init__(self, ck: CompiledKernel, base_ctx: np.ndarray, base_table: np.ndarray,
                  nthreads: int, shared_size: int, printf_cap: int, pointer_values: list):
-        self.ctx = base_ctx.copy()
-        self.shared = np.zeros(max(shared_size, 16), np.uint8)
+        self.ctx = _private(base_ctx)
+        self.shared = _private_zeros(max(shared_size, 16), np.uint8)
         nlocal = nthreads if ck.resumable else 1
-        self.local = np.zeros(max(ck.local_bytes * nlocal, 16), np.uint8)
-        self.error = np.zeros(8, np.int64)
+        self.local = _private_zeros(max(ck.local_bytes * nlocal, 16), np.uint8)
+        self.error = _private_zeros(8, np.int64)
         npad = (nthreads + 31) // 32 * 32
         if ck.vector:
-            self.frames = np.zeros(ck.frame_bytes * (npad // 32), np.uint8)   # one per warp
+            self.frames = _private_zeros(ck.frame_bytes * (npad // 32), np.uint8)   # one per warp
         else:
-            self.frames = np.zeros(ck.frame_bytes * npad if ck.resumable else 16, np.uint8)
-        self.exchange = np.zeros(4 * npad if ck.resumable else 4, np.int64)
+            self.frames = _private_zeros(ck.frame_bytes * npad if ck.resumable else 16, np.uint8)
+        self.exchange = _private_zeros(4 * npad if ck.resumable else 4, np.int64)
         if not ck.uses_printf:
             printf_cap = 0          # no record buffer (1 MiB by default) for kernels that never print
-        self.printf = np.zeros(max(L.PRINTF_RECORD_BYTES * printf_cap, 16), np.uint8)
-        self.arrivals = np.zeros(1, np.int64)
-        self.fault_addr = np.zeros(max(nthreads, 1), np.int64)
-        self.stride_history = np.zeros(max(ck.prefetch_sites, 1), np.int64)
+        self.printf = _private_zeros(max(L.PRINTF_RECORD_BYTES * printf_cap, 16), np.uint8)
+        self.arrivals = _private_zeros(1, np.int64)
+        self.fault_addr = _private_zeros(max(nthreads, 1), np.int64)
+        self.stride_history = _private_zeros(max(ck.prefetch_sites, 1), np.int64)
         # Each call has its own table: windows 1 and 2 map its shared and local memory, so
         # that generic addresses translate with one lookup whatever their window.
         self.table = base_table.copy()

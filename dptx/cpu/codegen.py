@@ -188,6 +188,10 @@ class Module:
         elif self.resumable:
             self.frame_bytes = FRAME_HEADER + 8 * len(kernel_fn.regs)
             sched = scheduler_resumable(self.frame_bytes, kw)
+        elif kernel_fn.trusted:
+            from .block_check import BlockCheck
+            bodies.append(BlockCheck(self, self.kernel, kernel_fn.trusted, kernel_fn.check_slice).render())
+            sched = scheduler_plain(self.fault_sites, ST_SITE, kw, block_check=True)
         else:
             sched = scheduler_plain(self.fault_sites, ST_SITE, kw)
         bodies.append(kernel_fn.constants_loader())
@@ -235,6 +239,7 @@ class Function:
         self.prologue = []      # entry-block lines (loads of launch constants)
         self.constant_slots = []  # (context field, index) per %kw slot
         self.windows_known = {}  # origin -> known_window values
+        self.trusted = {}       # instruction index -> block_check.Site (plain kernels)
 
     # -- small helpers -----------------------------------------------------------------------
     def tmp(self) -> str:
@@ -628,6 +633,10 @@ class Function:
         room = self.tmp(); self.emit(f"{room} = add i64 {limit}, 1")
         bound = self.tmp(); self.emit(f"{bound} = call i64 @llvm.usub.sat.i64(i64 {room}, i64 {size})")
         ok = self.tmp(); self.emit(f"{ok} = icmp ult i64 {rel}, {bound}")
+        if self.inst_index in self.trusted:
+            # checked once for the whole block when %trusted (block_check.py)
+            checked = ok
+            ok = self.tmp(); self.emit(f"{ok} = or i1 %trusted, {checked}")
         hp = self.tmp(); self.emit(f"{hp} = inttoptr i64 {host} to ptr")
         p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {hp}, i64 {rel}")
         good, bad = self.label("inb"), self.label("oob")
@@ -726,6 +735,9 @@ class Function:
         self.live_across = None
         if self.is_kernel and self.mod.resumable:
             self.compute_liveness()
+        if self.is_kernel and not self.mod.resumable and self.mod.vector_plan is None:
+            from .block_check import trusted_sites
+            self.trusted = trusted_sites(self)
         for name in self.f.labels:
             self.labels[name] = f"L{len(self.labels)}"
         self.block("start")
@@ -751,7 +763,11 @@ class Function:
         self.emit(f"call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_STACK}, i64 %lsp, i32 {self.f.line}, i64 {self.local_size})")
         self.emit(f"ret i32 {ST_ERR}")
 
-        if self.is_kernel:
+        if self.is_kernel and self.trusted:
+            # called from two thread loops (block_check.py), inlined into both
+            sig = (f"define internal i32 @thread(ptr {CTX_ARG}, ptr %ti, ptr %lbase, i64 %lsp, "
+                   f"ptr %frame, ptr %kw, i1 %trusted) alwaysinline")
+        elif self.is_kernel:
             sig = f"define internal i32 @thread(ptr {CTX_ARG}, ptr %ti, ptr %lbase, i64 %lsp, ptr %frame, ptr %kw)"
         else:
             args = ["ptr %ctx", "ptr %ti", "ptr %lbase", "i64 %lsp"]

@@ -602,16 +602,81 @@ def _dims() -> str:
     return out
 
 
-def scheduler_plain(fault_sites: list, site_base: int, kw_slots: int) -> str:
+def _thread_nest(sfx: str, trusted: str) -> str:
+    """The loops over a block's threads (z, y, x) around the inlined ``@thread``, labels
+    suffixed ``sfx``; they end at %bcheck."""
+    return f"""
+  br label %zloop{sfx}
+zloop{sfx}:
+  %tz{sfx} = phi i32 [0, %nest{sfx}], [%tzn{sfx}, %znext{sfx}]
+  %zdone{sfx} = icmp uge i32 %tz{sfx}, %bz
+  br i1 %zdone{sfx}, label %bcheck, label %yinit{sfx}
+yinit{sfx}:
+  %tzp{sfx} = getelementptr i32, ptr %ti, i64 2
+  store i32 %tz{sfx}, ptr %tzp{sfx}
+  br label %yloop{sfx}
+yloop{sfx}:
+  %ty{sfx} = phi i32 [0, %yinit{sfx}], [%tyn{sfx}, %ynext{sfx}]
+  %ydone{sfx} = icmp uge i32 %ty{sfx}, %by
+  br i1 %ydone{sfx}, label %znext{sfx}, label %xinit{sfx}
+xinit{sfx}:
+  %typ{sfx} = getelementptr i32, ptr %ti, i64 1
+  store i32 %ty{sfx}, ptr %typ{sfx}
+  %rowz{sfx} = mul i32 %tz{sfx}, %by
+  %row{sfx} = add i32 %rowz{sfx}, %ty{sfx}
+  %base{sfx} = mul i32 %row{sfx}, %bx
+  br label %xloop{sfx}
+xloop{sfx}:
+  %tx{sfx} = phi i32 [0, %xinit{sfx}], [%txn{sfx}, %tbody{sfx}]
+  %xdone{sfx} = icmp uge i32 %tx{sfx}, %bx
+  br i1 %xdone{sfx}, label %ynext{sfx}, label %tbody{sfx}
+tbody{sfx}:
+  store i32 %tx{sfx}, ptr %ti
+  %lt{sfx} = add i32 %base{sfx}, %tx{sfx}
+  %ltp{sfx} = getelementptr i32, ptr %ti, i64 6
+  store i32 %lt{sfx}, ptr %ltp{sfx}
+  %r{sfx} = call i32 @thread(ptr %ctx, ptr %ti, ptr %lbase, i64 0, ptr null, ptr %kw{trusted})
+  ; key: (thread << 32 | status) for a failed thread, all ones otherwise
+  %bad{sfx} = icmp ne i32 %r{sfx}, 0
+  %lt64{sfx} = zext i32 %lt{sfx} to i64
+  %kt{sfx} = shl i64 %lt64{sfx}, 32
+  %r64{sfx} = zext i32 %r{sfx} to i64
+  %k{sfx} = or i64 %kt{sfx}, %r64{sfx}
+  %key{sfx} = select i1 %bad{sfx}, i64 %k{sfx}, i64 -1
+  %w0{sfx} = load i64, ptr %worst
+  %w1{sfx} = call i64 @llvm.umin.i64(i64 %w0{sfx}, i64 %key{sfx})
+  store i64 %w1{sfx}, ptr %worst
+  %txn{sfx} = add i32 %tx{sfx}, 1
+  br label %xloop{sfx}
+ynext{sfx}:
+  %tyn{sfx} = add i32 %ty{sfx}, 1
+  br label %yloop{sfx}
+znext{sfx}:
+  %tzn{sfx} = add i32 %tz{sfx}, 1
+  br label %zloop{sfx}
+"""
+
+
+def scheduler_plain(fault_sites: list, site_base: int, kw_slots: int, block_check: bool = False) -> str:
     """Block scheduler for kernels without sync points: a loop over the threads of each
     block around the inlined ``@thread``. The loop has no early exit (a thread's non-zero
     status is folded into a minimum), so LLVM can vectorize it; after each block, the first
     failing thread's fault is reported: a bounds fault through ``fault_sites`` (PTX line and
     access size per site, status ``site_base + index``) and the address the thread stored
-    in its ``fault_addr`` slot, any other status was recorded by the thread itself."""
+    in its ``fault_addr`` slot, any other status was recorded by the thread itself.
+    With ``block_check``, ``@block_trusted`` (block_check.py) decides per block between a
+    loop whose covered accesses skip their checks and the checked one (@thread's last
+    argument)."""
     n = max(len(fault_sites), 1)
     sites = ", ".join(f"{{ i32, i32 }} {{ i32 {line}, i32 {size} }}" for line, size in fault_sites) \
         or "{ i32, i32 } { i32 0, i32 0 }"
+    if block_check:
+        choose = ("  %trusted = call i1 @block_trusted(ptr %ctx, ptr %ti)\n"
+                  "  br i1 %trusted, label %nest.t, label %nest.c\n"
+                  "nest.t:" + _thread_nest(".t", ", i1 true") +
+                  "nest.c:" + _thread_nest(".c", ", i1 false"))
+    else:
+        choose = "  br label %nest\nnest:" + _thread_nest("", "")
     return f"""
 @fault_sites = internal constant [{n} x {{ i32, i32 }}] [{sites}]
 
@@ -620,55 +685,7 @@ entry:
 {_scheduler_entry(kw_slots)}  %worst = alloca i64
 {_dims()}{_ctx_load("lbase", "local", "ptr")}  br label %bloop
 {_block_loop_head()}  store i64 -1, ptr %worst
-  br label %zloop
-zloop:
-  %tz = phi i32 [0, %bbody], [%tzn, %znext]
-  %zdone = icmp uge i32 %tz, %bz
-  br i1 %zdone, label %bcheck, label %yinit
-yinit:
-  %tzp = getelementptr i32, ptr %ti, i64 2
-  store i32 %tz, ptr %tzp
-  br label %yloop
-yloop:
-  %ty = phi i32 [0, %yinit], [%tyn, %ynext]
-  %ydone = icmp uge i32 %ty, %by
-  br i1 %ydone, label %znext, label %xinit
-xinit:
-  %typ = getelementptr i32, ptr %ti, i64 1
-  store i32 %ty, ptr %typ
-  %rowz = mul i32 %tz, %by
-  %row = add i32 %rowz, %ty
-  %base = mul i32 %row, %bx
-  br label %xloop
-xloop:
-  %tx = phi i32 [0, %xinit], [%txn, %tbody]
-  %xdone = icmp uge i32 %tx, %bx
-  br i1 %xdone, label %ynext, label %tbody
-tbody:
-  store i32 %tx, ptr %ti
-  %lt = add i32 %base, %tx
-  %ltp = getelementptr i32, ptr %ti, i64 6
-  store i32 %lt, ptr %ltp
-  %r = call i32 @thread(ptr %ctx, ptr %ti, ptr %lbase, i64 0, ptr null, ptr %kw)
-  ; key: (thread << 32 | status) for a failed thread, all ones otherwise
-  %bad = icmp ne i32 %r, 0
-  %lt64 = zext i32 %lt to i64
-  %kt = shl i64 %lt64, 32
-  %r64 = zext i32 %r to i64
-  %k = or i64 %kt, %r64
-  %key = select i1 %bad, i64 %k, i64 -1
-  %w0 = load i64, ptr %worst
-  %w1 = call i64 @llvm.umin.i64(i64 %w0, i64 %key)
-  store i64 %w1, ptr %worst
-  %txn = add i32 %tx, 1
-  br label %xloop
-ynext:
-  %tyn = add i32 %ty, 1
-  br label %yloop
-znext:
-  %tzn = add i32 %tz, 1
-  br label %zloop
-bcheck:
+{choose}bcheck:
   %wk = load i64, ptr %worst
   %failed = icmp ne i64 %wk, -1
   br i1 %failed, label %report, label %bnext

@@ -5,7 +5,7 @@ import pytest
 
 from dptx import PtxSyntaxError
 from dptx.ptx import (Addr, AddrList, CallPrototype, Directive, Imm, Instruction, Label, Pair,
-                      ParamList, Reg, RegDecl, Scope, Sym, SymInit, TargetTable, Vec, ir, parse,
+                      ParamList, Reg, RegDecl, Scope, Sym, SymInit, TargetTable, Vec, parse,
                       print_module)
 
 SAMPLES = pathlib.Path(__file__).parent / "ptx_samples"

@@ -279,7 +279,13 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
 
         if len(parts) == 1:
             return chunks, [run(0)]
-        return chunks, list(_pool(len(parts)).map(run, range(len(parts))))
+        # the calling thread runs the first part itself: one thread fewer to wake and wait on
+        others = [_pool(len(parts) - 1).submit(run, i) for i in range(1, len(parts))]
+        try:
+            first = run(0)
+        finally:
+            concurrent.futures.wait(others)   # never leave a chunk running behind an error
+        return chunks, [first] + [f.result() for f in others]
 
     if ck.alternative is not None and ck.chosen is None and len(rng) >= 8 * workers:
         # measure both forms on half of the blocks each, keep the faster per block

@@ -5,7 +5,6 @@ import pathlib
 import socket
 import subprocess
 import sys
-import time
 
 import pytest
 

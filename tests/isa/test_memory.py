@@ -367,6 +367,32 @@ ret;""")
     np.testing.assert_array_equal(out, a * 5)
 
 
+def test_ldu_uniform_loads_scalar_and_vector():
+    # ldu reads an address the same for all threads of the warp; .v2 and a barrier after it
+    # (the warp-vectorized executor) as well as the per-thread form
+    table = np.array([7.5, -2.0, 3.25, 11.0], dtype=np.float32)
+    out = np.zeros(64, dtype=np.float32)
+    k = ptx_kernel(".param .u64 pout, .param .u64 pin", GID + """
+ld.param.u64 %rd1, [pin];
+cvta.to.global.u64 %rd1, %rd1;
+ldu.global.f32 %f1, [%rd1+12];
+ldu.global.v2.f32 {%f2, %f3}, [%rd1];
+bar.sync 0;
+add.f32 %f1, %f1, %f2;
+mul.f32 %f1, %f1, %f3;
+cvt.rn.f32.u32 %f4, %r3;
+add.f32 %f1, %f1, %f4;
+ld.param.u64 %rd4, [pout];
+cvta.to.global.u64 %rd4, %rd4;
+mul.wide.u32 %rd2, %r3, 4;
+add.u64 %rd4, %rd4, %rd2;
+st.global.f32 [%rd4], %f1;
+ret;""")
+    launch(k, 2, 32, [out, table])
+    expect = (np.float32(11.0) + np.float32(7.5)) * np.float32(-2.0) + np.arange(64, dtype=np.float32)
+    np.testing.assert_array_equal(out, expect)
+
+
 def test_shared_vectors_and_narrow_signed_loads():
     out = np.zeros(32 * 4, dtype=np.int32)
     k = ptx_kernel(".param .u64 pout", GID + """

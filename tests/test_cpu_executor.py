@@ -91,6 +91,36 @@ def test_printf_in_block_order(capfd):
     assert out == [f"block {b} tag 9 ok 0.50" for b in range(3)]
 
 
+def test_printf_in_block_order_across_threads_and_dropped_records(capfd):
+    """Threads take pieces of a large launch in any order; the records still come out in
+    block order, and a full buffer reports how many were dropped."""
+    m = dptx.RawModule(r'''extern "C" __global__ void hello(int tag) {
+        if (threadIdx.x == 0) printf("block %d tag %d\n", blockIdx.x, tag); }''')
+    k = m.get_function("hello")
+    cpu.launch(k, 2000, 32, [3], threads=4)
+    out = capfd.readouterr().out.splitlines()
+    assert out == [f"block {b} tag 3" for b in range(2000)]
+    cpu.launch(k, 2000, 32, [4], threads=2, printf_capacity=300)
+    out = capfd.readouterr().out.splitlines()
+    assert len(out) == 601 and out[-1] == "[dptx: 1400 printf records of kernel hello dropped: buffer full]"
+    blocks = [int(line.split()[1]) for line in out[:-1]]
+    assert blocks == sorted(blocks) and len(set(blocks)) == 600
+
+
+def test_fault_in_many_pieces_reports_the_lowest_block():
+    """Every block from 700 on faults; whichever thread gets there first, the error names
+    block 700, and the blocks before it ran."""
+    m = dptx.RawModule(r'''extern "C" __global__ void k(int* out, int limit) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        out[blockIdx.x < limit ? i : i + (1 << 26)] = i; }''')
+    out = np.zeros(1200 * 32, np.int32)
+    for threads in (1, 2, 5):
+        out[:] = -1
+        with pytest.raises(dptx.DptxMemoryError, match=r"block 700 \(700, 0, 0\), thread 0 "):
+            cpu.launch(m.get_function("k"), 1200, 32, [out, 700], threads=threads)
+        assert np.array_equal(out[:700 * 32], np.arange(700 * 32))
+
+
 def test_argument_conversion_and_errors():
     k = dptx.RawModule(IDS).get_function("ids")
     out = np.zeros(32, np.int32)

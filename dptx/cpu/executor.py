@@ -189,6 +189,13 @@ def param_windows(values: list, table: np.ndarray) -> np.ndarray:
     return out
 
 
+def _piece_count(nblocks: int, workers: int) -> int:
+    """Pieces to cut a launch into: several per thread when there are blocks enough, so that
+    a thread slowed by another process (or by heavier blocks) gets fewer of them; one per
+    thread for small launches, where each extra native call (a few microseconds) shows."""
+    return workers * 8 if nblocks >= 64 * workers else workers
+
+
 def _split(blocks: range, parts: int) -> list:
     n = len(blocks)
     parts = max(1, min(parts, n))
@@ -268,24 +275,53 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     workers = threads or os.cpu_count() or 1
 
     def execute(form, blocks_range):
-        """Run ``blocks_range`` with compiled ``form``: (chunks, status per chunk)."""
-        parts = _split(blocks_range, workers)
+        """Run ``blocks_range`` with compiled ``form`` on ``workers`` threads that take pieces
+        of the range as they come free (a busy core or uneven blocks then cost less than a
+        fixed split would). Returns (chunks, failures, printed): the scratch of each thread,
+        (piece start, chunk) of the pieces that stopped with an error, and (piece start,
+        chunk, first, end) ranges of printf records, to print in block order."""
+        pieces = _split(blocks_range, _piece_count(len(blocks_range), workers))
+        nthr = min(workers, len(pieces))
         chunks = [_Chunk(form, base, table, nthreads, shared_size, printf_capacity, pointer_values)
-                  for _ in parts]
+                  for _ in range(nthr)]
+        taken = iter(range(len(pieces)))    # next() on it is atomic under the GIL
+        lock = threading.Lock()
+        failures, printed = [], []
+        stop = []
 
-        def run(i):
-            a, z = parts[i]
-            return form.run(chunks[i].ctx.ctypes.data, a, z)
+        def work(w):
+            chunk = chunks[w]
+            ctx = chunk.ctx.ctypes.data
+            while not stop:
+                with lock:
+                    i = next(taken, None)
+                if i is None:
+                    return
+                a, z = pieces[i]
+                before = int(chunk.ctx[L.CTX["printf_count"]])
+                r = form.run(ctx, a, z)
+                after = int(chunk.ctx[L.CTX["printf_count"]])
+                with lock:
+                    if after != before:
+                        printed.append((a, chunk, before, after))
+                    if r != 0:
+                        failures.append((a, chunk))
+                        stop.append(True)       # start no more pieces anywhere
+                if r != 0:
+                    return
 
-        if len(parts) == 1:
-            return chunks, [run(0)]
-        # the calling thread runs the first part itself: one thread fewer to wake and wait on
-        others = [_pool(len(parts) - 1).submit(run, i) for i in range(1, len(parts))]
-        try:
-            first = run(0)
-        finally:
-            concurrent.futures.wait(others)   # never leave a chunk running behind an error
-        return chunks, [first] + [f.result() for f in others]
+        if nthr == 1:
+            work(0)
+        else:
+            # the calling thread works too: one thread fewer to wake and wait on
+            others = [_pool(nthr - 1).submit(work, w) for w in range(1, nthr)]
+            try:
+                work(0)
+            finally:
+                concurrent.futures.wait(others)   # never leave a piece running behind an error
+            for f in others:
+                f.result()
+        return chunks, sorted(failures, key=lambda f: f[0]), printed
 
     if ck.alternative is not None and ck.chosen is None and len(rng) >= 8 * workers:
         # measure both forms on half of the blocks each, keep the faster per block
@@ -293,20 +329,18 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
         runs = []
         for form, part in ((ck, range(rng.start, half)), (ck.alternative, range(half, rng.stop))):
             t0 = time.perf_counter()
-            chunks, results = execute(form, part)
-            runs.append((form, chunks, results, (time.perf_counter() - t0) / len(part)))
+            chunks, failures, printed = execute(form, part)
+            runs.append((form, failures, printed, (time.perf_counter() - t0) / len(part)))
         ck.chosen = min(runs, key=lambda r: r[3])[0]
     else:
         form = ck.chosen or ck
-        chunks, results = execute(form, rng)
-        runs = [(form, chunks, results, 0.0)]
+        chunks, failures, printed = execute(form, rng)
+        runs = [(form, failures, printed, 0.0)]
     keep_alive = (table, param_buf, buffers)  # noqa: F841 - the native code points into these
-    for form, chunks, results, _ in runs:
-        _print_records(kernel, form, chunks, buffers)
-    for form, chunks, results, _ in runs:
-        for r, chunk in zip(results, chunks):
-            if r != 0:
-                raise _error(kernel, form, chunk.error, g, b, buffers, names, shared_size)
+    _print_records(kernel, [p for run in runs for p in run[2]], buffers)
+    for form, failures, _, _ in runs:
+        if failures:
+            raise _error(kernel, form, failures[0][1].error, g, b, buffers, names, shared_size)
 
 
 # -- errors --------------------------------------------------------------------------------------
@@ -411,18 +445,21 @@ def format_printf(fmt: str, args: bytes, buffers) -> str:
     return "".join(out)
 
 
-def _print_records(kernel, ck, chunks, buffers):
+def _print_records(kernel, printed, buffers):
+    """Print the printf records of each piece, pieces in block order (threads took them in
+    any order), then a line for records dropped because a thread's buffer was full."""
     lines = []
-    for chunk in chunks:
-        count = min(int(chunk.ctx[L.CTX["printf_count"]]), int(chunk.ctx[L.CTX["printf_cap"]]))
-        for i in range(count):
+    dropped = 0
+    for _, chunk, first, end in sorted(printed, key=lambda p: p[0]):
+        cap = int(chunk.ctx[L.CTX["printf_cap"]])
+        for i in range(first, min(end, cap)):
             rec = chunk.printf[i * L.PRINTF_RECORD_BYTES:(i + 1) * L.PRINTF_RECORD_BYTES]
             fmt_addr = int(rec[:8].view(np.uint64)[0])
             n = int(rec[8:16].view(np.int64)[0])
             lines.append(format_printf(_read_cstring(fmt_addr, buffers), rec[16:16 + n].tobytes(), buffers))
-        dropped = int(chunk.ctx[L.CTX["printf_count"]]) - count
-        if dropped > 0:
-            lines.append(f"[dptx: {dropped} printf records of kernel {kernel.name} dropped: buffer full]\n")
+        dropped += end - max(first, min(end, cap))
+    if dropped > 0:
+        lines.append(f"[dptx: {dropped} printf records of kernel {kernel.name} dropped: buffer full]\n")
     if lines:
         sys.stdout.write("".join(lines))
         sys.stdout.flush()

@@ -1906,6 +1906,13 @@ class Function:
         r = self.tmp(); self.emit(f"{r} = call i32 @bmsk(i32 {a}, i32 {b}, i1 {'true' if clamp else 'false'})")
         self.write(inst.operands[0], r, "i32", inst)
 
+    def op_fns(self, inst):
+        mask = self.read(inst.operands[1], "i32", inst)
+        base = self.read(inst.operands[2], "i32", inst)
+        offset = self.read(inst.operands[3], "i32", inst)
+        r = self.tmp(); self.emit(f"{r} = call i32 @fns(i32 {mask}, i32 {base}, i32 {offset})")
+        self.write(inst.operands[0], r, "i32", inst)
+
     def op_szext(self, inst):
         signed = "s32" in inst.modifiers
         a = self.read(inst.operands[1], "i32", inst)

@@ -277,6 +277,52 @@ entry:
   ret i32 %r
 }
 
+; fns.b32: the position of the |offset|-th set bit of mask counting from bit base, upwards
+; for offset > 0 and downwards for offset < 0 (offset 0: base itself if set), 0xffffffff if
+; there is none. Both directions become "the n-th set bit from the bottom of m": downwards,
+; the |offset|-th from the top of popc(m) bits is the (popc(m) - |offset| + 1)-th from the
+; bottom. base is masked to 0..31 (the ISA leaves base > 31 undefined).
+define internal i32 @fns(i32 %mask, i32 %base, i32 %offset) {
+entry:
+  %b = and i32 %base, 31
+  %up.m = shl i32 -1, %b
+  %dn.sh = sub i32 31, %b
+  %dn.m = lshr i32 -1, %dn.sh
+  %upward = icmp sgt i32 %offset, 0
+  %zero = icmp eq i32 %offset, 0
+  %window = select i1 %upward, i32 %up.m, i32 %dn.m
+  %bit = shl i32 1, %b
+  %window0 = select i1 %zero, i32 %bit, i32 %window
+  %m = and i32 %mask, %window0
+  %cnt = call i32 @llvm.ctpop.i32(i32 %m)
+  %neg = sub i32 0, %offset
+  %abs0 = select i1 %upward, i32 %offset, i32 %neg
+  %abs = select i1 %zero, i32 1, i32 %abs0
+  %enough = icmp ule i32 %abs, %cnt
+  br i1 %enough, label %pick, label %none
+pick:
+  %from.top = sub i32 %cnt, %abs
+  %skip = select i1 %upward, i32 %abs0, i32 %from.top
+  %skip1 = select i1 %upward, i32 -1, i32 0
+  %k = add i32 %skip, %skip1
+  br label %loop
+loop:
+  %i = phi i32 [ %k, %pick ], [ %i.n, %body ]
+  %v = phi i32 [ %m, %pick ], [ %v.n, %body ]
+  %more = icmp sgt i32 %i, 0
+  br i1 %more, label %body, label %done
+body:
+  %v1 = sub i32 %v, 1
+  %v.n = and i32 %v, %v1
+  %i.n = sub i32 %i, 1
+  br label %loop
+done:
+  %pos = call i32 @llvm.cttz.i32(i32 %v, i1 true)
+  ret i32 %pos
+none:
+  ret i32 -1
+}
+
 define internal i32 @szext(i32 %a, i32 %b, i1 %clamp, i1 %signed) alwaysinline {
 entry:
   %bw = and i32 %b, 31

@@ -1,8 +1,10 @@
-"""Bit instructions: popc clz bfind brev bfe bfi prmt bmsk szext shf shl/shr lop3 cnot not
-and/or/xor."""
+"""Bit instructions: popc clz bfind brev bfe bfi prmt bmsk szext fns shf shl/shr lop3 cnot
+not and/or/xor."""
 import random
 
-from ._util import run_op, same_ints, s, u
+import numpy as np
+
+from ._util import kernel_from_cuda, launch, run_op, same_ints, s, u
 
 rng = random.Random(1234)
 V32 = [0, 1, 2, 3, 0x80000000, 0x7FFFFFFF, 0xFFFFFFFF, 0xFFFFFFFE, 0x00010000, 0x12345678,
@@ -177,6 +179,51 @@ def test_prmt_modes():
     # a known case: c = 0x8F94 selects mode row 0
     assert _prmt(a, b, 0x8F94, "b4e") == 0xE655C4B3
     assert _prmt(a, b, 0x8F94, "rc16") == 0x22B322B3
+
+
+# ---- fns ------------------------------------------------------------------------------
+def _fns(mask, base, offset):
+    """The PTX ISA pseudocode of fns.b32, step by step."""
+    if offset == 0:
+        return base if (mask >> base) & 1 else 0xFFFFFFFF
+    pos, count, inc = base, abs(offset) - 1, 1 if offset > 0 else -1
+    while 0 <= pos < 32:
+        if (mask >> pos) & 1:
+            if count == 0:
+                return pos
+            count -= 1
+        pos += inc
+    return 0xFFFFFFFF
+
+
+def test_fns_against_the_isa_pseudocode():
+    gen = np.random.default_rng(7)
+    cases = [(0xAAAAAAAA, 3, 1), (0xAAAAAAAA, 3, -1), (0xAAAAAAAA, 2, 1), (0xAAAAAAAA, 2, -1),
+             (0, 0, 1), (0, 5, 0), (0xFFFFFFFF, 31, 1), (0xFFFFFFFF, 31, -32), (0xFFFFFFFF, 0, 32),
+             (0xFFFFFFFF, 0, 33), (0x80000001, 0, 2), (0x80000001, 31, -2), (0x80000001, 31, -3),
+             (1, 0, 0), (2, 0, 0), (0x10, 4, 0), (0xFFFFFFFF, 0, -(2**31)), (0xFFFFFFFF, 0, 2**31 - 1)]
+    cases += [(int(m), int(b), int(o)) for m, b, o in zip(gen.integers(0, 2**32, 200),
+                                                         gen.integers(0, 32, 200),
+                                                         gen.integers(-34, 35, 200))]
+    d = run_op("fns.b32 %d, %m, %b, %o;",
+               [("m", "b32", [m for m, _, _ in cases]), ("b", "u32", [b for _, b, _ in cases]),
+                ("o", "s32", [o for _, _, o in cases])], [("d", "b32")])
+    same_ints(d, [_fns(m, b, o) for m, b, o in cases], "b32")
+    assert [_fns(0xAAAAAAAA, 3, 1), _fns(0xAAAAAAAA, 2, -1)] == [3, 1]   # the ISA's examples
+
+
+def test_fns_from_cuda_in_a_warp_vectorized_kernel():
+    """__fns from CUDA C, next to a shuffle (the warp executor runs it lane by lane)."""
+    k = kernel_from_cuda(r'''
+extern "C" __global__ void k(unsigned* out, const unsigned* m) {
+    unsigned i = threadIdx.x;
+    unsigned r = __fns(m[i], i % 32, (int)(i % 7) - 3);
+    out[i] = r + __shfl_xor_sync(0xffffffffu, 0u, 1);
+}''', "k")
+    m = np.random.default_rng(3).integers(0, 2**32, 64, dtype=np.uint64).astype(np.uint32)
+    out = np.zeros(64, np.uint32)
+    launch(k, 1, 64, [out, m])
+    assert out.tolist() == [_fns(int(m[i]), i % 32, i % 7 - 3) for i in range(64)]
 
 
 # ---- bmsk / szext ----------------------------------------------------------------------

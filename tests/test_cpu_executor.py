@@ -100,11 +100,15 @@ def test_printf_in_block_order_across_threads_and_dropped_records(capfd):
     cpu.launch(k, 2000, 32, [3], threads=4)
     out = capfd.readouterr().out.splitlines()
     assert out == [f"block {b} tag 3" for b in range(2000)]
+    # each thread has room for 300 records; how many blocks each thread ran (so which records
+    # are kept) depends on timing, the total never does
     cpu.launch(k, 2000, 32, [4], threads=2, printf_capacity=300)
     out = capfd.readouterr().out.splitlines()
-    assert len(out) == 601 and out[-1] == "[dptx: 1400 printf records of kernel hello dropped: buffer full]"
+    kept = len(out) - 1
+    assert 300 <= kept <= 600
+    assert out[-1] == f"[dptx: {2000 - kept} printf records of kernel hello dropped: buffer full]"
     blocks = [int(line.split()[1]) for line in out[:-1]]
-    assert blocks == sorted(blocks) and len(set(blocks)) == 600
+    assert blocks == sorted(blocks) and len(set(blocks)) == kept
 
 
 def test_fault_in_many_pieces_reports_the_lowest_block():

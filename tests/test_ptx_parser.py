@@ -194,6 +194,23 @@ def test_any_opcode_parses():
     assert parse(print_module(m)) == m
 
 
+def test_video_lane_selectors_parse_and_round_trip():
+    """Video instructions select half-words and bytes of their operands (``%r2.h10``,
+    ``%r3.b7654``) and name the destination's lanes (``%r1.h0``)."""
+    m = parse(""".version 8.0
+    .target sm_80
+    .address_size 64
+    .entry k() {
+        vsub2.s32.s32.s32.sat %r1.h0, %r2.h10, %r3.h32, %r1;
+        vmax4.u32.u32.u32 %r1.b20, %r2.b7654, %r3.b0123, %r5;
+        vabsdiff4.u32.u32.u32.add %r1, %r2, %r3, %r4;
+    }""")
+    insts = m.function("k").instructions
+    assert insts[0].operands[:3] == (Reg("%r1", "h0"), Reg("%r2", "h10"), Reg("%r3", "h32"))
+    assert insts[1].operands[:3] == (Reg("%r1", "b20"), Reg("%r2", "b7654"), Reg("%r3", "b0123"))
+    assert parse(print_module(m)) == m
+
+
 def test_source_lines_recorded():
     m = parse(sample("old_style.ptx"))
     k = m.function("scale_array")

@@ -1337,8 +1337,32 @@ class Function:
         self.emit(f"{r} = call {ty} @llvm.{name}.{sfx}(" + ", ".join(f"{ty} {a}" for a in args) + ")")
         return r
 
+    PACKED16 = ("u16x2", "s16x2")
+
+    def packed16(self, inst, op: str, signed: bool = False):
+        """sm_90 SIMD on the two half-words of .b32 registers: add/sub wrap in each half-word,
+        min/max compare them (signed for .s16x2), .relu clamps a negative result to 0."""
+        a = self.read(inst.operands[1], "i32", inst)
+        b = self.read(inst.operands[2], "i32", inst)
+        va = self.tmp(); self.emit(f"{va} = bitcast i32 {a} to <2 x i16>")
+        vb = self.tmp(); self.emit(f"{vb} = bitcast i32 {b} to <2 x i16>")
+        r = self.tmp()
+        if op in ("add", "sub"):
+            self.emit(f"{r} = {op} <2 x i16> {va}, {vb}")
+        else:
+            fn = ("s" if signed else "u") + op
+            self.emit(f"{r} = call <2 x i16> @llvm.{fn}.v2i16(<2 x i16> {va}, <2 x i16> {vb})")
+            if "relu" in inst.modifiers:
+                z = self.tmp()
+                self.emit(f"{z} = call <2 x i16> @llvm.smax.v2i16(<2 x i16> {r}, <2 x i16> zeroinitializer)")
+                r = z
+        out = self.tmp(); self.emit(f"{out} = bitcast <2 x i16> {r} to i32")
+        self.write(inst.operands[0], out, "i32", inst)
+
     def add_or_sub(self, inst, op: str):
         """add/sub: float (rounding modes), carry chains, .sat on s32, or wrapping ints."""
+        if any(m in self.PACKED16 for m in inst.modifiers) and len(inst.modifiers) == 1:
+            return self.packed16(inst, op)
         if self.is_float(inst):
             return self.rounded(inst, "f" + op, "f" + op, 2)
         if "cc" in inst.modifiers:
@@ -1593,6 +1617,12 @@ class Function:
         self.write(inst.operands[0], r, ty, inst)
 
     def minmax(self, inst, which):
+        packed = [m for m in inst.modifiers if m in self.PACKED16]
+        if packed:
+            if set(inst.modifiers) - {"relu"} != set(packed) or \
+                    ("relu" in inst.modifiers and packed[0] != "s16x2"):
+                raise unsupported(inst)
+            return self.packed16(inst, which, signed=packed[0] == "s16x2")
         if self.is_float(inst):
             name = ("minimum" if which == "min" else "maximum") if "NaN" in inst.modifiers else \
                 ("minnum" if which == "min" else "maxnum")
@@ -1913,6 +1943,112 @@ class Function:
         r = self.tmp(); self.emit(f"{r} = call i32 @fns(i32 {mask}, i32 {base}, i32 {offset})")
         self.write(inst.operands[0], r, "i32", inst)
 
+    # SIMD video instructions (vadd2 ... vset4) ---------------------------------------------
+    VIDEO_OPS = ("vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax", "vset")
+    VIDEO_CMP = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
+
+    def video_simd(self, inst):
+        """vop2/vop4 and vset2/vset4: half-word (2) or byte (4) lanes, selected from the 64 bits
+        {b, a} by .asel/.bsel (default .h10/.h32, .b3210/.b7654), each extended by its operand's
+        type; the lane results are clamped (.sat) and either merged into c under the
+        destination's lane mask or summed into c (.add), as the ISA's pseudocode says."""
+        op, lanes = inst.opcode[:-1], int(inst.opcode[-1])
+        width = 32 // lanes
+        mods = [m for m in inst.modifiers]
+        if op == "vset":
+            if len(mods) < 3 or mods[2] not in self.VIDEO_CMP:
+                raise unsupported(inst)
+            dtype, (atype, btype), cmp_ = "u32", mods[:2], mods[2]
+            rest = set(mods[3:])
+        else:
+            dtype, atype, btype = mods[:3]
+            rest = set(mods[3:])
+        if not {dtype, atype, btype} <= {"u32", "s32"} or not rest <= {"sat", "add"} or \
+                rest == {"sat", "add"} or len(inst.operands) != 4:
+            raise unsupported(inst)
+        sat, accumulate = "sat" in rest, "add" in rest
+        d, a, b, c = inst.operands
+        names = ("h10", "h32") if lanes == 2 else ("b3210", "b7654")
+        kind = "h" if lanes == 2 else "b"
+
+        def selector(reg, default, count, limit):
+            """The digits of .hxy / .bxyzw, element i being the i-th digit from the right."""
+            sel = reg.component or default
+            digits = [int(ch) for ch in reversed(sel[1:])] if sel[1:].isdigit() else []
+            if sel[0] != kind or len(digits) not in count or any(x >= limit for x in digits):
+                raise unsupported(inst, f"lane selector .{sel} of {reg.name}")
+            return digits
+
+        asel = selector(a, names[0], (lanes,), 2 * lanes)
+        bsel = selector(b, names[1], (lanes,), 2 * lanes)
+        mask = set(selector(d, names[0], range(1, lanes + 1), lanes))
+        va = self.read(ir.Reg(a.name), "i32", inst)
+        vb = self.read(ir.Reg(b.name), "i32", inst)
+        vc = self.read(c if not isinstance(c, ir.Reg) else ir.Reg(c.name), "i32", inst)
+        both = self.tmp(); self.emit(f"{both} = zext i32 {va} to i64")
+        hi = self.tmp(); self.emit(f"{hi} = zext i32 {vb} to i64")
+        hs = self.tmp(); self.emit(f"{hs} = shl i64 {hi}, 32")
+        ab = self.tmp(); self.emit(f"{ab} = or i64 {both}, {hs}")
+        lane_ty = f"i{width}"
+
+        def lane(src64, index, signed):
+            sh = self.tmp(); self.emit(f"{sh} = lshr i64 {src64}, {index * width}")
+            t = self.tmp(); self.emit(f"{t} = trunc i64 {sh} to {lane_ty}")
+            x = self.tmp(); self.emit(f"{x} = {'sext' if signed else 'zext'} {lane_ty} {t} to i32")
+            return x
+
+        c64 = self.tmp(); self.emit(f"{c64} = zext i32 {vc} to i64")
+        results = []
+        for i in range(lanes):
+            x = lane(ab, asel[i], atype == "s32")
+            y = lane(ab, bsel[i], btype == "s32")
+            t = self.tmp()
+            if op == "vadd":
+                self.emit(f"{t} = add i32 {x}, {y}")
+            elif op == "vsub":
+                self.emit(f"{t} = sub i32 {x}, {y}")
+            elif op == "vavrg":
+                # rounds half up for non-negative sums, truncates (towards -inf) otherwise
+                s_ = self.tmp(); self.emit(f"{s_} = add i32 {x}, {y}")
+                nn = self.tmp(); self.emit(f"{nn} = icmp sge i32 {s_}, 0")
+                up = self.tmp(); self.emit(f"{up} = zext i1 {nn} to i32")
+                s1 = self.tmp(); self.emit(f"{s1} = add i32 {s_}, {up}")
+                self.emit(f"{t} = ashr i32 {s1}, 1")
+            elif op == "vabsdiff":
+                df = self.tmp(); self.emit(f"{df} = sub i32 {x}, {y}")
+                self.emit(f"{t} = call i32 @llvm.abs.i32(i32 {df}, i1 false)")
+            elif op in ("vmin", "vmax"):
+                self.emit(f"{t} = call i32 @llvm.s{op[1:]}.i32(i32 {x}, i32 {y})")
+            else:
+                cc = self.tmp(); self.emit(f"{cc} = icmp {self.VIDEO_CMP[cmp_]} i32 {x}, {y}")
+                self.emit(f"{t} = zext i1 {cc} to i32")
+            if sat:
+                lo, hi_ = ((-(1 << (width - 1)), (1 << (width - 1)) - 1) if dtype == "s32"
+                           else (0, (1 << width) - 1))
+                t1 = self.tmp(); self.emit(f"{t1} = call i32 @llvm.smax.i32(i32 {t}, i32 {lo})")
+                t2 = self.tmp(); self.emit(f"{t2} = call i32 @llvm.smin.i32(i32 {t1}, i32 {hi_})")
+                t = t2
+            results.append(t)
+        if accumulate:
+            acc = vc
+            for i in sorted(mask):
+                n = self.tmp(); self.emit(f"{n} = add i32 {acc}, {results[i]}"); acc = n
+            self.write(ir.Reg(d.name), acc, "i32", inst)
+            return
+        out = "0"
+        for i in range(lanes):
+            if i in mask:
+                v = self.tmp(); self.emit(f"{v} = and i32 {results[i]}, {(1 << width) - 1}")
+                if i:
+                    v2 = self.tmp(); self.emit(f"{v2} = shl i32 {v}, {i * width}"); v = v2
+            else:
+                v = self.tmp(); self.emit(f"{v} = and i32 {vc}, {((1 << width) - 1) << (i * width)}")
+            o = self.tmp(); self.emit(f"{o} = or i32 {out}, {v}"); out = o
+        self.write(ir.Reg(d.name), out, "i32", inst)
+
+    op_vadd2 = op_vsub2 = op_vavrg2 = op_vabsdiff2 = op_vmin2 = op_vmax2 = op_vset2 = video_simd
+    op_vadd4 = op_vsub4 = op_vavrg4 = op_vabsdiff4 = op_vmin4 = op_vmax4 = op_vset4 = video_simd
+
     def op_szext(self, inst):
         signed = "s32" in inst.modifiers
         a = self.read(inst.operands[1], "i32", inst)
@@ -2190,13 +2326,47 @@ class Function:
         if not is_red:
             self.write(inst.operands[0], old, storage, inst)
 
+    VECTOR_ATOMIC = {"v2": 2, "v4": 4, "v8": 8}
+
+    def vector_atomic(self, inst, count: int):
+        """sm_90 atom/red on .v2/.v4 (.v8 for 16-bit types) in global memory: the ISA makes
+        each element atomic on its own, not the vector as a whole, so this is one scalar
+        atomic per element, at consecutive addresses."""
+        t = self.itype(inst)
+        op = next((m for m in inst.modifiers if m in ("add", "min", "max")), None)
+        counts = {"f32": (2, 4), "f16": (2, 4, 8), "bf16": (2, 4, 8), "f16x2": (2, 4), "bf16x2": (2, 4)}
+        if op != "add" or count not in counts.get(t, ()):
+            raise unsupported(inst, f"vector atomic {op} on .v{count}.{t} (only add: .v2/.v4 f32, "
+                                    f"f16x2, bf16x2 and .v2/.v4/.v8 f16, bf16)")
+        is_red = inst.opcode == "red"
+        ops = inst.operands if is_red else inst.operands[1:]
+        addr, values = ops[0], ops[1]
+        dests = None if is_red else inst.operands[0]
+        if not isinstance(addr, ir.Addr) or not isinstance(values, ir.Vec) or len(values.items) != count \
+                or (dests is not None and (not isinstance(dests, ir.Vec) or len(dests.items) != count)):
+            raise unsupported(inst, f"vector atomic operands (.v{count} wants {count}-element vectors)")
+        mods = tuple(m for m in inst.modifiers if m not in self.VECTOR_ATOMIC)
+        size = ir.type_size(t)
+        for i in range(count):
+            at = ir.Addr(addr.base, addr.offset + i * size)
+            if is_red:
+                operands = (at, values.items[i])
+            else:
+                sink = dests.items[i] if dests.items[i] is not None else ir.Reg("_")
+                operands = (sink, at, values.items[i])
+            self.op_atom(ir.Instruction(inst.opcode, mods, operands, None, inst.line, inst.column))
+
     def op_atom(self, inst):
         t = self.itype(inst)
-        if t in ("f16x2", "bf16x2", "f16", "bf16") and "add" in inst.modifiers \
-                and "v2" not in inst.modifiers and "v4" not in inst.modifiers:
+        count = next((self.VECTOR_ATOMIC[m] for m in inst.modifiers if m in self.VECTOR_ATOMIC), None)
+        if count is not None:
+            if self.space_of(inst) not in ("global", "generic"):
+                raise unsupported(inst, "vector atomics outside global memory")
+            return self.vector_atomic(inst, count)
+        if t in ("f16x2", "bf16x2", "f16", "bf16") and "add" in inst.modifiers:
             return self.half_atomic_add(inst)
-        if t in ("f16x2", "bf16x2", "f16", "bf16") or "v2" in inst.modifiers or "v4" in inst.modifiers:
-            raise unsupported(inst, f"atomics on .{t} or vectors")
+        if t in ("f16x2", "bf16x2", "f16", "bf16"):
+            raise unsupported(inst, f"atomic {'.'.join(m for m in inst.modifiers if m != t)} on .{t}")
         ty = LLTY[t]
         is_red = inst.opcode == "red"
         ops = inst.operands if is_red else inst.operands[1:]

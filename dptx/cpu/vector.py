@@ -368,6 +368,8 @@ class VectorFunction(Function):
         self.vwrite(inst.operands[0], self.op2(op, vt(ty), a, b), ty, em, inst)
 
     def arith(self, inst, em, int_op: str, float_op: str):
+        if len(inst.types) != 1:
+            return False        # packed .u16x2 and the like: lane by lane
         t = self.itype(inst)
         if len(inst.types) != 1:
             return False
@@ -495,6 +497,8 @@ class VectorFunction(Function):
         return self.vminmax(inst, em, "max")
 
     def vminmax(self, inst, em, which):
+        if len(inst.types) != 1:
+            return False
         t = self.itype(inst)
         if t not in INTS or t.startswith("b") or not self.simple(inst) or not self.all_readable(inst.operands[1:3]):
             return False

@@ -18,6 +18,13 @@ VARIABLE_SPACES = frozenset({".global", ".const", ".shared", ".local", ".param",
                              ".texref", ".samplerref", ".surfref"})
 VECTOR_WIDTHS = {".v2": 2, ".v4": 4, ".v8": 8}
 COMPONENTS = frozenset({"x", "y", "z", "w", "r", "g", "b", "a"})
+# Video instructions select half-words (``%r1.h10``) or bytes (``%r2.b3210``) of an operand,
+# and name the destination's lanes the same way; kept as the register's component.
+VIDEO_SELECTOR = re.compile(r"h[0-3]{1,2}|b[0-7]{1,4}")
+
+
+def is_component(word: str) -> bool:
+    return word in COMPONENTS or VIDEO_SELECTOR.fullmatch(word) is not None
 # Performance directives of an entry or function header (value: list of ints, maybe empty).
 HEADER_DIRECTIVES = frozenset({
     ".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg", ".explicitcluster",
@@ -558,7 +565,7 @@ class Parser:
             if text[0] == "%" or self.is_register(text):
                 component = None
                 nxt = self.tok
-                if nxt.kind == DOTWORD and nxt.text[1:] in COMPONENTS:
+                if nxt.kind == DOTWORD and is_component(nxt.text[1:]):
                     component = nxt.text[1:]
                     self.i += 1
                 reg = ir.Reg(text, component)
@@ -617,7 +624,7 @@ class Parser:
             self.advance()
             if t.text[0] == "%" or self.is_register(t.text):
                 component = None
-                if self.tok.kind == DOTWORD and self.tok.text[1:] in COMPONENTS:
+                if self.tok.kind == DOTWORD and is_component(self.tok.text[1:]):
                     component = self.advance().text[1:]
                 base = ir.Reg(t.text, component)
             else:

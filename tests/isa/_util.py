@@ -43,8 +43,8 @@ def kernel_from_ptx(ptx, name="k"):
     return dptx.RawModule(ptx=ptx).get_function(name)
 
 
-def kernel_from_cuda(src, name):
-    return dptx.RawModule(src).get_function(name)
+def kernel_from_cuda(src, name, options=()):
+    return dptx.RawModule(src, options=tuple(options)).get_function(name)
 
 
 def _regdecl(name, ty):

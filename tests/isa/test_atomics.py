@@ -378,3 +378,70 @@ ret;""", decls=".shared .align 4 .b8 scnt[4];\n")
     assert final.tolist() == [bs, bs]
     for b in range(2):
         assert sorted(old[b * bs:(b + 1) * bs].tolist()) == list(range(bs))
+
+
+VECTOR_ATOMICS = r'''
+#include <cuda_fp16.h>
+extern "C" __global__ void vatom(float2* p2, float4* p4, float4* olds, const float* x) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    atomicAdd(&p2[i % 3], make_float2(1.0f, x[i]));
+    olds[i] = atomicAdd(&p4[i % 2], make_float4(x[i], 2.0f, -x[i], 0.25f));
+}'''
+
+
+def test_vector_atomics_sm90_from_cuda_under_contention():
+    """sm_90 atomicAdd on float2/float4: atom/red.global.v2/.v4.f32.add, each element atomic.
+    Values are multiples of 1/4 with sums exact in f32, so any order gives the same totals."""
+    from ._util import kernel_from_cuda
+    k = kernel_from_cuda(VECTOR_ATOMICS, "vatom", options=("-arch=compute_90",))
+    assert ".v2.f32" in k.ptx and ".v4.f32" in k.ptx
+    n = 1024
+    x = (np.arange(n) % 13 * 0.25).astype(np.float32)
+    p2 = np.zeros((3, 2), np.float32)
+    p4 = np.zeros((2, 4), np.float32)
+    olds = np.zeros((n, 4), np.float32)
+    launch(k, 8, 128, [p2, p4, olds, x])
+    idx = np.arange(n)
+    np.testing.assert_array_equal(p2[:, 0], [np.count_nonzero(idx % 3 == j) for j in range(3)])
+    np.testing.assert_array_equal(p2[:, 1], [x[idx % 3 == j].sum() for j in range(3)])
+    for j in range(2):
+        sel = idx % 2 == j
+        np.testing.assert_array_equal(p4[j], [x[sel].sum(), 2.0 * sel.sum(), -x[sel].sum(), 0.25 * sel.sum()])
+        # each old value is a partial sum seen by one thread: the constant lanes show every count once
+        np.testing.assert_array_equal(np.sort(olds[sel, 1]), 2.0 * np.arange(sel.sum()))
+        np.testing.assert_array_equal(np.sort(olds[sel, 3]), 0.25 * np.arange(sel.sum()))
+
+
+def test_vector_atomics_half_types_and_returned_vectors():
+    """atom.global.v2.f32.add returns the old vector; red .v4.f16x2 and .v8.bf16 add each element."""
+    k = ptx_kernel(".param .u64 pf, .param .u64 ph, .param .u64 pb, .param .u64 pold", GID + """
+ld.param.u64 %rd1, [pf];
+cvta.to.global.u64 %rd1, %rd1;
+ld.param.u64 %rd2, [ph];
+cvta.to.global.u64 %rd2, %rd2;
+ld.param.u64 %rd3, [pb];
+cvta.to.global.u64 %rd3, %rd3;
+mov.f32 %f1, 0f3F800000;
+mov.f32 %f2, 0fC0000000;
+atom.global.v2.f32.add {%f3, %f4}, [%rd1+8], {%f1, %f2};
+mov.b32 %r4, 0x3C003800;
+red.global.add.noftz.v4.f16x2 [%rd2], {%r4, %r4, %r4, %r4};
+mov.b16 %h1, 0x3F80;
+red.global.add.noftz.v8.bf16 [%rd3], {%h1, %h1, %h1, %h1, %h1, %h1, %h1, %h1};
+ld.param.u64 %rd4, [pold];
+cvta.to.global.u64 %rd4, %rd4;
+mul.wide.u32 %rd5, %r3, 8;
+add.u64 %rd4, %rd4, %rd5;
+st.global.v2.f32 [%rd4], {%f3, %f4};
+ret;""")
+    n = 256
+    f = np.zeros(4, np.float32)
+    h = np.zeros(8, np.float16)
+    bf = np.zeros(8, np.uint16)
+    old = np.zeros((n, 2), np.float32)
+    launch(k, 2, 128, [f, h, bf, old])
+    np.testing.assert_array_equal(f, [0, 0, n, -2 * n])
+    np.testing.assert_array_equal(h, np.tile(np.float16([0.5, 1.0]), 4) * n)
+    np.testing.assert_array_equal((bf.astype(np.uint32) << 16).view(np.float32), np.full(8, float(n)))
+    np.testing.assert_array_equal(np.sort(old[:, 0]), np.arange(n))
+    np.testing.assert_array_equal(np.sort(-old[:, 1]), 2.0 * np.arange(n))

@@ -2147,7 +2147,40 @@ class Function:
         self.write(inst.operands[0], r, ty, inst)
 
     # conversions --------------------------------------------------------------------------------
+    PACK_BITS = {"u16": 16, "s16": 16, "u8": 8, "s8": 8, "u4": 4, "s4": 4, "u2": 2, "s2": 2}
+
+    def cvt_pack(self, inst):
+        """cvt.pack.sat.{u16,s16}.s32 d, a, b and cvt.pack.sat.{u8,s8,u4,s4,u2,s2}.s32.b32
+        d, a, b, c: a and b saturated to the narrow type, b in the lowest bits and a above
+        it; the 8-bit and narrower forms fill the rest of d with c's low bits."""
+        types = [m for m in inst.modifiers if m not in ("pack", "sat")]   # .u4 is no PTX type name
+        ct = types[0] if types else None
+        if ct not in self.PACK_BITS or "sat" not in inst.modifiers or types[1:2] != ["s32"]:
+            raise unsupported(inst)
+        size = self.PACK_BITS[ct]
+        with_c = size < 16
+        if len(inst.operands) != (4 if with_c else 3) or types[2:] != (["b32"] if with_c else []):
+            raise unsupported(inst, "cvt.pack operands")
+        lo, hi = ((-(1 << (size - 1)), (1 << (size - 1)) - 1) if ct.startswith("s")
+                  else (0, (1 << size) - 1))
+        fields = []
+        for o in inst.operands[1:3]:
+            v = self.read(o, "i32", inst)
+            a = self.tmp(); self.emit(f"{a} = call i32 @llvm.smax.i32(i32 {v}, i32 {lo})")
+            b = self.tmp(); self.emit(f"{b} = call i32 @llvm.smin.i32(i32 {a}, i32 {hi})")
+            m = self.tmp(); self.emit(f"{m} = and i32 {b}, {(1 << size) - 1}")
+            fields.append(m)
+        up = self.tmp(); self.emit(f"{up} = shl i32 {fields[0]}, {size}")
+        r = self.tmp(); self.emit(f"{r} = or i32 {up}, {fields[1]}")
+        if with_c:
+            c = self.read(inst.operands[3], "i32", inst)
+            cs = self.tmp(); self.emit(f"{cs} = shl i32 {c}, {2 * size}")
+            r2 = self.tmp(); self.emit(f"{r2} = or i32 {r}, {cs}"); r = r2
+        self.write(inst.operands[0], r, "i32", inst)
+
     def op_cvt(self, inst):
+        if "pack" in inst.modifiers:
+            return self.cvt_pack(inst)
         types = inst.types
         if len(types) != 2:
             raise unsupported(inst, "cvt needs a destination and a source type")
@@ -2163,6 +2196,8 @@ class Function:
             r = self.tmp(); self.emit(f"{r} = select i1 {nan}, i32 {v}, i32 {r1}")
             self.write(inst.operands[0], r, "i32", inst)
             return
+        if dt in self.FP8 or st in self.FP8:
+            return self.cvt_fp8(inst, dt, st)
         for t in (dt, st):
             if t not in LLTY and t not in ("f16x2", "bf16x2"):
                 raise unsupported(inst, f"conversions involving .{t}")
@@ -2257,6 +2292,68 @@ class Function:
             r = v
         r = self.ftz(inst, r, dty) if dty == "float" else r
         return self.sat(inst, r, dty)
+
+    FP8 = ("e4m3x2", "e5m2x2")
+
+    def cvt_fp8(self, inst, dt, st):
+        """sm_89+ FP8 conversions: cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f32 d, a, b (a in the
+        upper byte) and .f16x2/.bf16x2 d, a (each half to its byte), and back with
+        cvt.rn{.relu}.{f16x2,bf16x2}.{e4m3x2,e5m2x2} d, a (exact; NaN becomes the canonical
+        NaN 0x7FFF). Helpers @to_fp8 and @from_fp8 in runtime_ir.py."""
+        mods = set(inst.modifiers) - {dt, st}
+        relu = "true" if "relu" in mods else "false"
+        if dt in self.FP8:
+            if not {"rn", "satfinite"} <= mods or not mods <= {"rn", "satfinite", "relu"}:
+                raise unsupported(inst, "FP8 results need .rn.satfinite")
+            e4m3 = "true" if dt == "e4m3x2" else "false"
+            def widen(f):
+                d = self.tmp(); self.emit(f"{d} = fpext float {f} to double")
+                return d
+
+            if st == "f32" and len(inst.operands) == 3:
+                halves = [widen(self.read(o, "float", inst)) for o in inst.operands[1:3]]   # upper byte first
+            elif st in ("f16x2", "bf16x2") and len(inst.operands) == 2:
+                v = self.read(inst.operands[1], "i32", inst)
+                half = "half" if st == "f16x2" else "bfloat"
+                halves = []
+                for shift in (16, 0):
+                    sh = self.tmp(); self.emit(f"{sh} = lshr i32 {v}, {shift}")
+                    halves.append(widen(self.half_to_float(self.conv(sh, "i32", "i16"), half)))
+            else:
+                raise unsupported(inst)
+            hi, lo = (self.tmp(), self.tmp())
+            self.emit(f"{hi} = call i32 @to_fp8(double {halves[0]}, i1 {e4m3}, i1 {relu})")
+            self.emit(f"{lo} = call i32 @to_fp8(double {halves[1]}, i1 {e4m3}, i1 {relu})")
+            up = self.tmp(); self.emit(f"{up} = shl i32 {hi}, 8")
+            r = self.tmp(); self.emit(f"{r} = or i32 {up}, {lo}")
+            self.write(inst.operands[0], self.conv(r, "i32", "i16"), "i16", inst)
+            return
+        if dt not in ("f16x2", "bf16x2") or not mods <= {"rn", "relu"} or len(inst.operands) != 2:
+            raise unsupported(inst)
+        e4m3 = "true" if st == "e4m3x2" else "false"
+        v = self.conv(self.read(inst.operands[1], "i16", inst), "i16", "i32")
+        out = "0"
+        for shift in (0, 8):
+            sh = self.tmp(); self.emit(f"{sh} = lshr i32 {v}, {shift}")
+            code = self.tmp(); self.emit(f"{code} = and i32 {sh}, 255")
+            d = self.tmp(); self.emit(f"{d} = call double @from_fp8(i32 {code}, i1 {e4m3})")
+            if relu == "true":      # as for f16: below zero becomes +0, -0 and NaN stay
+                neg = self.tmp(); self.emit(f"{neg} = fcmp olt double {d}, 0.0")
+                d2 = self.tmp(); self.emit(f"{d2} = select i1 {neg}, double 0.0, double {d}")
+                d = d2
+            f = self.tmp(); self.emit(f"{f} = fptrunc double {d} to float")   # exact: FP8 values are f32s
+            if dt == "f16x2":
+                h = self.tmp(); self.emit(f"{h} = fptrunc float {f} to half")   # exact too
+                b = self.tmp(); self.emit(f"{b} = bitcast half {h} to i16")
+            else:
+                b = self.tmp(); self.emit(f"{b} = call i16 @f32_to_bf16(float {f})")
+            nan = self.tmp(); self.emit(f"{nan} = fcmp uno float {f}, 0.0")
+            canon = self.tmp(); self.emit(f"{canon} = select i1 {nan}, i16 32767, i16 {b}")
+            w = self.conv(canon, "i16", "i32")
+            if shift:
+                w2 = self.tmp(); self.emit(f"{w2} = shl i32 {w}, 16"); w = w2
+            o = self.tmp(); self.emit(f"{o} = or i32 {out}, {w}"); out = o
+        self.write(inst.operands[0], out, "i32", inst)
 
     def cvt_packed(self, inst, dt, st):
         """cvt.rn.f16x2.f32 d, a, b: pack two f32 (a in the upper half)."""

@@ -378,6 +378,99 @@ entry:
   %out = select i1 %nan, i16 32767, i16 %r
   ret i16 %out
 }
+
+; A float (given exactly as a double) -> FP8 code, rounded to nearest even with .satfinite:
+; e4m3 (%m = 3 mantissa bits, bias 7, largest finite 0x7E = 448, NaN 0x7F, no infinity) or
+; e5m2 (%m = 2, bias 15, largest finite 0x7B = 57344). The quantum is 2^(max(e, emin) - m),
+; so round(|x| / quantum) is the mantissa with its leading bit, and adding the biased
+; exponent above it gives the code (a carry out of the mantissa bumps the exponent). Any NaN
+; becomes the canonical 0x7F in both formats (cuda_fp8.hpp's __nv_cvt_float_to_fp8 first
+; makes it 0x7FFFFFFF); .relu gives +0 for values below zero (-0 stays, as for f16).
+define internal i32 @to_fp8(double %x, i1 %e4m3, i1 %relu) alwaysinline {
+entry:
+  %m = select i1 %e4m3, i32 3, i32 2
+  %bias = select i1 %e4m3, i32 7, i32 15
+  %maxcode = select i1 %e4m3, i32 126, i32 123
+  %bits = bitcast double %x to i64
+  %sign64 = lshr i64 %bits, 63
+  %sign1 = trunc i64 %sign64 to i32
+  %sign = shl i32 %sign1, 7
+  %abs = and i64 %bits, 9223372036854775807
+  %absd = bitcast i64 %abs to double
+  %isnan = icmp ugt i64 %abs, 9218868437227405312
+  %isinf = icmp eq i64 %abs, 9218868437227405312
+  %ebits = lshr i64 %abs, 52
+  %e64 = sub i64 %ebits, 1023
+  %e = trunc i64 %e64 to i32
+  %emin = sub i32 1, %bias
+  %elo = call i32 @llvm.smax.i32(i32 %e, i32 %emin)
+  %qexp = sub i32 %elo, %m
+  %scale.e = sub i32 1023, %qexp
+  %scale.e64 = zext i32 %scale.e to i64
+  %scale.bits = shl i64 %scale.e64, 52
+  %scale = bitcast i64 %scale.bits to double
+  %scaled = fmul double %absd, %scale
+  %r = call double @llvm.roundeven.f64(double %scaled)
+  %ri = fptoui double %r to i32
+  %sub = icmp slt i32 %e, %emin
+  %be = add i32 %e, %bias
+  %bes = shl i32 %be, %m
+  %lead = shl i32 1, %m
+  %frac = sub i32 %ri, %lead
+  %normal = add i32 %bes, %frac
+  %code0 = select i1 %sub, i32 %ri, i32 %normal
+  %zero = icmp eq i64 %abs, 0
+  %code1 = select i1 %zero, i32 0, i32 %code0
+  %over = icmp sgt i32 %code1, %maxcode
+  %big = or i1 %over, %isinf
+  %code = select i1 %big, i32 %maxcode, i32 %code1
+  %signed = or i32 %code, %sign
+  %neg = icmp ne i32 %sign1, 0
+  %nonzero = icmp ne i64 %abs, 0
+  %below = and i1 %neg, %nonzero
+  %relu.neg = and i1 %relu, %below
+  %finite = select i1 %relu.neg, i32 0, i32 %signed
+  %out = select i1 %isnan, i32 127, i32 %finite
+  ret i32 %out
+}
+
+; An FP8 code -> its exact value as a double (NaN for e4m3 0x7F/0xFF and e5m2 NaNs; e5m2
+; infinities stay infinite).
+define internal double @from_fp8(i32 %code, i1 %e4m3) alwaysinline {
+entry:
+  %m = select i1 %e4m3, i32 3, i32 2
+  %bias = select i1 %e4m3, i32 7, i32 15
+  %abs = and i32 %code, 127
+  %ef = lshr i32 %abs, %m
+  %lead = shl i32 1, %m
+  %mmask = sub i32 %lead, 1
+  %man = and i32 %abs, %mmask
+  %isub = icmp eq i32 %ef, 0
+  %withlead = or i32 %man, %lead
+  %sig = select i1 %isub, i32 %man, i32 %withlead
+  %e1 = select i1 %isub, i32 1, i32 %ef
+  %pw0 = sub i32 %e1, %bias
+  %pw = sub i32 %pw0, %m
+  %sigd = uitofp i32 %sig to double
+  %pe = add i32 %pw, 1023
+  %pe64 = zext i32 %pe to i64
+  %pbits = shl i64 %pe64, 52
+  %p = bitcast i64 %pbits to double
+  %v = fmul double %sigd, %p
+  %e4nan = icmp eq i32 %abs, 127
+  %e5inf = icmp eq i32 %abs, 124
+  %e5nan = icmp ugt i32 %abs, 124
+  %nan = select i1 %e4m3, i1 %e4nan, i1 %e5nan
+  %inf = and i1 %e5inf, true
+  %isinf = select i1 %e4m3, i1 false, i1 %inf
+  %v1 = select i1 %isinf, double 0x7FF0000000000000, double %v
+  %v2 = select i1 %nan, double 0x7FF8000000000000, double %v1
+  %neg = and i32 %code, 128
+  %isneg = icmp ne i32 %neg, 0
+  %nv = fneg double %v2
+  %out = select i1 %isneg, double %nv, double %v2
+  ret double %out
+}
 """
 
 WARP_IR = """

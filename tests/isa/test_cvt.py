@@ -221,3 +221,43 @@ def test_cvt_rna_tf32_f32_ties_away():
     want = [rna(b) for b in bits]
     assert want[:6] == [0x3F800000, 0x3F802000, 0x3F804000, 0x3F800000, 0xBF802000, 0x3F802000]
     same_ints(d, want, "b32")
+
+
+def _pack_model(ct, a, b, c=None):
+    """The ISA's cvt.pack pseudocode: saturate a and b to ct, b in the low bits, a above, then
+    (narrower than 16 bits) c's low bits above both."""
+    size = int(ct[1:])
+    lo, hi = (-(1 << (size - 1)), (1 << (size - 1)) - 1) if ct[0] == "s" else (0, (1 << size) - 1)
+    sat = lambda v: min(max(v, lo), hi) & ((1 << size) - 1)
+    d = sat(b) | (sat(a) << size)
+    if size < 16:
+        d |= (c << (2 * size))
+    return d & 0xFFFFFFFF
+
+
+PACK_VALUES = [0, 1, -1, 2, -2, 3, -3, 7, -8, 8, 15, 16, -16, 127, 128, -128, -129, 255, 256,
+               32767, 32768, -32768, -32769, 65535, 65536, 2**31 - 1, -2**31, 0x12345678]
+
+
+@pytest.mark.parametrize("ct", ["u16", "s16", "u8", "s8", "u4", "s4", "u2", "s2"])
+def test_cvt_pack_sat(ct):
+    pairs = [(a, b) for a in PACK_VALUES for b in PACK_VALUES[::2]]
+    cs = [(i * 0x9E3779B9) & 0xFFFFFFFF for i in range(len(pairs))]
+    wide = ct in ("u16", "s16")
+    body = (f"cvt.pack.sat.{ct}.s32 %d, %a, %b;" if wide else f"cvt.pack.sat.{ct}.s32.b32 %d, %a, %b, %c;")
+    ins = [("a", "s32", [a for a, _ in pairs]), ("b", "s32", [b for _, b in pairs])]
+    if not wide:
+        ins.append(("c", "b32", cs))
+    d = run_op(body, ins, [("d", "b32")])
+    same_ints(d, [_pack_model(ct, a, b, c) for (a, b), c in zip(pairs, cs)], "b32")
+
+
+def test_cvt_pack_four_bytes_as_cutlass_does():
+    """Two cvt.pack.sat.u8 in a row pack four s32 into the bytes of one word (CUTLASS's idiom)."""
+    vals = [(-5, 300, 17, 255), (0, 1, 2, 3), (256, -1, 128, 127)]
+    d = run_op("cvt.pack.sat.u8.s32.b32 %r9, %w, %z, 0;\ncvt.pack.sat.u8.s32.b32 %d, %y, %x, %r9;",
+               [("x", "s32", [v[0] for v in vals]), ("y", "s32", [v[1] for v in vals]),
+                ("z", "s32", [v[2] for v in vals]), ("w", "s32", [v[3] for v in vals])],
+               [("d", "b32")])
+    sat = lambda v: min(max(v, 0), 255)
+    same_ints(d, [sat(x) | sat(y) << 8 | sat(z) << 16 | sat(w) << 24 for x, y, z, w in vals], "b32")

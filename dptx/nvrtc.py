@@ -37,7 +37,9 @@ def version() -> tuple:
 
 @functools.lru_cache(maxsize=None)
 def include_dirs() -> tuple:
-    """Directories holding the CUDA headers shipped in the nvidia-* wheels."""
+    """Directories holding the CUDA headers shipped in the nvidia-* wheels; nvidia-cuda-cccl
+    puts libcu++ (cuda/std/..., which cooperative_groups needs), CUB and Thrust in a cccl/
+    folder beside them."""
     dirs = []
     try:
         import nvidia
@@ -45,6 +47,8 @@ def include_dirs() -> tuple:
             for sub in sorted(pathlib.Path(root).glob("cu*/include")) + [pathlib.Path(root) / "cuda_runtime" / "include"]:
                 if (sub / "cuda_fp16.h").exists() or (sub / "cuda_runtime.h").exists():
                     dirs.append(str(sub))
+                    if (sub / "cccl" / "cuda").is_dir():
+                        dirs.append(str(sub / "cccl"))
     except ImportError:
         pass
     return tuple(dict.fromkeys(dirs))

@@ -60,6 +60,7 @@ ERR_TRAP = 3
 ERR_DEADLOCK = 4
 ERR_STACK = 5         # local memory (call stack) overflow
 ERR_PRINTF = 6        # printf buffer full (output truncated, not fatal)
+ERR_ASSERT = 7        # a device-side assert() failed (__assertfail)
 
 PRINTF_RECORD_BYTES = 8 + 8 + 256   # format address, argument count bytes, argument bytes
 

@@ -60,6 +60,11 @@ def _f64_bits_to_double(bits: int) -> float:
     return struct.unpack("<d", struct.pack("<Q", bits & (2**64 - 1)))[0]
 
 
+# Extern device functions the CPU executor provides itself: printf's buffer call, and what a
+# failed assert() calls.
+HOST_FUNCTIONS = ("vprintf", "__assertfail")
+
+
 def unsupported(inst: ir.Instruction, why: str = ""):
     return PtxUnsupportedError(
         f"PTX line {inst.line}: {inst.full_opcode} is not supported by the CPU executor"
@@ -168,7 +173,7 @@ class Module:
         kernel_fn = None
         for f in self.functions:
             if f.body is None:
-                if f.name != "vprintf":
+                if f.name not in HOST_FUNCTIONS:
                     raise PtxUnsupportedError(f"PTX line {f.line}: function {f.name} is declared "
                                               f"but not defined in this module")
                 continue
@@ -931,6 +936,8 @@ class Function:
                 p = self.param_vars[rets[0].name][0]
                 self.emit(f"store i32 0, ptr {p}")
             return
+        if name == "__assertfail":
+            return self.assert_fail(inst, args)
         target = self.mod.module.function(name)
         if target.body is None:
             raise unsupported(inst, f"call to {name}, which has no body in this module")
@@ -991,6 +998,25 @@ class Function:
             bad = self.tmp(); self.emit(f"{bad} = icmp ne i32 {st}, 0")
             self.emit(f"br i1 {bad}, label %fault, label %{done}")
         self.block(done)
+
+    def assert_fail(self, inst, args):
+        """__assertfail(message, file, line, function, char size), what assert() calls when
+        its condition is false: the thread stops like at a trap, and the launch raises an
+        error quoting the message, file, line and function (read back on the host)."""
+        if len(args) != 5:
+            raise unsupported(inst, "__assertfail takes message, file, line, function, size")
+        vals = []
+        for a, ty in zip(args[:4], ("i64", "i64", "i32", "i64")):
+            p = self.param_vars.get(a.name)
+            if p is None:
+                raise unsupported(inst, f"__assertfail argument {a}")
+            v = self.tmp(); self.emit(f"{v} = load {ty}, ptr {p[0]}")
+            vals.append(v)
+        cline = self.conv(vals[2], "i32", "i64")
+        self.emit(f"call void @record_assert(ptr %ctx, ptr %ti, i64 {vals[0]}, i64 {vals[1]}, "
+                  f"i64 {cline}, i64 {vals[3]}, i32 {inst.line})")
+        self.emit(f"ret i32 {ST_ERR}")
+        self.block(self.label("dead"))
 
     def printf(self, inst, args):
         if len(args) != 2:

@@ -387,6 +387,11 @@ def _error(kernel, ck, record, g, b, buffers, names, shared_size):
                                f"deeper than the {ck.local_bytes}-byte per-thread stack")
     if code == L.ERR_TRAP:
         return DptxError(f"trap instruction executed in {where}")
+    if code == L.ERR_ASSERT:
+        file, cline, func = int(record[5]), int(record[6]), int(record[7])
+        return DptxError(f"device assertion failed in {where}: {_read_cstring(file, buffers)}:"
+                         f"{cline}: {_read_cstring(func, buffers)}: Assertion "
+                         f"`{_read_cstring(addr, buffers)}` failed. The kernel was stopped.")
     return DptxError(f"kernel {kernel.name} failed with code {code} in {where}")
 
 

@@ -57,6 +57,40 @@ done:
   ret void
 }}
 
+; A failed device assert (__assertfail): the error record gets the message, file and
+; function addresses (read on the host) and the source line, in the fields the other errors
+; leave free: 1 message, 5 file, 6 source line, 7 function.
+define internal void @record_assert(ptr %ctx, ptr %ti, i64 %msg, i64 %file, i64 %cline, i64 %func, i32 %line) noinline cold {{
+entry:
+  %tp = getelementptr i32, ptr %ti, i64 6
+  %t = load i32, ptr %tp
+  %bp = getelementptr i8, ptr %ti, i64 32
+  %b = load i64, ptr %bp
+{_ctx_load("err", "error", "ptr")}  %pair = cmpxchg ptr %err, i64 0, i64 {L.ERR_ASSERT} seq_cst seq_cst
+  %first = extractvalue {{ i64, i1 }} %pair, 1
+  br i1 %first, label %fill, label %done
+fill:
+  %a = getelementptr i64, ptr %err, i64 1
+  store i64 %msg, ptr %a
+  %l = getelementptr i64, ptr %err, i64 2
+  %line64 = zext i32 %line to i64
+  store i64 %line64, ptr %l
+  %t64 = zext i32 %t to i64
+  %tq = getelementptr i64, ptr %err, i64 3
+  store i64 %t64, ptr %tq
+  %bq = getelementptr i64, ptr %err, i64 4
+  store i64 %b, ptr %bq
+  %fq = getelementptr i64, ptr %err, i64 5
+  store i64 %file, ptr %fq
+  %cq = getelementptr i64, ptr %err, i64 6
+  store i64 %cline, ptr %cq
+  %nq = getelementptr i64, ptr %err, i64 7
+  store i64 %func, ptr %nq
+  br label %done
+done:
+  ret void
+}}
+
 define internal ptr @xshared(ptr %ctx, ptr %ti, ptr %lbase, i64 %off, i64 %size, i32 %line) alwaysinline {{
 entry:
 {_ctx_load("ss", "shared_size")}  %end = add i64 %off, %size

@@ -103,3 +103,71 @@ def test_grid_stride_histogram_atomics():
     bins = np.zeros(16, dtype=np.uint32)
     launch(k, 4, 128, [v, np.int32(len(v)), bins])
     np.testing.assert_array_equal(bins, np.bincount(v & 15, minlength=16))
+
+
+COOPERATIVE = r"""
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void groups(const int* x, int* tile_sums, int* ranks, int* coalesced) {
+    auto block = cg::this_thread_block();
+    auto tile = cg::tiled_partition<16>(block);
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int s = cg::reduce(tile, x[i], cg::plus<int>());
+    if (tile.thread_rank() == 0) tile_sums[i / 16] = s;
+    ranks[i] = tile.meta_group_rank() * 100 + (int)tile.thread_rank();
+    block.sync();
+    coalesced[i] = -1;
+    if (x[i] % 3 == 0) {
+        auto g = cg::coalesced_threads();     // the lanes of this warp that took the branch
+        coalesced[i] = (int)g.size() * 100 + (int)g.thread_rank();
+    }
+}"""
+
+
+def test_cooperative_groups_tiles_and_coalesced_threads():
+    """cooperative_groups through NVRTC (its libcu++ headers come from nvidia-cuda-cccl)."""
+    k = kernel_from_cuda(COOPERATIVE, "groups", options=("--std=c++17",))
+    n = 256
+    x = np.random.default_rng(2).integers(-50, 50, n).astype(np.int32)
+    sums, ranks, co = np.zeros(n // 16, np.int32), np.zeros(n, np.int32), np.zeros(n, np.int32)
+    launch(k, 2, 128, [x, sums, ranks, co])
+    np.testing.assert_array_equal(sums, x.reshape(-1, 16).sum(1))
+    t = np.arange(n) % 128
+    np.testing.assert_array_equal(ranks, t // 16 * 100 + t % 16)
+    want = np.full(n, -1)
+    for w in range(n // 32):
+        lanes = np.flatnonzero(x[32 * w:32 * w + 32] % 3 == 0)
+        want[32 * w + lanes] = len(lanes) * 100 + np.arange(len(lanes))
+    np.testing.assert_array_equal(co, want)
+
+
+CUB = r"""
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cub/warp/warp_reduce.cuh>
+extern "C" __global__ void cubk(const int* x, int* sums, int* scan, int* warp_sums) {
+    using Reduce = cub::BlockReduce<int, 128>;
+    using Scan = cub::BlockScan<int, 128>;
+    using Warp = cub::WarpReduce<int>;
+    __shared__ typename Reduce::TempStorage reduce_tmp;
+    __shared__ typename Scan::TempStorage scan_tmp;
+    __shared__ typename Warp::TempStorage warp_tmp[4];
+    int i = blockIdx.x * 128 + threadIdx.x, v = x[i], s = Reduce(reduce_tmp).Sum(v), e;
+    if (threadIdx.x == 0) sums[blockIdx.x] = s;
+    Scan(scan_tmp).ExclusiveSum(v, e);
+    scan[i] = e;
+    int w = Warp(warp_tmp[threadIdx.x / 32]).Sum(v);
+    if (threadIdx.x % 32 == 0) warp_sums[i / 32] = w;
+}"""
+
+
+def test_cub_block_reduce_scan_and_warp_reduce():
+    k = kernel_from_cuda(CUB, "cubk", options=("--std=c++17",))
+    x = np.random.default_rng(3).integers(-1000, 1000, 512).astype(np.int32)
+    sums, scan, ws = np.zeros(4, np.int32), np.zeros(512, np.int32), np.zeros(16, np.int32)
+    launch(k, 4, 128, [x, sums, scan, ws])
+    b = x.reshape(4, 128)
+    np.testing.assert_array_equal(sums, b.sum(1))
+    np.testing.assert_array_equal(scan, (np.cumsum(b, 1) - b).ravel())
+    np.testing.assert_array_equal(ws, x.reshape(16, 32).sum(1))

@@ -254,3 +254,39 @@ ret;
         launch(kernel_from_ptx(ftext, "callsoob"), 1, 1, [np.zeros(4, dtype=np.uint32)])
     msg = str(ei.value)
     assert "callsoob" in msg and f"line {_line_of(ftext, 'st.u32 [%a1]')}" in msg, msg
+
+
+ASSERTING = r'''
+#include <cuda/std/cassert>
+extern "C" __global__ void checked(int* out, int bad) {
+    __shared__ int s[128];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    s[threadIdx.x] = i;
+    __syncthreads();
+    assert(s[127 - threadIdx.x] != bad && "no bad element");
+    out[i] = s[127 - threadIdx.x];
+}
+extern "C" __global__ void plain(int* out, int bad) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    assert(i != bad);
+    out[i] = 2 * i;
+}'''
+
+
+@pytest.mark.parametrize("name", ["checked", "plain"])
+def test_device_assert_names_file_line_condition_block_and_thread(name):
+    """assert() calls __assertfail: the launch raises with the message, the source file and
+    line, the function, and the failing block and thread; without a failure it runs."""
+    from ._util import kernel_from_cuda
+    k = kernel_from_cuda(ASSERTING, name, options=("--std=c++17",))
+    out = np.zeros(256, np.int32)
+    launch(k, 2, 128, [out, np.int32(-1)])
+    want = (np.arange(256).reshape(2, 128)[:, ::-1].ravel() if name == "checked" else 2 * np.arange(256))
+    np.testing.assert_array_equal(out, want)
+    with pytest.raises(dptx.DptxError) as ei:
+        launch(k, 2, 128, [out, np.int32(200)])
+    msg = str(ei.value)
+    thread = 127 - 72 if name == "checked" else 72       # the thread that read 200
+    assert f"block 1 (1, 0, 0), thread {thread} " in msg, msg
+    assert "module.cu:" in msg and "Assertion `" in msg and "failed" in msg
+    assert (f"void {name}(int *, int)") in msg

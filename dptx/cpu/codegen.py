@@ -1103,6 +1103,63 @@ class Function:
     op_nanosleep = op_prefetch
     op_pmevent = op_prefetch
 
+    def op_cp(self, inst):
+        """cp.async (sm_80): the copy from global to shared memory happens at once, so the
+        groups are complete when they are committed and the waits have nothing to wait for.
+        A src-size below cp-size (or a true ignore-src predicate) reads only that many bytes
+        and zero-fills the rest, as the ISA says; Triton masks its loads this way."""
+        mods = inst.modifiers
+        if "async" not in mods or "bulk" in mods or "mbarrier" in mods:
+            raise unsupported(inst)
+        if {"commit_group", "wait_group", "wait_all"} & set(mods):
+            return
+        if not any(m.split("::")[0] == "shared" for m in mods) or "global" not in mods:
+            raise unsupported(inst, "cp.async copies from .global to .shared")
+        ops = list(inst.operands)
+        if len(ops) < 3 or not isinstance(ops[2], ir.Imm) or ops[2].value not in (4, 8, 16):
+            raise unsupported(inst, "cp-size must be 4, 8 or 16")
+        size = ops[2].value
+        rest = ops[3:]
+        if any(m.startswith("L2::cache_hint") for m in mods):
+            rest = rest[:-1]                     # the cache policy operand
+        ty = f"i{8 * size}"
+        dst = self.address(ops[0], "shared", size, inst)
+        if not rest:
+            src = self.address(ops[1], "global", size, inst)
+            v = self.tmp(); self.emit(f"{v} = load {ty}, ptr {src}, align 1")
+            self.emit(f"store {ty} {v}, ptr {dst}, align 1")
+            return
+        extra = rest[0]
+        if isinstance(extra, ir.Reg) and self.regs.get(extra.name) == "i1":
+            ignore = self.read(extra, "i1", inst)
+            n = self.tmp(); self.emit(f"{n} = select i1 {ignore}, i32 0, i32 {size}")
+        else:
+            n = self.read(extra, "i32", inst)
+        full, part, join = self.label("cpfull"), self.label("cppart"), self.label("cpjoin")
+        whole = self.tmp(); self.emit(f"{whole} = icmp uge i32 {n}, {size}")
+        self.emit(f"br i1 {whole}, label %{full}, label %{part}")
+        self.block(full)
+        src = self.address(ops[1], "global", size, inst)
+        v = self.tmp(); self.emit(f"{v} = load {ty}, ptr {src}, align 1")
+        self.emit(f"store {ty} {v}, ptr {dst}, align 1")
+        self.emit(f"br label %{join}")
+        self.block(part)
+        self.emit(f"store {ty} 0, ptr {dst}, align 1")
+        addr = ops[1]
+        for k in range(size - 1):               # bytes below src-size only: the rest may be unmapped
+            more, nxt = self.label("cpbyte"), self.label("cpnext")
+            c = self.tmp(); self.emit(f"{c} = icmp ult i32 {k}, {n}")
+            self.emit(f"br i1 {c}, label %{more}, label %{join}")
+            self.block(more)
+            b = self.address(ir.Addr(addr.base, addr.offset + k), "global", 1, inst)
+            x = self.tmp(); self.emit(f"{x} = load i8, ptr {b}, align 1")
+            d = self.tmp(); self.emit(f"{d} = getelementptr i8, ptr {dst}, i64 {k}")
+            self.emit(f"store i8 {x}, ptr {d}, align 1")
+            self.emit(f"br label %{nxt}")
+            self.block(nxt)
+        self.emit(f"br label %{join}")
+        self.block(join)
+
     def op_membar(self, inst):
         self.emit("fence seq_cst")
 

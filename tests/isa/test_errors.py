@@ -147,7 +147,8 @@ ret;""", name="dead2")
     ("frobnicate.b32 %r1, %r2;", "frobnicate.b32"),
     ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, "
      "{%r5,%r6}, {%f5,%f6,%f7,%f8};", "mma.sync"),
-    ("cp.async.ca.shared.global [%r1], [%rd1], 4;", "cp.async"),
+    ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 64, [%r2];",
+     "cp.async.bulk"),
 ])
 def test_unsupported_instruction_names_opcode_and_line(inst, opcode):
     text = kernel_text(".param .u64 p", "mov.u32 %r1, 1;\n" + inst + "\nret;", name="unsup")

@@ -401,6 +401,15 @@ class Function:
                 h = self.tmp(); self.emit(f"{h} = lshr i64 {t}, 32")
                 return self.trunc32(h), "i32"
             return t, "i64"
+        # sm_90 clusters: a launch without cluster dimensions is a grid of one-block clusters
+        if comp in ("x", "y", "z") and name in ("%clusterid", "%nclusterid"):
+            return self.special(ir.Reg("%ctaid" if name == "%clusterid" else "%nctaid", comp), inst)
+        if comp in ("x", "y", "z") and name in ("%cluster_ctaid", "%cluster_nctaid"):
+            return ("0" if name == "%cluster_ctaid" else "1"), "i32"
+        if name in ("%cluster_ctarank", "%cluster_nctarank"):
+            return ("0" if name == "%cluster_ctarank" else "1"), "i32"
+        if name == "%is_explicit_cluster":
+            return "false", "i1"
         if name == "%dynamic_smem_size":
             return self.trunc32(self.ctx("dynamic_smem")), "i32"
         if name == "%total_smem_size":
@@ -1100,6 +1109,9 @@ class Function:
         pass
 
     op_prefetchu = op_prefetch
+    # sm_90 programmatic dependent launch: launches run in stream order here, so the previous
+    # grid has finished before this one starts and there is nothing to wait for or signal
+    op_griddepcontrol = op_prefetch
     op_nanosleep = op_prefetch
     op_pmevent = op_prefetch
 

@@ -670,3 +670,38 @@ ret;""")
     assert out[4:8].tolist() == u8[:4]
     assert out[8:12].tolist() == [s8[4], s8[5], u8[6], u8[7]]
     assert out8.tolist() == [u8[3], u8[2], u8[1], u8[0], u8[5], u8[4], 0x34, 0x34]
+
+
+def test_cluster_registers_of_a_launch_without_clusters_and_griddepcontrol():
+    """sm_90 code reads cluster registers; a launch without cluster dimensions is a grid of
+    one-block clusters. griddepcontrol has nothing to wait for (stream order)."""
+    out = np.zeros((2 * 3, 6), np.uint32)
+    k = ptx_kernel(".param .u64 pout", """
+griddepcontrol.wait;
+mov.u32 %r0, %tid.x;
+mov.u32 %r1, %ctaid.x;
+mov.u32 %r2, %ctaid.y;
+mov.u32 %r4, %clusterid.x;
+mov.u32 %r5, %clusterid.y;
+mov.u32 %r6, %nclusterid.x;
+mov.u32 %r7, %cluster_ctarank;
+mov.u32 %r8, %cluster_nctarank;
+mov.u32 %r9, %cluster_ctaid.x;
+mov.pred %p1, %is_explicit_cluster;
+selp.u32 %r10, 100, 0, %p1;
+add.u32 %r9, %r9, %r10;
+mov.u32 %r11, %cluster_nctaid.y;
+add.u32 %r8, %r8, %r11;
+mad.lo.u32 %r3, %r2, 2, %r1;
+mul.wide.u32 %rd1, %r3, 24;
+ld.param.u64 %rd2, [pout];
+cvta.to.global.u64 %rd2, %rd2;
+add.u64 %rd2, %rd2, %rd1;
+st.global.v4.u32 [%rd2], {%r4, %r5, %r6, %r7};
+st.global.v2.u32 [%rd2+16], {%r8, %r9};
+griddepcontrol.launch_dependents;
+ret;""")
+    launch(k, (2, 3), 1, [out])
+    cx, cy = np.meshgrid(np.arange(2), np.arange(3))
+    want = np.stack([cx.ravel(), cy.ravel(), np.full(6, 2), np.zeros(6), np.full(6, 2), np.zeros(6)], 1)
+    np.testing.assert_array_equal(out, want)

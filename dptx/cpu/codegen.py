@@ -1136,11 +1136,14 @@ class Function:
             rest = rest[:-1]                     # the cache policy operand
         ty = f"i{8 * size}"
         dst = self.address(ops[0], "shared", size, inst)
-        if not rest:
+
+        def copy_all():
             src = self.address(ops[1], "global", size, inst)
             v = self.tmp(); self.emit(f"{v} = load {ty}, ptr {src}, align 1")
             self.emit(f"store {ty} {v}, ptr {dst}, align 1")
-            return
+
+        if not rest:
+            return copy_all()
         extra = rest[0]
         if isinstance(extra, ir.Reg) and self.regs.get(extra.name) == "i1":
             ignore = self.read(extra, "i1", inst)
@@ -1151,9 +1154,7 @@ class Function:
         whole = self.tmp(); self.emit(f"{whole} = icmp uge i32 {n}, {size}")
         self.emit(f"br i1 {whole}, label %{full}, label %{part}")
         self.block(full)
-        src = self.address(ops[1], "global", size, inst)
-        v = self.tmp(); self.emit(f"{v} = load {ty}, ptr {src}, align 1")
-        self.emit(f"store {ty} {v}, ptr {dst}, align 1")
+        copy_all()
         self.emit(f"br label %{join}")
         self.block(part)
         self.emit(f"store {ty} 0, ptr {dst}, align 1")
@@ -2039,7 +2040,6 @@ class Function:
         self.write(inst.operands[0], r, "i32", inst)
 
     # SIMD video instructions (vadd2 ... vset4) ---------------------------------------------
-    VIDEO_OPS = ("vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax", "vset")
     VIDEO_CMP = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
 
     def video_simd(self, inst):
@@ -2049,15 +2049,14 @@ class Function:
         destination's lane mask or summed into c (.add), as the ISA's pseudocode says."""
         op, lanes = inst.opcode[:-1], int(inst.opcode[-1])
         width = 32 // lanes
-        mods = [m for m in inst.modifiers]
+        mods = list(inst.modifiers)
         if op == "vset":
             if len(mods) < 3 or mods[2] not in self.VIDEO_CMP:
                 raise unsupported(inst)
             dtype, (atype, btype), cmp_ = "u32", mods[:2], mods[2]
-            rest = set(mods[3:])
         else:
             dtype, atype, btype = mods[:3]
-            rest = set(mods[3:])
+        rest = set(mods[3:])
         if not {dtype, atype, btype} <= {"u32", "s32"} or not rest <= {"sat", "add"} or \
                 rest == {"sat", "add"} or len(inst.operands) != 4:
             raise unsupported(inst)
@@ -2079,7 +2078,7 @@ class Function:
         mask = set(selector(d, names[0], range(1, lanes + 1), lanes))
         va = self.read(ir.Reg(a.name), "i32", inst)
         vb = self.read(ir.Reg(b.name), "i32", inst)
-        vc = self.read(c if not isinstance(c, ir.Reg) else ir.Reg(c.name), "i32", inst)
+        vc = self.read(c, "i32", inst)
         both = self.tmp(); self.emit(f"{both} = zext i32 {va} to i64")
         hi = self.tmp(); self.emit(f"{hi} = zext i32 {vb} to i64")
         hs = self.tmp(); self.emit(f"{hs} = shl i64 {hi}, 32")
@@ -2092,7 +2091,6 @@ class Function:
             x = self.tmp(); self.emit(f"{x} = {'sext' if signed else 'zext'} {lane_ty} {t} to i32")
             return x
 
-        c64 = self.tmp(); self.emit(f"{c64} = zext i32 {vc} to i64")
         results = []
         for i in range(lanes):
             x = lane(ab, asel[i], atype == "s32")
@@ -2118,11 +2116,7 @@ class Function:
                 cc = self.tmp(); self.emit(f"{cc} = icmp {self.VIDEO_CMP[cmp_]} i32 {x}, {y}")
                 self.emit(f"{t} = zext i1 {cc} to i32")
             if sat:
-                lo, hi_ = ((-(1 << (width - 1)), (1 << (width - 1)) - 1) if dtype == "s32"
-                           else (0, (1 << width) - 1))
-                t1 = self.tmp(); self.emit(f"{t1} = call i32 @llvm.smax.i32(i32 {t}, i32 {lo})")
-                t2 = self.tmp(); self.emit(f"{t2} = call i32 @llvm.smin.i32(i32 {t1}, i32 {hi_})")
-                t = t2
+                t = self.saturate_i32(t, width, dtype == "s32")
             results.append(t)
         if accumulate:
             acc = vc
@@ -2242,6 +2236,13 @@ class Function:
         self.write(inst.operands[0], r, ty, inst)
 
     # conversions --------------------------------------------------------------------------------
+    def saturate_i32(self, v: str, bits: int, signed: bool) -> str:
+        """An i32 clamped to the range of a ``bits``-wide signed or unsigned integer."""
+        lo, hi = ((-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1))
+        a = self.tmp(); self.emit(f"{a} = call i32 @llvm.smax.i32(i32 {v}, i32 {lo})")
+        b = self.tmp(); self.emit(f"{b} = call i32 @llvm.smin.i32(i32 {a}, i32 {hi})")
+        return b
+
     PACK_BITS = {"u16": 16, "s16": 16, "u8": 8, "s8": 8, "u4": 4, "s4": 4, "u2": 2, "s2": 2}
 
     def cvt_pack(self, inst):
@@ -2256,14 +2257,10 @@ class Function:
         with_c = size < 16
         if len(inst.operands) != (4 if with_c else 3) or types[2:] != (["b32"] if with_c else []):
             raise unsupported(inst, "cvt.pack operands")
-        lo, hi = ((-(1 << (size - 1)), (1 << (size - 1)) - 1) if ct.startswith("s")
-                  else (0, (1 << size) - 1))
         fields = []
         for o in inst.operands[1:3]:
-            v = self.read(o, "i32", inst)
-            a = self.tmp(); self.emit(f"{a} = call i32 @llvm.smax.i32(i32 {v}, i32 {lo})")
-            b = self.tmp(); self.emit(f"{b} = call i32 @llvm.smin.i32(i32 {a}, i32 {hi})")
-            m = self.tmp(); self.emit(f"{m} = and i32 {b}, {(1 << size) - 1}")
+            v = self.saturate_i32(self.read(o, "i32", inst), size, ct.startswith("s"))
+            m = self.tmp(); self.emit(f"{m} = and i32 {v}, {(1 << size) - 1}")
             fields.append(m)
         up = self.tmp(); self.emit(f"{up} = shl i32 {fields[0]}, {size}")
         r = self.tmp(); self.emit(f"{r} = or i32 {up}, {fields[1]}")
@@ -2518,8 +2515,6 @@ class Function:
         if not is_red:
             self.write(inst.operands[0], old, storage, inst)
 
-    VECTOR_ATOMIC = {"v2": 2, "v4": 4, "v8": 8}
-
     def vector_atomic(self, inst, count: int):
         """sm_90 atom/red on .v2/.v4 (.v8 for 16-bit types) in global memory: the ISA makes
         each element atomic on its own, not the vector as a whole, so this is one scalar
@@ -2537,7 +2532,7 @@ class Function:
         if not isinstance(addr, ir.Addr) or not isinstance(values, ir.Vec) or len(values.items) != count \
                 or (dests is not None and (not isinstance(dests, ir.Vec) or len(dests.items) != count)):
             raise unsupported(inst, f"vector atomic operands (.v{count} wants {count}-element vectors)")
-        mods = tuple(m for m in inst.modifiers if m not in self.VECTOR_ATOMIC)
+        mods = tuple(m for m in inst.modifiers if m != f"v{count}")
         size = ir.type_size(t)
         for i in range(count):
             at = ir.Addr(addr.base, addr.offset + i * size)
@@ -2550,8 +2545,8 @@ class Function:
 
     def op_atom(self, inst):
         t = self.itype(inst)
-        count = next((self.VECTOR_ATOMIC[m] for m in inst.modifiers if m in self.VECTOR_ATOMIC), None)
-        if count is not None:
+        count = self._vector(inst)
+        if count > 1:
             if self.space_of(inst) not in ("global", "generic"):
                 raise unsupported(inst, "vector atomics outside global memory")
             return self.vector_atomic(inst, count)

@@ -287,12 +287,12 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
         taken = iter(range(len(pieces)))    # next() on it is atomic under the GIL
         lock = threading.Lock()
         failures, printed = [], []
-        stop = []
+        stop = threading.Event()    # set by the first failure: start no more pieces anywhere
 
         def work(w):
             chunk = chunks[w]
             ctx = chunk.ctx.ctypes.data
-            while not stop:
+            while not stop.is_set():
                 with lock:
                     i = next(taken, None)
                 if i is None:
@@ -306,7 +306,7 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
                         printed.append((a, chunk, before, after))
                     if r != 0:
                         failures.append((a, chunk))
-                        stop.append(True)       # start no more pieces anywhere
+                        stop.set()
                 if r != 0:
                     return
 

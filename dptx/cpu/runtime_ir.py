@@ -30,11 +30,12 @@ entry:
   %t = load i32, ptr %tp
   %bp = getelementptr i8, ptr %ti, i64 32
   %b = load i64, ptr %bp
-  call void @record_error_values(ptr %ctx, i32 %t, i64 %b, i64 %code, i64 %addr, i32 %line, i64 %size)
+  %won = call i1 @record_error_values(ptr %ctx, i32 %t, i64 %b, i64 %code, i64 %addr, i32 %line, i64 %size)
   ret void
 }}
 
-define internal void @record_error_values(ptr %ctx, i32 %t, i64 %b, i64 %code, i64 %addr, i32 %line, i64 %size) noinline cold {{
+; The first error of a call fills the record (true for the caller whose error it is).
+define internal i1 @record_error_values(ptr %ctx, i32 %t, i64 %b, i64 %code, i64 %addr, i32 %line, i64 %size) noinline cold {{
 entry:
 {_ctx_load("err", "error", "ptr")}  %pair = cmpxchg ptr %err, i64 0, i64 %code seq_cst seq_cst
   %first = extractvalue {{ i64, i1 }} %pair, 1
@@ -54,7 +55,7 @@ fill:
   store i64 %size, ptr %sq
   br label %done
 done:
-  ret void
+  ret i1 %first
 }}
 
 ; A failed device assert (__assertfail): the error record gets the message, file and
@@ -66,23 +67,10 @@ entry:
   %t = load i32, ptr %tp
   %bp = getelementptr i8, ptr %ti, i64 32
   %b = load i64, ptr %bp
-{_ctx_load("err", "error", "ptr")}  %pair = cmpxchg ptr %err, i64 0, i64 {L.ERR_ASSERT} seq_cst seq_cst
-  %first = extractvalue {{ i64, i1 }} %pair, 1
+  %first = call i1 @record_error_values(ptr %ctx, i32 %t, i64 %b, i64 {L.ERR_ASSERT}, i64 %msg, i32 %line, i64 %file)
   br i1 %first, label %fill, label %done
 fill:
-  %a = getelementptr i64, ptr %err, i64 1
-  store i64 %msg, ptr %a
-  %l = getelementptr i64, ptr %err, i64 2
-  %line64 = zext i32 %line to i64
-  store i64 %line64, ptr %l
-  %t64 = zext i32 %t to i64
-  %tq = getelementptr i64, ptr %err, i64 3
-  store i64 %t64, ptr %tq
-  %bq = getelementptr i64, ptr %err, i64 4
-  store i64 %b, ptr %bq
-  %fq = getelementptr i64, ptr %err, i64 5
-  store i64 %file, ptr %fq
-  %cq = getelementptr i64, ptr %err, i64 6
+{_ctx_load("err", "error", "ptr")}  %cq = getelementptr i64, ptr %err, i64 6
   store i64 %cline, ptr %cq
   %nq = getelementptr i64, ptr %err, i64 7
   store i64 %func, ptr %nq
@@ -881,7 +869,7 @@ site:
   %size = zext i32 %size32 to i64
 {_ctx_load("fa", "fault_addr", "ptr")}  %fap = getelementptr i64, ptr %fa, i64 %ft64
   %addr = load i64, ptr %fap
-  call void @record_error_values(ptr %ctx, i32 %ft, i64 %b, i64 {L.ERR_BOUNDS}, i64 %addr, i32 %line, i64 %size)
+  %won = call i1 @record_error_values(ptr %ctx, i32 %ft, i64 %b, i64 {L.ERR_BOUNDS}, i64 %addr, i32 %line, i64 %size)
   ret i32 100
 fail:
   ret i32 %st

@@ -371,8 +371,6 @@ class VectorFunction(Function):
         if len(inst.types) != 1:
             return False        # packed .u16x2 and the like: lane by lane
         t = self.itype(inst)
-        if len(inst.types) != 1:
-            return False
         if t in FLOATS and self.simple(inst, ("rn",)) and float_op:
             return self.binary(inst, em, float_op, LLTY[t])
         if t in INTS and self.simple(inst, ("lo",) if int_op == "mul" else ()) and int_op:

@@ -25,6 +25,8 @@ VIDEO_SELECTOR = re.compile(r"h[0-3]{1,2}|b[0-7]{1,4}")
 
 def is_component(word: str) -> bool:
     return word in COMPONENTS or VIDEO_SELECTOR.fullmatch(word) is not None
+
+
 # Performance directives of an entry or function header (value: list of ints, maybe empty).
 HEADER_DIRECTIVES = frozenset({
     ".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg", ".explicitcluster",

@@ -1,9 +1,10 @@
 """``dptx.ndarray``: a C-contiguous device array that lives on the Dask cluster, following
 CuPy's conventions.
 
-The bytes of an array are a ``DeviceBuffer``: a virtual allocation cut into segments, each
-segment version a Dask future (DESIGN.md point 6). Operations are asynchronous in stream
-order; ``get()`` synchronizes.
+The bytes of an array are a ``DeviceBuffer``: its current version is a set of pieces, byte
+ranges held by futures on the workers that made them (DESIGN.md point 6). Memcpys are
+operations of the stream like launches (asynchronous in stream order; ``get()``
+synchronizes).
 """
 from __future__ import annotations
 
@@ -11,49 +12,90 @@ import numbers
 
 import numpy as np
 
-from . import config, runtime
+from . import runtime
 from .errors import DptxError
-from .stream import default_stream
+from .stream import Operation, Submitted, default_stream
 
 
 class DeviceBuffer:
-    """A device allocation: ``nbytes`` bytes in segments of at most ``dptx.segment-bytes``.
-    ``segments`` is the list of futures of the current version of each segment."""
+    """A device allocation of ``nbytes`` bytes; ``pieces`` (a ``graphs.pieces.PieceMap``) is
+    its current version."""
 
-    def __init__(self, nbytes: int, segments=None):
-        from graphs.launch import segment_bounds
+    def __init__(self, nbytes: int):
+        from graphs.pieces import PieceMap
         self.nbytes = int(nbytes)
-        self.bounds = segment_bounds(self.nbytes, int(config.get("segment-bytes")))
-        self.segments = segments if segments is not None else []
+        self.pieces = PieceMap(0, []) if self.nbytes == 0 else None
 
     @classmethod
     def from_host(cls, data: np.ndarray) -> "DeviceBuffer":
-        from graphs.launch import submit_htod
         buf = cls(data.nbytes)
-        buf.segments = submit_htod(runtime.get_client(), data, buf.bounds)
+        buf.upload(data)
         return buf
 
     @classmethod
     def filled(cls, nbytes: int, pattern: bytes) -> "DeviceBuffer":
-        from graphs.launch import submit_fill
         buf = cls(nbytes)
-        buf.segments = submit_fill(runtime.get_client(), buf.bounds, pattern)
+        buf.fill(pattern)
         return buf
 
+    def upload(self, data: np.ndarray) -> None:
+        """Host -> device. The bytes leave the client now (as ``cudaMemcpy`` does), straight
+        to the workers; the new version takes effect in stream order."""
+        from graphs.memcpy import upload
+        session = runtime.get_session()
+        pieces = upload(session.client, data, session.model.workers(), session.model.host_replicas)
+        default_stream.enqueue(_SetPieces(self, pieces, "host-to-device copy"))
+
+    def fill(self, pattern: bytes) -> None:
+        default_stream.enqueue(_Fill(self, pattern))
+
     def copy(self) -> "DeviceBuffer":
-        from graphs.launch import submit_dtod
-        return DeviceBuffer(self.nbytes, submit_dtod(runtime.get_client(), self.segments))
+        out = DeviceBuffer(self.nbytes)
+        default_stream.enqueue(_Copy(out, self))
+        return out
 
     def read(self) -> np.ndarray:
         """The current bytes, after every pending operation (raises a launch's error)."""
-        from graphs.launch import submit_dtoh
+        from graphs.memcpy import download
         default_stream.synchronize()
-        client = runtime.get_client()
-        if len(self.segments) == 1:
-            data = client.gather(self.segments[0])
-        else:
-            data = client.gather(submit_dtoh(client, self.segments))
-        return np.asarray(data, dtype=np.uint8)
+        return download(runtime.get_session().client, self.pieces)
+
+
+class _SetPieces(Operation):
+    def __init__(self, buf: DeviceBuffer, pieces, description: str):
+        self.buf, self.pieces, self.description = buf, pieces, description
+
+    def submit(self) -> Submitted:
+        before, self.buf.pieces = self.buf.pieces, self.pieces
+        return Submitted([self.buf], [before], self.pieces.futures())
+
+
+class _Fill(Operation):
+    description = "fill"
+
+    def __init__(self, buf: DeviceBuffer, pattern: bytes):
+        self.buf, self.pattern = buf, pattern
+
+    def submit(self) -> Submitted:
+        from graphs.memcpy import filled
+        session = runtime.get_session()
+        before = self.buf.pieces
+        self.buf.pieces = filled(session.client, self.buf.nbytes, self.pattern,
+                                 session.model.workers())
+        return Submitted([self.buf], [before], self.buf.pieces.futures())
+
+
+class _Copy(Operation):
+    description = "device-to-device copy"
+
+    def __init__(self, dst: DeviceBuffer, src: DeviceBuffer):
+        self.dst, self.src = dst, src
+
+    def submit(self) -> Submitted:
+        from graphs.memcpy import copied
+        before = self.dst.pieces
+        self.dst.pieces = copied(runtime.get_session().client, self.src.pieces)
+        return Submitted([self.dst], [before], self.dst.pieces.futures())
 
 
 def _dtype(dtype) -> np.dtype:
@@ -115,14 +157,13 @@ class ndarray:
         if arr.shape != self._shape or arr.dtype != self._dtype:
             raise DptxError(f"set() needs an array of shape {self._shape} and dtype "
                             f"{self._dtype}, got shape {arr.shape} and dtype {arr.dtype}")
-        self._buffer.segments = DeviceBuffer.from_host(np.ascontiguousarray(arr)).segments
+        self._buffer.upload(np.ascontiguousarray(arr))
 
     def copy(self) -> "ndarray":
         return ndarray(self._shape, self._dtype, self._buffer.copy())
 
     def fill(self, value) -> None:
-        pattern = np.array(value, dtype=self._dtype).tobytes()
-        self._buffer.segments = DeviceBuffer.filled(self.nbytes, pattern).segments
+        self._buffer.fill(np.array(value, dtype=self._dtype).tobytes())
 
     def __array__(self, dtype=None, copy=None):
         a = self.get()
@@ -152,8 +193,8 @@ def asarray(obj, dtype=None) -> ndarray:
 
 
 def empty(shape, dtype=np.float64) -> ndarray:
-    # Device memory is zeroed rather than left undefined: a chunk's copy-on-write diff then
-    # never depends on stale bytes, and results are reproducible.
+    # Device memory is zeroed rather than left undefined: results are reproducible, and a
+    # chunk that writes part of its window keeps defined bytes in the rest.
     return ndarray(shape, dtype)
 
 

@@ -18,11 +18,12 @@ DEFAULTS = {
         },
         # Chunks per launch; None: at least two per worker thread for large grids.
         "chunks": None,
-        # Device arrays are cut into segments of at most this many bytes; each segment
-        # version is one Dask key.
-        "segment-bytes": 64 * 2**20,
-        # Granularity of copy-on-write: a chunk returns the pages it dirtied.
+        # Granularity of merges: where several chunks may write the same bytes, each returns
+        # the pages it changed.
         "page-bytes": 4096,
+        # Bytes per second between workers, for the planner's cost of moving a range of
+        # blocks (with its data) from one worker to another.
+        "transfer-bandwidth": 1e9,
     }
 }
 

@@ -46,6 +46,20 @@ class DptxMemoryError(DptxError):
     """A kernel accessed memory outside any mapped buffer."""
 
 
+class FootprintViolation(DptxError):
+    """A chunk of a launch accessed a buffer outside the window its access footprint gave it
+    (DESIGN.md point 6). Not a fault of the kernel: the access is inside the buffer. The
+    distributed runtime answers it by running the launch again with whole buffers."""
+
+    def __init__(self, message, kernel="", target=""):
+        super().__init__(message)
+        self.kernel = kernel
+        self.target = target
+
+    def __reduce__(self):  # travels from workers to the client
+        return (type(self), (self.args[0] if self.args else "", self.kernel, self.target))
+
+
 class KernelNotFoundError(DptxError, KeyError):
     """``get_function`` asked for a kernel that the module does not define."""
 

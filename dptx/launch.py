@@ -1,62 +1,19 @@
 """``kernel(grid, block, args, shared_mem=0)``: a launch on the cluster.
 
-The launch is checked on the client (shapes, argument count and types), cut into block-chunks
-and submitted as a Dask graph (``graphs.launch``); the device arrays it may write get new
-segment versions at once, and the call returns without waiting (stream order).
+The launch is checked on the client (shapes, argument count and types) and becomes an
+operation of the stream: planned from the client's copy of the scheduler plugin's model, cut
+into chunks whose access footprints say which bytes of each buffer they need, and submitted as
+one Dask graph (``graphs.launch``). The device arrays it may write get their new pieces at
+once, and the call returns without waiting (stream order).
 """
 from __future__ import annotations
-
-import time
 
 import numpy as np
 
 from . import config, runtime
-from .errors import LaunchError
+from .errors import FootprintViolation, LaunchError
 from .launch_config import check_arg_count, check_shape, convert_scalar
-from .stream import LaunchRecord, default_stream
-
-_threads_cache = {"value": None, "at": 0.0, "client": None}
-
-
-def cluster_threads(client) -> int:
-    """Worker threads of the cluster (refreshed every few seconds: workers come and go)."""
-    now = time.monotonic()
-    c = _threads_cache
-    if c["client"] is not client or c["value"] is None or now - c["at"] > 5.0:
-        c["value"] = max(1, sum(client.nthreads().values()))
-        c["at"], c["client"] = now, client
-    return c["value"]
-
-
-def default_chunks(nblocks: int, threads: int) -> int:
-    """Enough chunks for every worker thread, two per thread for large grids."""
-    setting = config.get("chunks")
-    if setting:
-        return max(1, min(int(setting), nblocks))
-    per_thread = 2 if nblocks >= 8 * threads else 1
-    return max(1, min(nblocks, per_thread * threads))
-
-
-_no_planner: set = set()  # clients whose scheduler has no dptx plugin
-
-
-def plan_chunks(client, kernel_name: str, nblocks: int, launch_id: str, single: bool) -> list:
-    """(first, end, worker, device) block ranges of a launch. The scheduler plugin plans them from
-    measured speeds; without the plugin, or with ``dptx.chunks`` set, an even split."""
-    from graphs.launch import split_blocks
-
-    if not config.get("chunks") and id(client) not in _no_planner:
-        try:
-            plan = client.sync(client.scheduler.dptx_plan, kernel=kernel_name, nblocks=nblocks,
-                               launch=launch_id, single_chunk=single)
-            if plan:
-                return [(int(a), int(b), w, d) for w, a, b, d in plan]
-        except Exception as exc:  # no plugin on this scheduler: plan on the client
-            if "dptx_plan" not in str(exc) and "unknown operation" not in str(exc).lower():
-                raise
-            _no_planner.add(id(client))
-    nchunks = 1 if single else default_chunks(nblocks, cluster_threads(client))
-    return [(a, b, None, "cpu") for a, b in split_blocks(nblocks, nchunks)]
+from .stream import Operation, Submitted, default_stream
 
 
 def _merge_facts(kernel):
@@ -67,22 +24,93 @@ def _merge_facts(kernel):
     return facts
 
 
-def launch(kernel, grid, block, args, shared_mem: int = 0):
-    from graphs.launch import submit_launch, token
-    from graphs.tasks import ChunkSpec
+def _fixed_chunks(nblocks: int, session) -> list:
+    """``dptx.chunks`` set: that many equal chunks, placed by Dask."""
+    from graphs.launch import Chunk
+    from scheduler_plugins.planner import split
+    count = max(1, min(int(config.get("chunks")), nblocks))
+    return [Chunk(c.first, c.end) for c in split(None, 0, nblocks, count)]
 
+
+class LaunchOp(Operation):
+    """One launch: the checked arguments, and how to submit it from the buffers' current
+    pieces (again, after a replay)."""
+
+    def __init__(self, kernel, grid, block, params, buffers, names, targets, shared_mem):
+        self.kernel = kernel
+        self.grid, self.block, self.shared_mem = grid, block, shared_mem
+        self.params = tuple(params)            # ("buffer", slot) | ("scalar", value)
+        self.buffers = buffers                  # DeviceBuffer per slot
+        self.names = tuple(names)               # per slot, for messages
+        self.targets = targets                  # per slot: {("param", i) | ("var", name)}
+        self.globals = tuple((t[1], s) for s, ts in enumerate(targets) for t in sorted(ts)
+                             if t[0] == "var")
+        self.description = f"launch of kernel {kernel.name} (grid {grid}, block {block})"
+
+    def submit(self) -> Submitted:
+        from graphs import footprints
+        from graphs.launch import Slot, submit_launch, token
+        from graphs.tasks import LaunchSpec
+
+        session = runtime.get_session()
+        facts = _merge_facts(self.kernel)
+        rules, writes = [], []
+        for slot_targets in self.targets:
+            rule = None
+            if facts.mergeable:
+                found = {facts.reductions[t] for t in slot_targets if t in facts.reductions}
+                if len(found) == 1:
+                    rule = found.pop()
+            rules.append(rule)
+            writes.append(facts.written is None or bool(slot_targets & facts.written))
+
+        maps = [buf.pieces for buf in self.buffers]
+        nblocks = self.grid[0] * self.grid[1] * self.grid[2]
+        if config.get("chunks") and facts.mergeable:
+            chunks = _fixed_chunks(nblocks, session)
+        else:
+            chunks = session.planner.plan(self.kernel.name, self.grid, self.block,
+                                          not facts.mergeable, maps)
+        fps = footprints.chunk_footprints(
+            self.kernel, self.grid, self.block, self.params, self.globals,
+            [buf.nbytes for buf in self.buffers], [(c.first, c.end) for c in chunks])
+        launch = token()
+        spec = LaunchSpec(self.kernel.name, self.grid, self.block, int(self.shared_mem),
+                          self.params, self.globals, self.names, int(config.get("page-bytes")))
+        slots = [Slot(m, n, w, r) for m, n, w, r in zip(maps, self.names, writes, rules)]
+        done = submit_launch(session.client, session.kernel_image(self.kernel.ptx), spec,
+                             slots, chunks, fps, launch,
+                             {"kernel": self.kernel.name, "launch": launch, "nblocks": nblocks})
+        changed, before = [], []
+        for buf, old, new in zip(self.buffers, maps, done.pieces):
+            if new is not None:
+                buf.pieces = new
+                changed.append(buf)
+                before.append(old)
+        return Submitted(changed, before, done.futures)
+
+    def footprint_violated(self, exc: FootprintViolation) -> bool:
+        from graphs import footprints
+        if footprints.distrusted(self.kernel.ptx, self.kernel.name):
+            return False    # it ran with whole buffers already: this cannot be a footprint
+        footprints.distrust(self.kernel.ptx, self.kernel.name, str(exc))
+        return True
+
+
+def launch(kernel, grid, block, args, shared_mem: int = 0):
     from .array import ndarray
 
     g, b = check_shape(grid, block, shared_mem)
     check_arg_count(kernel, args)
-    buffers, slot_of, targets, params = [], {}, [], []
+    buffers, slot_of, targets, names, params = [], {}, [], [], []
 
-    def slot_for(buf, target):
+    def slot_for(buf, target, name):
         slot = slot_of.get(id(buf))
         if slot is None:
             slot = slot_of[id(buf)] = len(buffers)
             buffers.append(buf)
             targets.append(set())
+            names.append(name)
         targets[slot].add(target)
         return slot
 
@@ -91,44 +119,12 @@ def launch(kernel, grid, block, args, shared_mem: int = 0):
             if p.size != 8 or p.type not in ("u64", "b64", "s64"):
                 raise LaunchError(f"argument {i} ({p.name}: .{p.type}) of kernel {kernel.name} "
                                   f"is not a pointer, got a dptx.ndarray")
-            params.append(("buffer", slot_for(a._buffer, ("param", i))))
+            params.append(("buffer", slot_for(a._buffer, ("param", i), f"argument {i} ({p.name})")))
         elif isinstance(a, np.ndarray) and a.ndim > 0:
             raise LaunchError(f"argument {i} ({p.name}) of kernel {kernel.name} is a numpy array; "
                               f"device arguments must be dptx arrays (dptx.asarray(x))")
         else:
             params.append(("scalar", convert_scalar(p, i, a, kernel.name)))
-    global_slots = tuple((name, slot_for(buf, ("var", name)))
-                         for name, buf in kernel.raw_module.global_buffers().items())
-
-    facts = _merge_facts(kernel)
-    rules, writes = [], []
-    for slot_targets in targets:
-        rule = None
-        if facts.mergeable:
-            found = {facts.reductions[t] for t in slot_targets if t in facts.reductions}
-            if len(found) == 1:
-                rule = found.pop()
-        rules.append(rule)
-        writes.append(facts.written is None or bool(slot_targets & facts.written))
-
-    client = runtime.get_client()
-    nblocks = g[0] * g[1] * g[2]
-    launch_id = token()
-    chunks = plan_chunks(client, kernel.name, nblocks, launch_id, not facts.mergeable)
-    spec = ChunkSpec(
-        ptx=kernel.ptx, kernel=kernel.name, grid=g, block=b, shared_mem=int(shared_mem),
-        params=tuple(params), buffers=tuple((buf.nbytes, len(buf.segments)) for buf in buffers),
-        globals=global_slots, page_bytes=int(config.get("page-bytes")))
-    before = [list(buf.segments) for buf in buffers]
-    new, chunk_futures = submit_launch(client, spec, [buf.segments for buf in buffers],
-                                       [buf.bounds for buf in buffers], chunks, rules, writes,
-                                       launch_id)
-    changed, produced = [], list(chunk_futures)
-    for buf, segs, w in zip(buffers, new, writes):
-        if w:
-            buf.segments = segs
-            changed.append(buf)
-            produced.extend(segs)
-    default_stream.record(LaunchRecord(
-        f"launch of kernel {kernel.name} (grid {g}, block {b})", changed,
-        [before[buffers.index(buf)] for buf in changed], produced))
+    for name, buf in kernel.raw_module.global_buffers().items():
+        slot_for(buf, ("var", name), f"module variable {name}")
+    default_stream.enqueue(LaunchOp(kernel, g, b, params, buffers, names, targets, shared_mem))

@@ -15,6 +15,7 @@ _lock = threading.RLock()
 _client = None
 _cluster = None
 _owns_client = False
+_session = None
 
 
 def _machine_defaults():
@@ -32,6 +33,7 @@ def connect(address_or_client=None):
     global _client, _cluster, _owns_client
     from distributed import Client
 
+    _close_at_exit()
     with _lock:
         if _client is not None:
             _close_locked()
@@ -73,14 +75,26 @@ def get_client():
         return _client
 
 
+def get_session():
+    """The ``graphs.session.Session`` of the current cluster (model copy, planner, kernel
+    images), connecting on first use."""
+    global _session
+    with _lock:
+        client = get_client()
+        if _session is None or _session.client is not client:
+            from graphs.session import Session
+            _session = Session(client, float(config.get("transfer-bandwidth")))
+        return _session
+
+
 def is_running() -> bool:
     return _client is not None
 
 
 def _close_locked():
-    global _client, _cluster, _owns_client
+    global _client, _cluster, _owns_client, _session
     client, cluster, owns = _client, _cluster, _owns_client
-    _client = _cluster = None
+    _client = _cluster = _session = None
     _owns_client = False
     if owns and client is not None:
         try:
@@ -96,8 +110,19 @@ def _close_locked():
 
 def shutdown():
     """Close the cluster dptx started (a Client given to ``connect`` stays open)."""
+    from .stream import default_stream
     with _lock:
+        default_stream.forget()
         _close_locked()
 
 
-atexit.register(shutdown)
+_exit_hook = []
+
+
+def _close_at_exit() -> None:
+    """Close dptx's client and cluster at exit, before distributed's own exit handlers close
+    the cluster under it (atexit runs handlers last-registered first, so this is registered
+    once distributed is imported, at the first connect): the client releases its data first,
+    and the shutdown is quiet."""
+    if not _exit_hook:
+        _exit_hook.append(atexit.register(shutdown))

@@ -1,13 +1,18 @@
-"""The functions that Dask runs on workers: memcpys, block-chunks and segment merges.
+"""The functions that Dask runs on workers: memcpys, slices, block-chunks and range merges.
 
-All are pure functions of their inputs (a segment version is never modified in place), so
-Dask may rerun any of them elsewhere when a worker dies and get the same bytes.
+All are pure functions of their inputs (an input array is never modified in place), so Dask
+may rerun any of them elsewhere when a worker dies and get the same bytes.
 
-Data formats:
-- a *segment* is a 1-D ``uint8`` numpy array, a slice of a device allocation;
-- a *chunk result* maps a buffer slot to ``(page_indices, page_bytes)``: the pages of that
-  buffer the chunk changed (copy-on-write: nothing else comes back), page indices counted
-  from the start of the buffer, bytes concatenated in index order.
+A chunk receives, for each buffer of the launch, the parts of the current pieces that cover
+its *window*: the hull of the bytes its blocks may read or write (the access footprint,
+DESIGN.md point 6). The CPU executor maps only that window, so an access outside it raises
+``FootprintViolation`` and the runtime reruns the launch with whole buffers. What a chunk
+returns per written buffer:
+- ``direct``: the bytes of its write footprint, which no other chunk of the launch writes;
+  they become a piece of the new version as they are;
+- ``merge``: for each merge range its window overlaps, the runs of pages it changed there,
+  ``[(start, bytes), ...]`` (start counted from the buffer's first byte), which the range's
+  merge task folds into the range's base.
 """
 from __future__ import annotations
 
@@ -17,101 +22,235 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dptx.errors import FootprintViolation
+
 # ----------------------------------------------------------------------------------------------
-# memcpys
+# memcpys, slices, the kernel image
 # ----------------------------------------------------------------------------------------------
 
 
-def htod(data) -> np.ndarray:
-    """Host -> device: the bytes become a segment (a private copy)."""
+def kernel_text(ptx: str) -> str:
+    """The value of a kernel image key: the module's PTX (sent through the scheduler once per
+    module; chunk tasks depend on the key instead of carrying the text)."""
+    return ptx
+
+
+def host_bytes(data) -> np.ndarray:
+    """Host -> device for small arrays: the bytes travel inside the task (so Dask can rerun it
+    anywhere) and become a piece (a private copy)."""
     return np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8).copy()
 
 
 def fill(nbytes: int, pattern: bytes) -> np.ndarray:
-    """A segment of ``nbytes`` repeating ``pattern`` (one element's bytes)."""
+    """A piece of ``nbytes`` repeating ``pattern`` (one element's bytes)."""
     if not pattern.strip(b"\0"):
         return np.zeros(nbytes, dtype=np.uint8)
     reps = -(-nbytes // len(pattern))
     return np.frombuffer(pattern * reps, dtype=np.uint8)[:nbytes].copy()
 
 
-def dtod(segment: np.ndarray) -> np.ndarray:
-    """Device -> device copy of one segment."""
-    return segment.copy()
+def cut(array: np.ndarray, offset: int, size: int) -> np.ndarray:
+    """A copy of bytes [offset, offset + size) of a piece's array: run where the array is, so
+    that only these bytes travel (halos, device-to-device copies, reads of part of a piece)."""
+    return array[offset:offset + size].copy()
 
 
-def dtoh(*segments) -> np.ndarray:
-    """Device -> host: the segments of an allocation, joined."""
-    if len(segments) == 1:
-        return segments[0]
-    return np.concatenate(segments)
+def assemble(nbytes: int, layout: tuple, *arrays) -> np.ndarray:
+    """Bytes of ``nbytes`` from parts: ``layout`` holds (array index, src offset, dst offset,
+    size) of each part."""
+    out = np.empty(nbytes, np.uint8)
+    for index, src, dst, size in layout:
+        out[dst:dst + size] = arrays[index][src:src + size]
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
-# chunks
+# kernels on workers
 # ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class ChunkSpec:
-    """Everything a chunk needs besides its blocks and its input segments (picklable, the same
-    for all chunks of a launch).
-
-    ``params`` has one entry per kernel parameter: ``("buffer", slot)`` for a device array,
-    ``("scalar", value)`` for a numpy scalar or bytes (structs). ``buffers`` gives per slot the
-    ``(nbytes, segment count)``; ``globals`` maps module variable names to their slot.
-    """
+class KernelImage:
+    """What the executors need of a kernel (parsed once per worker process)."""
+    module: object
+    function: object
+    name: str
     ptx: str
-    kernel: str
-    grid: tuple
-    block: tuple
-    shared_mem: int
-    params: tuple
-    buffers: tuple
-    globals: tuple  # ((name, slot), ...)
-    page_bytes: int
+
+    @property
+    def params(self) -> list:
+        return self.function.params
 
 
 _kernel_cache: dict = {}
 _kernel_lock = threading.Lock()
 
 
-def load_kernel(ptx: str, name: str):
-    """The worker's RawKernel for (PTX, name); parsed once per process (the CPU executor keeps
-    its own JIT cache keyed by PTX hash)."""
+def load_kernel(ptx: str, name: str) -> KernelImage:
+    """The kernel ``name`` of a module, parsed once per process (the CPU executor keeps its
+    own JIT cache keyed by PTX hash)."""
+    from dptx.ptx import parse
+
     key = (hashlib.sha256(ptx.encode()).hexdigest(), name)
     with _kernel_lock:
         kernel = _kernel_cache.get(key)
     if kernel is None:
-        from dptx.module import RawModule
-        kernel = RawModule(ptx=ptx).get_function(name)
+        module = parse(ptx)
+        function = next(f for f in module.kernels if f.name == name)
+        kernel = KernelImage(module, function, name, ptx)
         with _kernel_lock:
             _kernel_cache[key] = kernel
     return kernel
 
 
-def _split_segments(spec: ChunkSpec, segments: tuple) -> list:
-    out, i = [], 0
-    for nbytes, count in spec.buffers:
-        out.append(segments[i:i + count])
-        i += count
-    return out
+@dataclass(frozen=True)
+class LaunchSpec:
+    """What every chunk of a launch shares (picklable, small).
+
+    ``params`` has one entry per kernel parameter: ``("buffer", slot)`` for a device array,
+    ``("scalar", value)`` for a numpy scalar or bytes (structs); ``globals`` maps module
+    variable names to their slot; ``names[slot]`` says what a slot is, for messages."""
+    kernel: str
+    grid: tuple
+    block: tuple
+    shared_mem: int
+    params: tuple
+    globals: tuple          # ((name, slot), ...)
+    names: tuple            # per slot: "argument 1 (x)", "module variable c"
+    page_bytes: int
 
 
-def dirty_pages(base_segments, buffer: np.ndarray, page_bytes: int):
-    """(page indices, their bytes) where ``buffer`` differs from the joined base segments."""
-    n = buffer.size
-    if n == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.uint8)
-    base = base_segments[0] if len(base_segments) == 1 else np.concatenate(base_segments)
-    changed = buffer != base
-    npages = -(-n // page_bytes)
-    pad = npages * page_bytes - n
-    if pad:
-        changed = np.concatenate([changed, np.zeros(pad, bool)])
-    pages = np.flatnonzero(changed.reshape(npages, page_bytes).any(axis=1))
-    if pages.size == 0:
-        return pages, np.zeros(0, np.uint8)
-    parts = [buffer[p * page_bytes:(p + 1) * page_bytes] for p in pages]
-    return pages, np.concatenate(parts)
+@dataclass(frozen=True)
+class SlotWindow:
+    """One buffer as one chunk sees it: bytes [lo, hi) of a buffer of ``nbytes``, assembled
+    from ``parts`` ((input index, src offset, dst offset, size)); ``mode`` is "read" (the
+    kernel never writes the buffer), "direct" (bytes [write_lo, write_hi) are returned) or
+    "merge" (the changed pages inside each of ``ranges`` are returned)."""
+    lo: int
+    hi: int
+    nbytes: int
+    parts: tuple
+    mode: str
+    write_lo: int = 0
+    write_hi: int = 0
+    ranges: tuple = ()
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    first: int
+    end: int
+    device: str             # "cpu" | "gpu"
+    slots: tuple            # SlotWindow per slot
+
+
+def _window_data(slot: SlotWindow, inputs: tuple) -> np.ndarray:
+    size = slot.hi - slot.lo
+    if slot.mode == "read" and len(slot.parts) == 1:
+        index, src, dst, n = slot.parts[0]
+        view = inputs[index][src:src + n]
+        if n == size and view.flags.writeable and view.flags.c_contiguous:
+            # the kernel never writes this buffer: no private copy needed
+            return view
+    data = np.empty(size, np.uint8)
+    for index, src, dst, n in slot.parts:
+        data[dst:dst + n] = inputs[index][src:src + n]
+    return data
+
+
+def _changed_runs(before: np.ndarray, after: np.ndarray, lo: int, rlo: int, rhi: int,
+                  page_bytes: int) -> list:
+    """Runs of changed pages of the window (its byte 0 is buffer byte ``lo``) inside buffer
+    range [rlo, rhi), as [(buffer offset, bytes)]; pages are aligned to the buffer."""
+    a, b = max(lo, rlo), min(lo + after.size, rhi)
+    if b <= a:
+        return []
+    first = a // page_bytes
+    last = (b - 1) // page_bytes
+    edges = np.arange(first, last + 2, dtype=np.int64) * page_bytes
+    edges[0], edges[-1] = a, b
+    changed = np.not_equal(before[a - lo:b - lo], after[a - lo:b - lo])
+    if not changed.any():
+        return []
+    dirty = np.logical_or.reduceat(changed, edges[:-1] - a)
+    runs, i, n = [], 0, dirty.size
+    while i < n:
+        if not dirty[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < n and dirty[j + 1]:
+            j += 1
+        s, e = int(edges[i]), int(edges[j + 1])
+        runs.append((s, after[s - lo:e - lo].copy()))
+        i = j + 1
+    return runs
+
+
+def _first_difference(before: np.ndarray, after: np.ndarray) -> int:
+    return int(np.flatnonzero(before != after)[0])
+
+
+def run_chunk(spec: LaunchSpec, chunk: ChunkPlan, image: str, *inputs):
+    """Run blocks [chunk.first, chunk.end) of the launch on this worker's CPU (or GPU) over
+    the windows of ``chunk.slots``; returns the outputs described in the module docstring
+    (one value, or a tuple when there are several)."""
+    from dptx.cpu.address_space import Window
+
+    kernel = load_kernel(image, spec.kernel)
+    datas, kept = [], {}
+    for s, slot in enumerate(chunk.slots):
+        data = _window_data(slot, inputs)
+        datas.append(data)
+        if slot.mode == "merge":
+            kept[s] = data.copy()
+        elif slot.mode == "direct":
+            a, b = slot.write_lo - slot.lo, slot.write_hi - slot.lo
+            kept[s] = (data[:a].copy(), data[b:].copy())
+
+    def view(s):
+        slot = chunk.slots[s]
+        if slot.lo == 0 and slot.hi == slot.nbytes:
+            return datas[s]
+        return Window(datas[s], slot.lo, slot.nbytes)
+
+    args = [view(v) if kind == "buffer" else v for kind, v in spec.params]
+    global_buffers = {name: view(s) for name, s in spec.globals}
+    blocks = range(chunk.first, chunk.end)
+    if chunk.device == "gpu":
+        from dptx import gpu
+        gpu.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
+                   blocks=blocks, globals=global_buffers)
+    else:
+        from dptx import cpu
+        _compile_and_report(cpu, kernel)
+        cpu.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
+                   blocks=blocks, globals=global_buffers, threads=1)
+
+    outputs = []
+    for s, slot in enumerate(chunk.slots):
+        data = datas[s]
+        if slot.mode == "direct":
+            a, b = slot.write_lo - slot.lo, slot.write_hi - slot.lo
+            left, right = kept[s]
+            for before, after, base in ((left, data[:a], slot.lo), (right, data[b:], slot.write_hi)):
+                if not np.array_equal(before, after):
+                    at = base + _first_difference(before, after)
+                    raise FootprintViolation(
+                        f"kernel {spec.kernel}, blocks [{chunk.first}, {chunk.end}): a store "
+                        f"changed byte {at} of {spec.names[s]}, outside bytes "
+                        f"[{slot.write_lo}, {slot.write_hi}) that the kernel's access "
+                        f"footprint says these blocks may write", spec.kernel, spec.names[s])
+            out = data[a:b]
+            # Keep the window alive only when it is little more than the output.
+            outputs.append(out if 4 * out.size >= 3 * data.size else out.copy())
+        elif slot.mode == "merge":
+            for rlo, rhi in slot.ranges:
+                outputs.append(_changed_runs(kept[s], data, slot.lo, rlo, rhi, spec.page_bytes))
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def output(result: tuple, index: int):
+    """One output of a chunk that has several."""
+    return result[index]
 
 
 def _compile_and_report(executor, kernel) -> None:
@@ -129,30 +268,6 @@ def _compile_and_report(executor, kernel) -> None:
                                                     "seconds": seconds})
         except Exception:  # not on a Dask worker (a direct call): nothing to report
             pass
-
-
-def run_chunk(spec: ChunkSpec, first_block: int, end_block: int, device: str, *segments) -> dict:
-    """Run blocks [first_block, end_block) of the launch on this worker's CPU (or GPU) and
-    return the pages each buffer got changed in (DESIGN.md point 6)."""
-    if device == "gpu":
-        from dptx import gpu as executor
-    else:
-        from dptx import cpu as executor
-
-    kernel = load_kernel(spec.ptx, spec.kernel)
-    if device != "gpu":
-        _compile_and_report(executor, kernel)
-    per_slot = _split_segments(spec, segments)
-    # Private copies: the chunk writes copy-on-write pages, never the shared segment versions.
-    buffers = [np.concatenate(segs) if len(segs) != 1 else segs[0].copy() for segs in per_slot]
-    for (nbytes, _), buf in zip(spec.buffers, buffers):
-        assert buf.size == nbytes, "segment sizes disagree with the launch plan"
-    args = [buffers[v] if kind == "buffer" else v for kind, v in spec.params]
-    global_buffers = {name: buffers[slot] for name, slot in spec.globals}
-    executor.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
-                    blocks=range(first_block, end_block), globals=global_buffers, threads=1)
-    return {slot: dirty_pages(per_slot[slot], buffers[slot], spec.page_bytes)
-            for slot in range(len(buffers))}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -174,8 +289,8 @@ def _combine(out: np.ndarray, base: np.ndarray, written: np.ndarray, rule) -> No
         return
     op, ptx_type = rule
     dtype = np.dtype(_NUMPY_TYPES.get(ptx_type, np.uint32))
-    # Reductions work element-wise; ranges are whole pages, so they hold whole elements as
-    # long as the buffer is element-aligned (dptx arrays and module variables are).
+    # Reductions work element-wise; runs are whole pages (or the range's ends, which merge
+    # ranges put on element boundaries), so they hold whole elements.
     o, b, w = (x.view(dtype) for x in (out, base, written))
     with np.errstate(over="ignore", invalid="ignore"):
         if op == "add":
@@ -194,34 +309,22 @@ def _combine(out: np.ndarray, base: np.ndarray, written: np.ndarray, rule) -> No
             raise ValueError(f"no merge rule for atomic {op}")
 
 
-def merge_segment(base: np.ndarray, slot: int, start: int, page_bytes: int, rule,
-                  *chunk_results) -> np.ndarray:
-    """The next version of one segment (bytes [start, start+len(base)) of buffer ``slot``).
+def merge_range(lo: int, hi: int, rule, layout: tuple, nbase: int, *inputs) -> np.ndarray:
+    """The next version of bytes [lo, hi) of a buffer written by several chunks (or by
+    reduction atomics). ``inputs[:nbase]`` hold the current bytes (``layout`` has (input
+    index, src offset, dst offset, size) of each part); the rest are the chunks' changed runs
+    inside [lo, hi), in chunk order.
 
-    No writer: the base itself. One writer of a page: its bytes. Several writers: their byte
-    differences against the base, applied in chunk order (plain stores to the same byte from
-    two blocks are a race in CUDA too). A buffer touched only by reduction atomics (``rule`` =
-    (op, type)): the chunks' contributions combined by the operation.
+    One writer of a byte: its value. Several: their differences against the base, applied in
+    chunk order (plain stores to the same byte from two blocks are a race in CUDA too).
+    Reduction atomics (``rule`` = (op, type)): the contributions combined by the operation.
     """
-    end = start + base.size
+    base = assemble(hi - lo, layout, *inputs[:nbase])
     out = None
-    for result in chunk_results:
-        pages, data = result.get(slot, (None, None))
-        if pages is None or pages.size == 0:
-            continue
-        offsets = pages * page_bytes
-        inside = (offsets < end) & (offsets + page_bytes > start)
-        if not inside.any():
-            continue
-        if out is None:
-            out = base.copy()
-        pos = 0  # where each page's bytes start in ``data``; only the buffer's last page is short
-        for index, page in enumerate(pages):
-            lo = int(page) * page_bytes
-            size = int(min(page_bytes, data.size - pos))
-            if inside[index]:
-                a, b = max(lo, start), min(lo + size, end)
-                piece = data[pos + (a - lo):pos + (b - lo)]
-                _combine(out[a - start:b - start], base[a - start:b - start], piece, rule)
-            pos += size
+    for runs in inputs[nbase:]:
+        for start, data in runs:
+            if out is None:
+                out = base.copy()
+            a = start - lo
+            _combine(out[a:a + data.size], base[a:a + data.size], data, rule)
     return base if out is None else out

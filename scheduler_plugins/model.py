@@ -67,12 +67,25 @@ class ThroughputModel:
             del self._estimates[key]
 
     def rates_for(self, kernel: str, workers: dict) -> dict:
-        """Per-thread rate of every worker for ``kernel``: measured where known; else scaled
-        from the measured workers by the ratio of priors; else the prior itself.
-        ``workers`` maps address -> prior rate per thread (from its device kind)."""
+        """Per-thread rate of every worker for ``kernel`` (see ``rates_for``)."""
         known = {w: self.rate(kernel, w) for w in workers if self.rate(kernel, w) is not None}
-        if not known:
-            return dict(workers)
-        # blocks/s per unit of prior, averaged over the measured workers
-        scale = sum(known[w] / workers[w] for w in known) / len(known)
-        return {w: known.get(w, workers[w] * scale) for w in workers}
+        return rates_for(known, workers)
+
+    def snapshot(self) -> dict:
+        """kernel -> {worker: [blocks/s per thread, samples]} (what clients plan from)."""
+        out: dict = {}
+        for (kernel, worker), est in self._estimates.items():
+            out.setdefault(kernel, {})[worker] = [est.rate, est.samples]
+        return out
+
+
+def rates_for(known: dict, priors: dict) -> dict:
+    """Per-thread rate of every worker of ``priors`` (address -> prior rate per thread, from
+    its device kind): measured where ``known`` has it; else scaled from the measured workers
+    by the ratio of priors; else the prior itself."""
+    known = {w: r for w, r in known.items() if w in priors}
+    if not known:
+        return dict(priors)
+    # blocks/s per unit of prior, averaged over the measured workers
+    scale = sum(known[w] / priors[w] for w in known) / len(known)
+    return {w: known.get(w, priors[w] * scale) for w in priors}

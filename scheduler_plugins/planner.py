@@ -56,44 +56,93 @@ def proportional_shares(total: int, weights: list) -> list:
     return shares
 
 
-def plan_launch(nblocks: int, workers: list, rates: dict, *, task_overhead: float = 0.002,
-                max_overhead: float = 0.05, max_chunks_per_lane: int = 4,
-                measured: bool = True, single_chunk: bool = False) -> list:
-    """Chunks (worker, first block, end block) covering [0, nblocks) in order.
+TASK_OVERHEAD = 0.002      # seconds of Dask overhead per task
+MAX_OVERHEAD = 0.05        # the share of a chunk's time the overhead may take
+MIN_CHUNK_SECONDS = TASK_OVERHEAD / MAX_OVERHEAD
+
+
+def chunk_count(share: int, rate: float, lanes: int, measured: bool,
+                max_chunks_per_lane: int = 4) -> int:
+    """How many chunks a worker's share of ``share`` blocks is cut into: at least one per lane
+    and, where the work is long enough, a few more (which leaves the rebalancer something to
+    move), but none shorter than MIN_CHUNK_SECONDS. Unknown kernels (``measured`` False):
+    two per lane."""
+    if share <= 0:
+        return 0
+    if not measured:
+        return max(1, min(share, 2 * lanes))
+    seconds_per_lane = share / (rate * lanes)
+    per_lane = max(1, min(max_chunks_per_lane, int(seconds_per_lane // MIN_CHUNK_SECONDS)))
+    count = max(1, min(share, per_lane * lanes))
+    if seconds_per_lane < MIN_CHUNK_SECONDS:
+        # Too little work to keep every lane busy beyond the overhead: fewer, larger chunks.
+        count = max(1, min(count, int(share / (rate * MIN_CHUNK_SECONDS)) or 1))
+    return count
+
+
+def split(worker: str, first: int, end: int, count: int, unit: int = 1) -> list:
+    """[first, end) cut into ``count`` nearly equal chunks, cuts on multiples of ``unit``
+    blocks where that leaves every chunk non-empty."""
+    n = end - first
+    count = max(1, min(count, n))
+    cuts = [first + round(n * i / count) for i in range(count + 1)]
+    if unit > 1:
+        aligned = [cuts[0]] + [round(c / unit) * unit for c in cuts[1:-1]] + [cuts[-1]]
+        if all(a < b for a, b in zip(aligned, aligned[1:])):
+            cuts = aligned
+    return [Chunk(worker, a, b) for a, b in zip(cuts, cuts[1:])]
+
+
+def plan_launch(nblocks: int, workers: list, rates: dict, *, measured: bool = True,
+                single_chunk: bool = False, unit: int = 1) -> list:
+    """Chunks (worker, first block, end block) covering [0, nblocks) in order: each worker's
+    share, in proportion to its throughput, contiguous and in the order of ``workers``.
 
     ``rates`` are blocks/s per lane. ``measured`` False means the rates are priors (an unknown
     kernel): then chunk durations are unknown, and each lane gets two chunks where the grid
     allows. ``single_chunk`` gives the whole launch to the fastest worker (kernels whose chunks
-    cannot be merged)."""
+    cannot be merged). Cuts fall on multiples of ``unit`` blocks where possible (rows of a
+    2-D grid, so that a chunk's footprint is whole rows)."""
     if nblocks <= 0 or not workers:
         return []
     if single_chunk:
         best = max(workers, key=lambda w: rates[w.address] * w.lanes)
         return [Chunk(best.address, 0, nblocks)]
-    throughput = [rates[w.address] * w.lanes for w in workers]
-    shares = proportional_shares(nblocks, throughput)
-    min_chunk_seconds = task_overhead / max_overhead
-    chunks, start = [], 0
-    for w, share in zip(workers, shares):
-        if share == 0:
-            continue
-        lanes = w.lanes
-        if measured:
-            seconds_per_lane = share / (rates[w.address] * lanes)
-            per_lane = int(seconds_per_lane // min_chunk_seconds)
-            per_lane = max(1, min(max_chunks_per_lane, per_lane))
-        else:
-            per_lane = 2
-        count = max(1, min(share, per_lane * lanes))
-        if measured and share / (rates[w.address] * lanes) < min_chunk_seconds:
-            # Too little work to keep every lane busy beyond the overhead: fewer, larger chunks.
-            count = max(1, min(count, int(share / (rates[w.address] * min_chunk_seconds)) or 1))
-        base, extra = divmod(share, count)
-        for i in range(count):
-            size = base + (1 if i < extra else 0)
-            chunks.append(Chunk(w.address, start, start + size))
-            start += size
+    shares = proportional_shares(nblocks, [rates[w.address] * w.lanes for w in workers])
+    return split_shares(workers, shares, rates, measured, unit)
+
+
+def share_bounds(shares: list, unit: int = 1) -> list:
+    """Boundaries of consecutive shares of these sizes, moved to multiples of ``unit`` where
+    that keeps every non-empty share non-empty."""
+    bounds = [0]
+    for share in shares:
+        bounds.append(bounds[-1] + share)
+    if unit > 1:
+        aligned = [bounds[0]] + [round(b / unit) * unit for b in bounds[1:-1]] + [bounds[-1]]
+        if all((a < b) == (s > 0) for a, b, s in zip(aligned, aligned[1:], shares)):
+            bounds = aligned
+    return bounds
+
+
+def split_shares(workers: list, shares: list, rates: dict, measured: bool, unit: int = 1) -> list:
+    bounds = share_bounds(shares, unit)
+    chunks = []
+    for w, a, b in zip(workers, bounds, bounds[1:]):
+        if b > a:
+            count = chunk_count(b - a, rates[w.address], w.lanes, measured)
+            chunks.extend(split(w.address, a, b, count, unit))
     return chunks
+
+
+def exploring_rates(rates: dict, samples: dict, min_samples: int = 3,
+                    floor: float = 0.25) -> dict:
+    """Explore while unsure: a worker with fewer than ``min_samples`` measurements of a kernel
+    gets at least ``floor`` of the best rate, so that one bad first measurement cannot starve
+    it of the chunks that would correct it."""
+    best = max(rates.values())
+    return {w: (max(r, floor * best) if samples.get(w, 0) < min_samples else r)
+            for w, r in rates.items()}
 
 
 def even_plan(nblocks: int, workers: list) -> list:

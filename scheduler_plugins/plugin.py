@@ -1,8 +1,9 @@
-"""The dptx scheduler plugin: learns per-worker speed per kernel, plans launches, rebalances
-queued chunks and keeps the state the dashboard shows (DESIGN.md point 8).
+"""The dptx scheduler plugin: learns per-worker speed per kernel, publishes the model clients
+plan launches from, rebalances queued chunks, keeps host uploads replicated and keeps the
+state the dashboard shows (DESIGN.md point 8).
 
 It reads only task keys (``dptx-chunk-*``), their ``dptx`` annotation (kernel, launch id,
-blocks) and the ``startstops`` of finished chunks; it never looks inside tasks.
+blocks, grid blocks) and the ``startstops`` of finished chunks; it never looks inside tasks.
 """
 from __future__ import annotations
 
@@ -14,18 +15,20 @@ from dataclasses import dataclass, field
 from distributed.diagnostics.plugin import SchedulerPlugin
 
 from .model import ThroughputModel
-from .planner import WorkerInfo, plan_launch
+from .planner import WorkerInfo
+from .replicas import install_host_replicas
 
 logger = logging.getLogger("scheduler_plugins.dptx")
 
 CHUNK_PREFIX = "dptx-chunk-"
+MODEL_TOPIC = "dptx-model"
+PUBLISH_SECONDS = 0.2
 
 
 @dataclass
 class LaunchState:
     kernel: str
     nblocks: int
-    planned: dict                                    # worker -> planned blocks
     done: dict = field(default_factory=lambda: defaultdict(int))   # worker -> blocks run
     bytes_returned: int = 0                         # dirty pages the chunks sent back
     started: float = field(default_factory=time.time)
@@ -52,14 +55,28 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         self.scheduler = None
         self.moves = 0
         self.compile_seconds: dict = {}             # chunk key -> JIT time inside it
+        self.host_replicas = False
+        self._dirty = True
+        self._publisher = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self, scheduler) -> None:
         self.scheduler = scheduler
-        scheduler.handlers["dptx_plan"] = self.plan_handler
+        scheduler.handlers["dptx_model"] = self.model_handler
         scheduler.handlers["dptx_state"] = self.state_handler
         from . import dashboard
         dashboard.install(scheduler, self)
+        self.host_replicas = install_host_replicas(scheduler)
+        # Clients plan launches from a copy of the model (DESIGN.md point 8): publish it
+        # when it changed, at most every PUBLISH_SECONDS, instead of serving a blocking
+        # request per launch.
+        from tornado.ioloop import PeriodicCallback
+        self._publisher = PeriodicCallback(self.publish, PUBLISH_SECONDS * 1000)
+        self._publisher.start()
+
+    async def close(self) -> None:
+        if getattr(self, "_publisher", None) is not None:
+            self._publisher.stop()
 
     def log_event(self, topic, msg) -> None:
         """Workers report JIT compile time spent inside a chunk (``dptx-compile``)."""
@@ -68,8 +85,12 @@ class DptxSchedulerPlugin(SchedulerPlugin):
             while len(self.compile_seconds) > 10000:
                 self.compile_seconds.pop(next(iter(self.compile_seconds)))
 
+    def add_worker(self, scheduler, worker) -> None:
+        self._dirty = True
+
     def remove_worker(self, scheduler, worker, **kwargs) -> None:
         self.model.forget_worker(worker)
+        self._dirty = True
 
     # -- the device model of the cluster ---------------------------------------------------------
     def worker_infos(self, need: str = "CPU") -> list:
@@ -85,35 +106,24 @@ class DptxSchedulerPlugin(SchedulerPlugin):
             infos.append(WorkerInfo(addr, ws.nthreads, device, gpus))
         return sorted(infos, key=lambda w: w.address)
 
-    # -- planning ------------------------------------------------------------------------------
-    def plan(self, kernel: str, nblocks: int, launch: str, single_chunk: bool = False) -> list:
-        workers = self.worker_infos()
-        if not workers:
-            return []
-        priors = {w.address: w.prior for w in workers}
-        rates = self.model.rates_for(kernel, priors)
-        measured = any(self.model.rate(kernel, w.address) is not None for w in workers)
-        # Explore while unsure: a worker with fewer than 3 samples of this kernel gets at
-        # least a quarter of the best rate, so that one bad first measurement cannot starve
-        # it of the chunks that would correct it.
-        best = max(rates.values())
-        for w in workers:
-            if self.model.samples(kernel, w.address) < 3:
-                rates[w.address] = max(rates[w.address], 0.25 * best)
-        chunks = plan_launch(nblocks, workers, rates, measured=measured,
-                             single_chunk=single_chunk)
-        planned = defaultdict(int)
-        for c in chunks:
-            planned[c.worker] += c.blocks
-        self.launches[launch] = LaunchState(kernel, nblocks, dict(planned))
-        while len(self.launches) > 1000:  # keep memory bounded on long runs
-            self.launches.pop(next(iter(self.launches)))
-        devices = {w.address: w.device for w in workers}
-        return [(c.worker, c.first, c.end, devices[c.worker]) for c in chunks]
+    def model_snapshot(self) -> dict:
+        """What clients plan from: the workers able to run chunks, and blocks/s per thread
+        with sample counts per (kernel, worker). Plain data (it travels as an event)."""
+        return {
+            "workers": {w.address: {"nthreads": w.nthreads, "device": w.device, "gpus": w.gpus}
+                        for w in self.worker_infos()},
+            "rates": self.model.snapshot(),
+            "host_replicas": self.host_replicas,
+        }
 
-    def plan_handler(self, kernel: str, nblocks: int, launch: str, single_chunk: bool = False):
-        """Scheduler RPC ``dptx_plan``: the chunks (worker, first, end, device) of a launch."""
-        return self.plan(kernel, int(nblocks), launch, bool(single_chunk))
+    def model_handler(self):
+        """Scheduler RPC ``dptx_model``: the snapshot, for a client's first launch."""
+        return self.model_snapshot()
+
+    def publish(self) -> None:
+        if self._dirty and self.scheduler is not None:
+            self._dirty = False
+            self.scheduler.log_event(MODEL_TOPIC, self.model_snapshot())
 
     # -- learning ------------------------------------------------------------------------------
     def transition(self, key, start, finish, *args, **kwargs) -> None:
@@ -137,7 +147,12 @@ class DptxSchedulerPlugin(SchedulerPlugin):
             ws = self.scheduler.workers.get(worker)
             lanes = ws.nthreads if ws is not None else 1
             self.series.append((time.time(), worker, info["kernel"], rate * lanes))
+        self._dirty = True
         launch = self.launches.get(info["launch"])
+        if launch is None and "nblocks" in info:
+            launch = self.launches[info["launch"]] = LaunchState(info["kernel"], int(info["nblocks"]))
+            while len(self.launches) > 1000:  # keep memory bounded on long runs
+                self.launches.pop(next(iter(self.launches)))
         if launch is not None:
             launch.done[worker] += blocks
             launch.bytes_returned += int(kwargs.get("nbytes") or (ts.nbytes if ts is not None else 0) or 0)

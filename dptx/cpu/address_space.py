@@ -23,9 +23,17 @@ FIRST_BUFFER = 3
 # access can use.
 FUNCTION_ID_BASE = 0x1000
 
+# A row of the buffer table maps the device addresses [first, first + size) of one window to
+# host memory at ``host``. ``first`` is the window's base address for a whole buffer; a chunk
+# that holds only a window over bytes [lo, hi) of a buffer (its access footprint, DESIGN.md
+# point 6) maps first = base + lo, size = hi - lo, so every check ``address - first < size``
+# also enforces the footprint, at no extra cost.
+TABLE_ROW = 3
+
 # Layout of the per-call context the generated code reads (an array of int64).
 CTX_FIELDS = [
-    "buftable",       # pointer to int64 pairs (host address, size) per window
+    "buftable",       # pointer to int64 triples (first mapped address, host address, size)
+                      # per window: see TABLE_ROW
     "nbuf",           # number of windows in the table
     "params",         # pointer to the kernel parameter buffer
     "grid_x", "grid_y", "grid_z",
@@ -63,6 +71,22 @@ ERR_PRINTF = 6        # printf buffer full (output truncated, not fatal)
 ERR_ASSERT = 7        # a device-side assert() failed (__assertfail)
 
 PRINTF_RECORD_BYTES = 8 + 8 + 256   # format address, argument count bytes, argument bytes
+
+
+@dataclass(frozen=True)
+class Window:
+    """Bytes [offset, offset + data.size) of a device buffer of ``nbytes`` bytes, given to a
+    launch in place of the whole buffer (a chunk's access footprint, DESIGN.md point 6).
+    Addresses keep their meaning (the buffer's base plus an offset into the whole buffer); an
+    access inside the buffer but outside the window raises ``FootprintViolation``."""
+    data: np.ndarray        # uint8, C-contiguous, writeable
+    offset: int
+    nbytes: int
+
+    def __post_init__(self):
+        if not (0 <= self.offset and self.offset + self.data.size <= self.nbytes):
+            raise ValueError(f"window [{self.offset}, {self.offset + self.data.size}) is not "
+                             f"inside a buffer of {self.nbytes} bytes")
 
 
 def buffer_address(window: int, offset: int = 0) -> int:

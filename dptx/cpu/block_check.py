@@ -23,7 +23,8 @@ import networkx as nx
 
 from ..ptx import ir
 from ..ptx.cfg import build_cfg
-from .codegen import Function
+from . import address_space as L
+from .codegen import Function, window_fields
 
 ZERO = (0, 0, 0)
 _TID = {"x": (1, 0, 0), "y": (0, 1, 0), "z": (0, 0, 1)}
@@ -191,24 +192,15 @@ class BlockCheck(Function):
 
     def entry_window_loads(self, origin) -> tuple:
         """Read the window straight from the context (this function has no %kw slots)."""
-        from . import address_space as L
-        kind, which = origin
         values = []
-        if kind == "param":
-            fields = [("param_windows", 3 * which + k) for k in range(3)]
-        else:
-            w = self.mod.windows[which]
-            fields = [("buftable", 2 * w), ("buftable", 2 * w + 1)]
-        for n, (field, index) in enumerate(fields):
+        for field, index in window_fields(origin, self.mod.windows):
             k = f"%bw{len(self.prologue)}"
             self.prologue += [f"  {k}.f = getelementptr i64, ptr %ctx, i64 {L.CTX[field]}",
                               f"  {k}.t = load ptr, ptr {k}.f",
                               f"  {k}.p = getelementptr i64, ptr {k}.t, i64 {index}",
                               f"  {k} = load i64, ptr {k}.p"]
             values.append(k)
-        if kind == "param":
-            return tuple(values)
-        return (str(L.buffer_address(self.mod.windows[which])), *values)
+        return tuple(values)
 
     def corner(self, tids: list) -> dict:
         """Run the slice as the thread ``tids`` (i32 values); site -> its address (i64)."""

@@ -222,6 +222,17 @@ class Module:
         return list(decls.values())
 
 
+
+def window_fields(origin, windows: dict) -> list:
+    """Context fields holding (first mapped address, host address, size) of the buffer a
+    pointer of ``origin`` points into: the parameter's triple in ``param_windows``, or the
+    module variable's row of the buffer table (address_space.TABLE_ROW)."""
+    kind, which = origin
+    if kind == "param":
+        return [("param_windows", 3 * which + k) for k in range(3)]
+    w = windows[which]
+    return [("buftable", L.TABLE_ROW * w + k) for k in range(3)]
+
 class Function:
     """Translation of one PTX function body."""
 
@@ -603,26 +614,17 @@ class Function:
         return self.windows_known[origin]
 
     def entry_window_loads(self, origin) -> tuple:
-        """Read the launch constants of ``origin``'s buffer from the %kw slots that
-        @thread_constants fills (module variables: the window base is a constant)."""
-        kind, which = origin
-        if kind == "param":     # triples (window base, host, size)
-            fields = [("param_windows", 3 * which), ("param_windows", 3 * which + 1),
-                      ("param_windows", 3 * which + 2)]
-        else:                   # (host, size) pairs of the buffer table
-            w = self.mod.windows[which]
-            fields = [("buftable", 2 * w), ("buftable", 2 * w + 1)]
+        """(first mapped address, host address, size) of ``origin``'s buffer, read from the
+        %kw slots that @thread_constants fills with the launch constants."""
         values = []
-        for field in fields:
+        for field in window_fields(origin, self.mod.windows):
             slot = len(self.constant_slots)
             self.constant_slots.append(field)
             k = f"%kw{slot}"
             self.prologue.append(f"  {k}.p = getelementptr i64, ptr %kw, i64 {slot}")
             self.prologue.append(f"  {k} = load i64, ptr {k}.p")
             values.append(k)
-        if kind == "param":
-            return tuple(values)
-        return (str(L.buffer_address(self.mod.windows[which])), *values)
+        return tuple(values)
 
     def constants_loader(self) -> str:
         """@thread_constants(ctx, kw): copies the context values @thread reads from %kw."""

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from ..errors import DptxError, DptxMemoryError, LaunchError
+from ..errors import DptxError, DptxMemoryError, FootprintViolation, LaunchError
 from ..launch_config import check_arg_count, check_shape, convert_scalar
 from ..ptx import ir
 from . import address_space as L
@@ -144,8 +144,10 @@ class _Chunk:
         # Each call has its own table: windows 1 and 2 map its shared and local memory, so
         # that generic addresses translate with one lookup whatever their window.
         self.table = base_table.copy()
-        self.table[L.SHARED_WINDOW] = (self.shared.ctypes.data, shared_size)
-        self.table[L.LOCAL_WINDOW] = (self.local.ctypes.data, self.local.nbytes)
+        self.table[L.SHARED_WINDOW] = (L.buffer_address(L.SHARED_WINDOW), self.shared.ctypes.data,
+                                       shared_size)
+        self.table[L.LOCAL_WINDOW] = (L.buffer_address(L.LOCAL_WINDOW), self.local.ctypes.data,
+                                      self.local.nbytes)
         c = self.ctx
         c[L.CTX["buftable"]] = self.table.ctypes.data
         c[L.CTX["shared"]] = self.shared.ctypes.data
@@ -179,14 +181,57 @@ def _pool(n: int) -> concurrent.futures.ThreadPoolExecutor:
 
 
 def param_windows(values: list, table: np.ndarray) -> np.ndarray:
-    """(window base, host address, size) of the buffer each parameter value points into,
-    from this call's buffer table; zeros (nothing is inside) for values in no buffer."""
-    out = np.zeros((max(len(values), 1), 3), np.int64)
+    """The buffer-table row (first mapped address, host address, size) of the buffer each
+    parameter value points into; zeros (nothing is inside) for values in no buffer."""
+    out = np.zeros((max(len(values), 1), L.TABLE_ROW), np.int64)
     for i, value in enumerate(values):
         window = value >> L.WINDOW_SHIFT
-        if 0 < window < len(table) and table[window, 0]:
-            out[i] = (L.buffer_address(window), table[window, 0], table[window, 1])
+        if 0 < window < len(table) and table[window, 1]:
+            out[i] = table[window]
     return out
+
+
+class _Buffers:
+    """The device buffers of a launch in window order (module variables, then array
+    arguments), whole numpy arrays or ``Window``s over part of a buffer."""
+
+    def __init__(self):
+        self.data = []      # host arrays (uint8 views of windows)
+        self.offsets = []   # where each array starts in its buffer (0 unless a window)
+        self.sizes = []     # bytes of each whole buffer
+        self.names = []     # "argument 2 (p)", "module variable c"
+
+    def add(self, buf, name: str) -> int:
+        """Append a buffer; returns its window number."""
+        if isinstance(buf, L.Window):
+            self.data.append(buf.data)
+            self.offsets.append(int(buf.offset))
+        else:
+            self.data.append(buf)
+            self.offsets.append(0)
+        self.sizes.append(int(buf.nbytes))
+        self.names.append(name)
+        return L.FIRST_BUFFER + len(self.data) - 1
+
+    def table(self) -> np.ndarray:
+        table = np.zeros((L.FIRST_BUFFER + len(self.data), L.TABLE_ROW), np.int64)
+        for w, (data, offset) in enumerate(zip(self.data, self.offsets), L.FIRST_BUFFER):
+            table[w] = (L.buffer_address(w, offset), data.ctypes.data, data.nbytes)
+        return table
+
+    def __len__(self):
+        return len(self.data)
+
+    def bytes_at(self, window: int, offset: int):
+        """The host bytes from ``offset`` of buffer ``window`` to the end of what this launch
+        holds of it; None where it holds nothing there."""
+        i = window - L.FIRST_BUFFER
+        if not 0 <= i < len(self.data):
+            return None
+        rel = offset - self.offsets[i]
+        if not 0 <= rel < self.data[i].size:
+            return None
+        return self.data[i].view(np.uint8)[rel:]
 
 
 def _piece_count(nblocks: int, workers: int) -> int:
@@ -228,37 +273,32 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
 
     # buffer table: module variables first (fixed windows), then array arguments
     state = module_state(kernel.module)
-    buffers = []
-    names = []
+    buffers = _Buffers()
     for v in ck.variables:
         buf = (globals or {}).get(v.name, state[v.name])
-        if buf.nbytes != v.size:
-            raise LaunchError(f"buffer for module variable {v.name} has {buf.nbytes} bytes, "
-                              f"the variable {v.size}")
-        buffers.append(buf)
-        names.append(f"module variable {v.name}")
+        if buf.nbytes != v.size:    # (a Window's nbytes is its whole buffer's)
+            raise LaunchError(f"buffer for module variable {v.name} has {buf.nbytes} "
+                              f"bytes, the variable {v.size}")
+        buffers.add(buf, f"module variable {v.name}")
     param_buf = np.zeros(max(kernel.function.param_size, 8), np.uint8)
     pointer_values = []     # each parameter's 64-bit value (0 for narrower ones)
     for i, ((p, off), a) in enumerate(zip(kernel.function.param_layout(), args)):
-        if isinstance(a, np.ndarray):
+        if isinstance(a, (np.ndarray, L.Window)):
             if p.size != 8:
                 raise LaunchError(f"argument {i} ({p.name}: .{p.type}) of kernel {kernel.name} "
                                   f"is not a pointer, got a numpy array")
-            if not (a.flags.c_contiguous and a.flags.writeable):
+            data = a.data if isinstance(a, L.Window) else a
+            if not (data.flags.c_contiguous and data.flags.writeable):
                 raise LaunchError(f"argument {i} of kernel {kernel.name}: arrays must be "
                                   f"C-contiguous and writeable (np.ascontiguousarray)")
-            window = L.FIRST_BUFFER + len(buffers)
-            buffers.append(a)
-            names.append(f"argument {i} ({p.name})")
+            window = buffers.add(a, f"argument {i} ({p.name})")
             raw = L.buffer_address(window).to_bytes(8, "little")
         else:
             value = convert_scalar(p, i, a, kernel.name)
             raw = value if isinstance(value, bytes) else value.tobytes()
         param_buf[off:off + len(raw)] = np.frombuffer(raw, np.uint8)
         pointer_values.append(int.from_bytes(raw, "little") if p.size == 8 else 0)
-    table = np.zeros((L.FIRST_BUFFER + len(buffers), 2), np.int64)
-    for w, buf in enumerate(buffers, L.FIRST_BUFFER):
-        table[w] = (buf.ctypes.data, buf.nbytes)
+    table = buffers.table()
 
     shared_size = ck.shared_static + int(shared_mem)
     base = np.zeros(len(L.CTX_FIELDS), np.int64)
@@ -340,7 +380,7 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     _print_records(kernel, [p for run in runs for p in run[2]], buffers)
     for form, failures, _, _ in runs:
         if failures:
-            raise _error(kernel, form, failures[0][1].error, g, b, buffers, names, shared_size)
+            raise _error(kernel, form, failures[0][1].error, g, b, buffers, shared_size)
 
 
 # -- errors --------------------------------------------------------------------------------------
@@ -357,7 +397,7 @@ def _source_line(kernel, line: int) -> str:
     return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 
-def _error(kernel, ck, record, g, b, buffers, names, shared_size):
+def _error(kernel, ck, record, g, b, buffers, shared_size):
     code, addr, line, tid, blk, size = (int(v) for v in record[:6])
     where = (f"kernel {kernel.name}, block {blk} {_coords(blk, g)}, thread {tid} "
              f"{_coords(tid, b)}, PTX line {line}")
@@ -372,8 +412,16 @@ def _error(kernel, ck, record, g, b, buffers, names, shared_size):
             what = f"local memory offset {offset} (+{size} bytes) is outside the thread's {ck.local_bytes} bytes"
         elif L.FIRST_BUFFER <= window < L.FIRST_BUFFER + len(buffers):
             i = window - L.FIRST_BUFFER
-            what = (f"address {addr:#x} is {offset} bytes into {names[i]} "
-                    f"({buffers[i].nbytes} bytes); the {size}-byte access ends past it")
+            name, nbytes = buffers.names[i], buffers.sizes[i]
+            lo = buffers.offsets[i]
+            hi = lo + buffers.data[i].size
+            if offset + size <= nbytes and not (lo <= offset and offset + size <= hi):
+                return FootprintViolation(
+                    f"{where}: the {size}-byte access at offset {offset} of {name} "
+                    f"({nbytes} bytes) is outside bytes [{lo}, {hi}), the window this chunk "
+                    f"was given by the kernel's access footprint", kernel.name, name)
+            what = (f"address {addr:#x} is {offset} bytes into {name} "
+                    f"({nbytes} bytes); the {size}-byte access ends past it")
         else:
             what = f"address {addr:#x} is not in any device buffer"
         return DptxMemoryError(f"out-of-bounds access in {where}: {what}. The kernel was "
@@ -400,11 +448,10 @@ _SPEC = re.compile(r"%([-+ #0]*)(\*|\d+)?(?:\.(\*|\d+))?(hh|h|ll|l|j|z|t|L)?([di
 
 
 def _read_cstring(addr: int, buffers) -> str:
-    window, offset = addr >> L.WINDOW_SHIFT, addr & L.OFFSET_MASK
-    i = window - L.FIRST_BUFFER
-    if not 0 <= i < len(buffers):
+    raw = buffers.bytes_at(addr >> L.WINDOW_SHIFT, addr & L.OFFSET_MASK)
+    if raw is None:
         return "(bad string pointer)"
-    raw = buffers[i].view(np.uint8)[offset:].tobytes()
+    raw = raw.tobytes()
     end = raw.find(b"\0")
     return raw[:end if end >= 0 else len(raw)].decode(errors="replace")
 

@@ -114,24 +114,28 @@ no:
 define internal ptr @xlate(ptr %ctx, ptr %ti, ptr %lbase, i64 %va, i64 %size, i32 %line) alwaysinline {{
 entry:
   %w = lshr i64 %va, {L.WINDOW_SHIFT}
-  %off = and i64 %va, {MASK}
-  %end = add i64 %off, %size
 {_ctx_load("nb", "nbuf")}  %inr = icmp ult i64 %w, %nb
   br i1 %inr, label %look, label %bad
 look:
-{_ctx_load("tab", "buftable", "ptr")}  %ei = shl i64 %w, 1
-  %hp = getelementptr i64, ptr %tab, i64 %ei
+{_ctx_load("tab", "buftable", "ptr")}  %ei = mul i64 %w, {L.TABLE_ROW}
+  %fp = getelementptr i64, ptr %tab, i64 %ei
+  %first = load i64, ptr %fp, !invariant.load !0
+  %hp = getelementptr i64, ptr %fp, i64 1
   %host = load i64, ptr %hp, !invariant.load !0
-  %sp = getelementptr i64, ptr %hp, i64 1
+  %sp = getelementptr i64, ptr %fp, i64 2
   %sz = load i64, ptr %sp, !invariant.load !0
-  %fits = icmp ule i64 %end, %sz
+  ; rel + size <= sz with rel >= 0, as one unsigned compare: rel < usub.sat(sz + 1, size)
+  %rel = sub i64 %va, %first
+  %room = add i64 %sz, 1
+  %bound = call i64 @llvm.usub.sat.i64(i64 %room, i64 %size)
+  %fits = icmp ult i64 %rel, %bound
   br i1 %fits, label %good, label %bad, !prof !1
 good:
   ; a mapped buffer is never at address 0: telling LLVM lets it drop the caller's null test
   %nn = icmp ne i64 %host, 0
   call void @llvm.assume(i1 %nn)
   %hptr = inttoptr i64 %host to ptr
-  %r = getelementptr inbounds i8, ptr %hptr, i64 %off
+  %r = getelementptr inbounds i8, ptr %hptr, i64 %rel
   ret ptr %r
 bad:
   call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_BOUNDS}, i64 %va, i32 %line, i64 %size)
@@ -154,11 +158,16 @@ buf:
 {_ctx_load("nb", "nbuf")}  %inr = icmp ult i64 %w, %nb
   br i1 %inr, label %look, label %none
 look:
-{_ctx_load("tab", "buftable", "ptr")}  %ei = shl i64 %w, 1
-  %hp = getelementptr i64, ptr %tab, i64 %ei
-  %sp = getelementptr i64, ptr %hp, i64 1
+{_ctx_load("tab", "buftable", "ptr")}  %ei = mul i64 %w, {L.TABLE_ROW}
+  %fp = getelementptr i64, ptr %tab, i64 %ei
+  %first = load i64, ptr %fp
+  %sp = getelementptr i64, ptr %fp, i64 2
   %sz = load i64, ptr %sp
-  %r3 = sub i64 %sz, %off
+  %rel = sub i64 %va, %first
+  %inside = icmp ult i64 %rel, %sz
+  br i1 %inside, label %rest, label %none
+rest:
+  %r3 = sub i64 %sz, %rel
   ret i64 %r3
 none:
   ret i64 0

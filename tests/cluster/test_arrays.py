@@ -49,19 +49,23 @@ def test_set_fill_copy_are_independent(client):
     assert dptx.array(a) is not a
 
 
-def test_many_segments(client):
-    """Arrays larger than a segment are cut into several Dask keys; launches and copies work
-    across segment boundaries."""
-    with dask.config.set({"dptx.segment-bytes": 4096 * 3}):
-        host = np.random.default_rng(0).standard_normal(10_000).astype(np.float32)
-        a = dptx.asarray(host)
-        assert len(a._buffer.segments) == 4  # 40,000 bytes in 12,288-byte segments
-        k = dptx.RawModule(r'''extern "C" __global__ void twice(float* x, int n) {
-            int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2.0f; }''')
-        with dask.config.set({"dptx.chunks": 8}):
-            k.get_function("twice")((40,), (256,), (a, np.int32(10_000)))
-        assert np.array_equal(a.get(), host * np.float32(2))
-        assert np.array_equal(a.copy().get(), host * np.float32(2))
+def test_large_arrays_spread_over_workers(client):
+    """A large upload goes straight to the workers in pieces, one per worker, each kept on two
+    workers; launches and copies work across the pieces' boundaries."""
+    host = np.random.default_rng(0).standard_normal(200_000).astype(np.float32)
+    a = dptx.asarray(host)
+    pieces = a._buffer.pieces.pieces
+    assert len(pieces) == 2 and pieces[0].end == pieces[1].start
+    assert {p.worker for p in pieces} == set(client.nthreads())
+    assert all(p.future.key.startswith("dptx-host-") for p in pieces)
+    holders = client.who_has([p.future for p in pieces])
+    assert all(len(h) == 2 for h in holders.values()), holders
+    k = dptx.RawModule(r'''extern "C" __global__ void twice(float* x, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2.0f; }''')
+    with dask.config.set({"dptx.chunks": 8}):
+        k.get_function("twice")((800,), (256,), (a, np.int32(200_000)))
+    assert np.array_equal(a.get(), host * np.float32(2))
+    assert np.array_equal(a.copy().get(), host * np.float32(2))
 
 
 def test_repr(client):
@@ -74,6 +78,6 @@ def test_repr(client):
 def test_memcpys_are_tasks(client):
     a = dptx.asarray(np.arange(4, dtype=np.int32))
     b = a.copy()
-    keys = [s.key for s in a._buffer.segments + b._buffer.segments]
-    assert keys[0].startswith("dptx-memcpy-htod-") and keys[1].startswith("dptx-memcpy-dtod-")
+    keys = [p.future.key for p in a._buffer.pieces.pieces + b._buffer.pieces.pieces]
+    assert keys[0].startswith("dptx-htod-") and keys[1].startswith("dptx-copy-")
     b.get()

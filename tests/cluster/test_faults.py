@@ -44,7 +44,7 @@ def test_killed_worker_changes_nothing():
             pids = client.run(os.getpid)
             victim_addr = sorted(pids)[0]
 
-            launch_token = y._buffer.segments[0].key.split("-")[3]
+            launch_token = y._buffer.pieces.pieces[0].future.key.split("-")[3]
             prefix = f"dptx-chunk-slow_poly-{launch_token}-"
 
             def done_chunks(dask_scheduler, prefix=prefix):

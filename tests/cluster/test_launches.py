@@ -23,8 +23,9 @@ def test_chunk_tasks_carry_resources(client, chunks8, saxpy):
     x = dptx.asarray(np.ones(n, np.float32))
     y = dptx.asarray(np.arange(n, dtype=np.float32))
     saxpy(((n + 127) // 128,), (128,), (2.0, x, y, n))
-    merge_key = y._buffer.segments[0].key
-    assert merge_key.startswith("dptx-merge-saxpy-")
+    keys = [p.future.key for p in y._buffer.pieces.pieces]
+    assert all(k.startswith(("dptx-chunk-saxpy-", "dptx-out-saxpy-", "dptx-merge-saxpy-"))
+               for k in keys), keys
 
     def restrictions(dask_scheduler, prefix="dptx-chunk-saxpy-"):
         return {str(k): ts.resource_restrictions for k, ts in dask_scheduler.tasks.items()
@@ -36,8 +37,8 @@ def test_chunk_tasks_carry_resources(client, chunks8, saxpy):
         seen = client.run_on_scheduler(restrictions)
     assert len(seen) == 8 and all(r == {"CPU": 1} for r in seen.values())
     assert np.array_equal(y.get(), np.arange(n, dtype=np.float32) + 2)
-    # x is never written: its segments are not touched by the launch
-    assert x._buffer.segments[0].key.startswith("dptx-memcpy-htod-")
+    # x is never written: its pieces are not touched by the launch
+    assert [p.future.key[:10] for p in x._buffer.pieces.pieces] == ["dptx-htod-"]
 
 
 def test_workers_declare_resources(client):

@@ -1,0 +1,101 @@
+"""The access footprints of a launch's chunks, per buffer slot (DESIGN.md point 6), from the
+static analysis in ``dptx.ptx.footprint`` evaluated with the launch's grid, block and scalar
+arguments.
+
+A kernel whose footprint a chunk overstepped (the CPU executor raised FootprintViolation)
+is distrusted for the rest of the process: its launches get whole buffers, and the reason
+is logged once.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+
+logger = logging.getLogger("dptx")
+
+_static: dict = {}          # (ptx digest, kernel) -> KernelFootprint, or None (not analysable)
+_distrusted: dict = {}      # (ptx digest, kernel) -> reason
+_evaluated: dict = {}       # small cache of recent evaluations
+_lock = threading.Lock()
+_CACHE = 256
+
+
+def kernel_key(ptx: str, kernel: str) -> tuple:
+    return hashlib.sha256(ptx.encode()).hexdigest(), kernel
+
+
+def distrust(ptx: str, kernel: str, reason: str) -> None:
+    key = kernel_key(ptx, kernel)
+    with _lock:
+        if key in _distrusted:
+            return
+        _distrusted[key] = reason
+        for k in [k for k in _evaluated if k[0] == key]:
+            del _evaluated[k]
+    logger.warning("dptx: kernel %s runs with whole buffers from now on: %s", kernel, reason)
+
+
+def distrusted(ptx: str, kernel: str):
+    """The reason ``kernel`` was distrusted, or None."""
+    return _distrusted.get(kernel_key(ptx, kernel))
+
+
+def _analysis(key, module, function):
+    with _lock:
+        if key in _static:
+            return _static[key]
+    try:
+        from dptx.ptx.footprint import kernel_footprint
+        fp = kernel_footprint(module, function)
+    except Exception:   # an analysis failure must never stop a launch: whole buffers
+        logger.debug("dptx: no footprint for %s", function.name, exc_info=True)
+        fp = None
+    with _lock:
+        _static[key] = fp
+    return fp
+
+
+def chunk_footprints(kernel, grid: tuple, block: tuple, params: tuple, globals_: tuple,
+                     sizes: list, ranges: list):
+    """For each block range, per slot, (read intervals, write intervals); None for a range
+    (or the whole answer) where the analysis gives nothing, meaning whole buffers.
+
+    ``params`` are the launch's ``("buffer", slot)``/``("scalar", value)`` entries,
+    ``globals_`` its (module variable name, slot) pairs, ``sizes`` the bytes per slot."""
+    key = kernel_key(kernel.ptx, kernel.name)
+    if key in _distrusted:
+        return None
+    fp = _analysis(key, kernel.module, kernel.function)
+    if fp is None:
+        return None
+    scalars, targets = {}, {}
+    for i, (kind, value) in enumerate(params):
+        if kind == "buffer":
+            targets[("param", i)] = value
+        else:
+            scalars[i] = value if isinstance(value, bytes) else value.tobytes()
+    for name, slot in globals_:
+        targets[("var", name)] = slot
+    memo = (key, tuple(grid), tuple(block), tuple(sorted(scalars.items())), tuple(sizes),
+            tuple(sorted(targets.items())), tuple(ranges))
+    with _lock:
+        if memo in _evaluated:
+            return _evaluated[memo]
+    result = fp.evaluate(grid, block, scalars, ranges,
+                         {t: sizes[s] for t, s in targets.items()})
+    out = []
+    for per_target in result:
+        row = [([], []) for _ in sizes]
+        for target, access in per_target.items():
+            slot = targets.get(target)
+            if slot is None:
+                continue
+            row[slot][0].extend(access.reads)
+            row[slot][1].extend(access.writes)
+        out.append(row)
+    with _lock:
+        _evaluated[memo] = out
+        while len(_evaluated) > _CACHE:
+            _evaluated.pop(next(iter(_evaluated)))
+    return out

@@ -1,0 +1,119 @@
+"""Client side of memcpys (DESIGN.md point 6): host to device, fills, device to device, device
+to host, as pieces.
+
+Host data of more than ``SMALL_BYTES`` goes from the client straight to the workers
+(``scatter``), spread over them in the order the planner lays blocks out, never through the
+scheduler; since no task can recompute it, it is then replicated on a second worker (the
+scheduler plugin keeps two copies, see ``scheduler_plugins.replicas``). Smaller data travels
+inside a task (recomputable anywhere). ``get()`` gathers the pieces directly from the
+workers that hold them.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from . import tasks
+from .launch import token
+from .pieces import Piece, PieceMap
+from .submit import GraphBuilder
+
+SMALL_BYTES = 256 * 1024
+_round_robin = itertools.count()
+
+
+def placement(nbytes: int, workers: list, page_bytes: int = 4096) -> list:
+    """(worker, start, end): [0, nbytes) spread over ``workers`` in order, in proportion to
+    their lanes, on page boundaries; small buffers on one worker (taken in turn)."""
+    if not workers:
+        return [(None, 0, nbytes)]
+    if nbytes <= SMALL_BYTES or len(workers) == 1:
+        w = workers[next(_round_robin) % len(workers)]
+        return [(w.address, 0, nbytes)]
+    weights = [w.lanes for w in workers]
+    total = sum(weights)
+    out, start, acc = [], 0, 0
+    for w, weight in zip(workers, weights):
+        acc += weight
+        end = nbytes if acc == total else min(nbytes, round(nbytes * acc / total / page_bytes) * page_bytes)
+        if end > start:
+            out.append((w.address, start, end))
+            start = end
+    return out
+
+
+def _placed(worker) -> dict:
+    return {"workers": [worker], "allow_other_workers": True} if worker else {}
+
+
+def upload(client, data: np.ndarray, workers: list, replicate: bool) -> PieceMap:
+    """Host -> device: the bytes of ``data`` as pieces on the workers."""
+    raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+    n = raw.nbytes
+    if n == 0:
+        return PieceMap(0, [])
+    spots = placement(n, workers)
+    t = token()
+    if n <= SMALL_BYTES:
+        worker = spots[0][0]
+        future = client.submit(tasks.host_bytes, raw, key=f"dptx-htod-{t}", pure=False,
+                               **_placed(worker))
+        return PieceMap(n, [Piece(0, n, future, 0, worker)])
+    pieces = []
+    for i, (worker, a, b) in enumerate(spots):
+        key = f"dptx-host-{t}-{i}"
+        try:
+            future = client.scatter({key: raw[a:b]}, workers=[worker] if worker else None,
+                                    direct=True, hash=False)[key]
+        except OSError:   # the client cannot reach the workers: send through the scheduler
+            future = client.scatter({key: raw[a:b]}, workers=[worker] if worker else None,
+                                    direct=False, hash=False)[key]
+        pieces.append(Piece(a, b, future, 0, worker))
+    if replicate and len(workers) > 1:
+        client.replicate([p.future for p in pieces], n=2)
+    return PieceMap(n, pieces)
+
+
+def filled(client, nbytes: int, pattern: bytes, workers: list) -> PieceMap:
+    """``nbytes`` repeating ``pattern``, made on the workers (nothing travels)."""
+    if nbytes == 0:
+        return PieceMap(0, [])
+    graph, t, spots = GraphBuilder(), token(), placement(nbytes, workers)
+    keys = [graph.task(f"dptx-fill-{t}-{i}", tasks.fill, b - a, pattern, **_placed(w))
+            for i, (w, a, b) in enumerate(spots)]
+    futures = graph.submit(client, keys)
+    return PieceMap(nbytes, [Piece(a, b, futures[k], 0, w) for k, (w, a, b) in zip(keys, spots)])
+
+
+def copied(client, pieces: PieceMap) -> PieceMap:
+    """Device -> device: a copy of every piece, made where the piece is."""
+    if not pieces.pieces:
+        return PieceMap(pieces.nbytes, [])
+    graph, t = GraphBuilder(), token()
+    keys = [graph.task(f"dptx-copy-{t}-{i}", tasks.cut, p.future, p.offset, p.size)
+            for i, p in enumerate(pieces.pieces)]
+    futures = graph.submit(client, keys)
+    return PieceMap(pieces.nbytes, [Piece(p.start, p.end, futures[k], 0, p.worker)
+                                    for k, p in zip(keys, pieces.pieces)])
+
+
+def download(client, pieces: PieceMap) -> np.ndarray:
+    """Device -> host: the pieces gathered straight from the workers (a piece that is a small
+    part of a larger array is cut where it is first)."""
+    out = np.empty(pieces.nbytes, np.uint8)
+    if not pieces.pieces:
+        return out
+    graph, t = GraphBuilder(), token()
+    sources = []
+    for i, p in enumerate(pieces.pieces):
+        if 2 * p.size < p.length:
+            sources.append((graph.task(f"dptx-cut-{t}-{i}", tasks.cut, p.future, p.offset, p.size), 0))
+        else:
+            sources.append((p.future, p.offset))
+    cut = graph.submit(client, [s for s, _ in sources if isinstance(s, str)])
+    futures = [cut[s] if isinstance(s, str) else s for s, _ in sources]
+    values = client.gather(futures, direct=True)
+    for p, (_, offset), value in zip(pieces.pieces, sources, values):
+        out[p.start:p.end] = np.asarray(value, dtype=np.uint8)[offset:offset + p.size]
+    return out

@@ -1,0 +1,80 @@
+"""The client's copy of the scheduler plugin's model (DESIGN.md point 8): the workers that can
+run chunks and each worker's measured speed per kernel. The plugin publishes it as a Dask
+event whenever it changes; the client keeps the latest, so planning a launch needs no call
+to the scheduler. Without the plugin (a plain ``dask scheduler``), the workers come from the
+client's scheduler info and every kernel runs at its prior speed."""
+from __future__ import annotations
+
+import threading
+import time
+
+from scheduler_plugins.planner import WorkerInfo
+
+MODEL_TOPIC = "dptx-model"
+
+
+class ModelCopy:
+    def __init__(self, client):
+        self.client = client
+        self._lock = threading.Lock()
+        self._snapshot = None
+        self._plugin = None           # None: not known yet
+        self._fallback_at = 0.0
+
+    # -- the snapshot ----------------------------------------------------------------------------
+    def _on_event(self, event) -> None:
+        _, msg = event
+        with self._lock:
+            self._snapshot = msg
+
+    def _first(self) -> None:
+        """First use: subscribe to the plugin's updates and fetch the current model once."""
+        try:
+            snapshot = self.client.sync(self.client.scheduler.dptx_model)
+        except Exception as exc:  # no dptx plugin on this scheduler
+            if "dptx_model" not in str(exc) and "unknown operation" not in str(exc).lower():
+                raise
+            self._plugin = False
+            return
+        self._plugin = True
+        self.client.subscribe_topic(MODEL_TOPIC, self._on_event)
+        with self._lock:
+            if self._snapshot is None:
+                self._snapshot = snapshot
+
+    def snapshot(self) -> dict:
+        if self._plugin is None:
+            self._first()
+        if not self._plugin:
+            now = time.monotonic()
+            if self._snapshot is None or now - self._fallback_at > 2.0:
+                self._snapshot = self._from_scheduler_info()
+                self._fallback_at = now
+        with self._lock:
+            return self._snapshot
+
+    def _from_scheduler_info(self) -> dict:
+        workers = {}
+        for addr, w in self.client.scheduler_info(n_workers=-1)["workers"].items():
+            resources = w.get("resources") or {}
+            gpus = int(resources.get("GPU", 0))
+            if not resources.get("CPU") and not gpus:
+                continue
+            workers[addr] = {"nthreads": int(w.get("nthreads", 1)), "device": "gpu" if gpus else "cpu",
+                             "gpus": gpus}
+        return {"workers": workers, "rates": {}, "host_replicas": False}
+
+    # -- views ---------------------------------------------------------------------------------
+    def workers(self) -> list:
+        """WorkerInfo of every worker that can run chunks, sorted by address."""
+        snap = self.snapshot()
+        return [WorkerInfo(addr, int(w["nthreads"]), w["device"], int(w["gpus"]))
+                for addr, w in sorted(snap["workers"].items())]
+
+    def measured(self, kernel: str) -> dict:
+        """worker -> (blocks/s per thread, samples) for ``kernel``."""
+        return {w: (float(r), int(n)) for w, (r, n) in self.snapshot()["rates"].get(kernel, {}).items()}
+
+    @property
+    def host_replicas(self) -> bool:
+        return bool(self.snapshot().get("host_replicas"))

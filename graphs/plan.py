@@ -1,0 +1,146 @@
+"""Where the blocks of a launch run (DESIGN.md point 8), planned on the client from its copy of
+the scheduler plugin's model, with no call to the scheduler.
+
+- Shares follow throughput (``scheduler_plugins.planner``); each worker's share is one
+  contiguous range of blocks, cut into a few chunks.
+- Data stays where it is made: the shares of a kernel (per grid shape) are kept from one
+  launch to the next, so that iterative kernels find their data on the worker that wrote
+  it, and they move only when the predicted gain of a rebalance, over the next few launches,
+  beats the time to move the bytes of the blocks that change worker.
+- A kernel's first launch orders the workers along the grid by where the data it touches
+  lies (host uploads are spread in the same order), so that each range starts near its data.
+- A launch too small to be worth splitting runs as one chunk on the worker holding most of
+  its data; so do launches whose chunks cannot be merged (on the best worker).
+- In 2-D and 3-D grids cuts fall on whole rows (planes) of blocks where possible, so that a
+  chunk's footprint is a band of rows that no other chunk writes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scheduler_plugins.model import rates_for
+from scheduler_plugins.planner import (MIN_CHUNK_SECONDS, exploring_rates, proportional_shares,
+                                       share_bounds, split_shares)
+
+from .launch import Chunk
+
+HORIZON = 8                # launches over which a rebalance must pay for itself
+
+
+@dataclass
+class Shares:
+    workers: tuple          # addresses, in block order
+    bounds: tuple           # len(workers) + 1 block boundaries
+    launches: int = 0
+
+
+def grid_unit(grid: tuple, parts: int) -> int:
+    """Blocks per row (or plane) to align cuts to, when there are rows enough for ``parts``."""
+    gx, gy, gz = grid
+    if gz > 1 and gz >= 2 * parts:
+        return gx * gy
+    if gy * gz > 1 and gy * gz >= 2 * parts:
+        return gx
+    return 1
+
+
+def data_centres(maps: list) -> dict:
+    """worker -> where (0..1 along each buffer) the bytes it holds lie, averaged over the
+    buffers, weighted by bytes."""
+    total, weight = {}, {}
+    for pieces in maps:
+        if not pieces.nbytes:
+            continue
+        for p in pieces.pieces:
+            if p.worker is None:
+                continue
+            mid = (p.start + p.end) / 2 / pieces.nbytes
+            total[p.worker] = total.get(p.worker, 0.0) + mid * p.size
+            weight[p.worker] = weight.get(p.worker, 0) + p.size
+    return {w: total[w] / weight[w] for w in total}
+
+
+def holder(maps: list, candidates) -> str:
+    """The worker among ``candidates`` expected to hold the most bytes of ``maps``."""
+    held = {w: 0 for w in candidates}
+    for pieces in maps:
+        for p in pieces.pieces:
+            if p.worker in held:
+                held[p.worker] += p.size
+    return max(sorted(held), key=held.get) if held else None
+
+
+class LaunchPlanner:
+    def __init__(self, model, bandwidth: float = 1e9):
+        self.model = model
+        self.bandwidth = bandwidth      # bytes/s between workers, for the cost of a move
+        self.shares: dict = {}          # (kernel, grid, block) -> Shares
+
+    def plan(self, kernel: str, grid: tuple, block: tuple, single: bool, maps: list) -> list:
+        """The chunks of a launch. ``maps`` are the PieceMaps of the buffers it touches."""
+        nblocks = grid[0] * grid[1] * grid[2]
+        workers = [w for w in self.model.workers() if w.device == "cpu" or w.gpus]
+        if not workers:
+            return [Chunk(0, nblocks)]
+        by_address = {w.address: w for w in workers}
+        measured = self.model.measured(kernel)
+        priors = {w.address: w.prior for w in workers}
+        rates = rates_for({w: r for w, (r, _) in measured.items()}, priors)
+        rates = exploring_rates(rates, {w: n for w, (_, n) in measured.items()})
+        is_measured = any(w in by_address for w in measured)
+        throughput = {a: rates[a] * by_address[a].lanes for a in by_address}
+
+        if single:
+            best = max(throughput, key=throughput.get)
+            return [self._chunk(0, nblocks, best, by_address)]
+        near = holder(maps, by_address)
+        if is_measured and near is not None and nblocks / throughput[near] < MIN_CHUNK_SECONDS:
+            # too little work to split: run where the data is
+            return [self._chunk(0, nblocks, near, by_address)]
+
+        key = (kernel, tuple(grid), tuple(block))
+        previous = self.shares.get(key)
+        if previous is None or set(previous.workers) != set(by_address):
+            order = self._order(workers, maps)
+        else:
+            order = [by_address[a] for a in previous.workers]
+        unit = grid_unit(grid, sum(w.lanes for w in workers))
+        counts = proportional_shares(nblocks, [throughput[w.address] for w in order])
+        bounds = share_bounds(counts, unit)
+        if previous is not None and [w.address for w in order] == list(previous.workers):
+            bounds = self._keep_or_move(previous, bounds, order, throughput, nblocks, maps)
+        shares = Shares(tuple(w.address for w in order), tuple(bounds),
+                        (previous.launches if previous else 0) + 1)
+        self.shares[key] = shares
+        counts = [b - a for a, b in zip(bounds, bounds[1:])]
+        chunks = split_shares(order, counts, rates, is_measured, unit)
+        return [self._chunk(c.first, c.end, c.worker, by_address) for c in chunks]
+
+    def _keep_or_move(self, previous: Shares, bounds: list, order: list, throughput: dict,
+                      nblocks: int, maps: list) -> list:
+        """The previous boundaries, unless moving to ``bounds`` gains more time over the next
+        HORIZON launches than moving the bytes of the blocks that change worker costs."""
+        old = list(previous.bounds)
+        if old == bounds or len(old) != len(bounds):
+            return bounds if len(old) != len(bounds) else old
+
+        def makespan(bs):
+            return max(((b - a) / throughput[w.address] for w, a, b in zip(order, bs, bs[1:])),
+                       default=0.0)
+        gain = (makespan(old) - makespan(bounds)) * min(HORIZON, previous.launches)
+        moved_blocks = sum(abs(a - b) for a, b in zip(old, bounds))
+        bytes_per_block = sum(p.nbytes for p in maps) / max(1, nblocks)
+        cost = moved_blocks * bytes_per_block / self.bandwidth
+        return bounds if gain > cost else old
+
+    @staticmethod
+    def _order(workers: list, maps: list) -> list:
+        """Workers in the order their data lies along the buffers; those with none after."""
+        centres = data_centres(maps)
+        return sorted(workers, key=lambda w: (w.address not in centres,
+                                              centres.get(w.address, 0.0), w.address))
+
+    @staticmethod
+    def _chunk(first: int, end: int, address: str, by_address: dict) -> Chunk:
+        w = by_address[address]
+        return Chunk(first, end, address, "gpu" if w.device == "gpu" else "cpu")

@@ -16,8 +16,10 @@ DEFAULTS = {
             "n-workers": None,
             "threads-per-worker": None,
         },
-        # Chunks per launch; None: at least two per worker thread for large grids.
+        # Chunks per launch; None: planned by the scheduler plugin's model.
         "chunks": None,
+        # Consecutive small launches (one chunk each, on the same worker) run as one task.
+        "batch": True,
         # Granularity of merges: where several chunks may write the same bytes, each returns
         # the pages it changed.
         "page-bytes": 4096,

@@ -24,7 +24,7 @@ def _merge_facts(kernel):
     return facts
 
 
-def _fixed_chunks(nblocks: int, session) -> list:
+def _fixed_chunks(nblocks: int) -> list:
     """``dptx.chunks`` set: that many equal chunks, placed by Dask."""
     from graphs.launch import Chunk
     from scheduler_plugins.planner import split
@@ -33,8 +33,8 @@ def _fixed_chunks(nblocks: int, session) -> list:
 
 
 class LaunchOp(Operation):
-    """One launch: the checked arguments, and how to submit it from the buffers' current
-    pieces (again, after a replay)."""
+    """One launch: the checked arguments, and how to plan and submit it from the buffers'
+    current pieces (again, after a replay)."""
 
     def __init__(self, kernel, grid, block, params, buffers, names, targets, shared_mem):
         self.kernel = kernel
@@ -46,41 +46,69 @@ class LaunchOp(Operation):
         self.globals = tuple((t[1], s) for s, ts in enumerate(targets) for t in sorted(ts)
                              if t[0] == "var")
         self.description = f"launch of kernel {kernel.name} (grid {grid}, block {block})"
+        self.nblocks = grid[0] * grid[1] * grid[2]
+        self.chunks = None                      # the plan, made once per submission
 
-    def submit(self) -> Submitted:
-        from graphs import footprints
-        from graphs.launch import Slot, submit_launch, token
-        from graphs.tasks import LaunchSpec
-
-        session = runtime.get_session()
+    # -- what the launch does to each buffer ---------------------------------------------------
+    def _slots(self) -> list:
+        from graphs.launch import Slot
         facts = _merge_facts(self.kernel)
-        rules, writes = [], []
-        for slot_targets in self.targets:
+        slots = []
+        for buf, name, slot_targets in zip(self.buffers, self.names, self.targets):
             rule = None
             if facts.mergeable:
                 found = {facts.reductions[t] for t in slot_targets if t in facts.reductions}
                 if len(found) == 1:
                     rule = found.pop()
-            rules.append(rule)
-            writes.append(facts.written is None or bool(slot_targets & facts.written))
+            written = facts.written is None or bool(slot_targets & facts.written)
+            slots.append(Slot(buf.pieces, name, written, rule, id(buf)))
+        return slots
 
-        maps = [buf.pieces for buf in self.buffers]
-        nblocks = self.grid[0] * self.grid[1] * self.grid[2]
-        if config.get("chunks") and facts.mergeable:
-            chunks = _fixed_chunks(nblocks, session)
-        else:
-            chunks = session.planner.plan(self.kernel.name, self.grid, self.block,
-                                          not facts.mergeable, maps)
-        fps = footprints.chunk_footprints(
+    def plan(self) -> list:
+        if self.chunks is None:
+            facts = _merge_facts(self.kernel)
+            if config.get("chunks") and facts.mergeable:
+                self.chunks = _fixed_chunks(self.nblocks)
+            else:
+                self.chunks = runtime.get_session().planner.plan(
+                    self.kernel.name, self.grid, self.block, not facts.mergeable,
+                    [buf.pieces for buf in self.buffers])
+        return self.chunks
+
+    def footprints(self, ranges: list):
+        from graphs import footprints
+        return footprints.chunk_footprints(
             self.kernel, self.grid, self.block, self.params, self.globals,
-            [buf.nbytes for buf in self.buffers], [(c.first, c.end) for c in chunks])
-        launch = token()
+            [buf.nbytes for buf in self.buffers], ranges)
+
+    def request(self):
+        from graphs.launch import Request
+        from graphs.tasks import LaunchSpec
         spec = LaunchSpec(self.kernel.name, self.grid, self.block, int(self.shared_mem),
-                          self.params, self.globals, self.names, int(config.get("page-bytes")))
-        slots = [Slot(m, n, w, r) for m, n, w, r in zip(maps, self.names, writes, rules)]
-        done = submit_launch(session.client, session.kernel_image(self.kernel.ptx), spec,
-                             slots, chunks, fps, launch,
-                             {"kernel": self.kernel.name, "launch": launch, "nblocks": nblocks})
+                          self.params, self.globals)
+        return Request(spec, runtime.get_session().kernel_image(self.kernel.ptx), self._slots())
+
+    def batchable(self):
+        """The worker of a plan that is one whole-grid chunk on a CPU (what a batch can take),
+        else None."""
+        chunks = self.plan()
+        if len(chunks) == 1 and chunks[0].device == "cpu" and chunks[0].worker is not None:
+            return chunks[0].worker
+        return None
+
+    # -- the stream operation ------------------------------------------------------------------
+    def submit(self) -> Submitted:
+        from graphs.launch import submit_launch, token
+
+        session = runtime.get_session()
+        chunks = self.plan()
+        self.chunks = None                      # a replay plans again
+        fps = self.footprints([(c.first, c.end) for c in chunks])
+        launch = token()
+        maps = [buf.pieces for buf in self.buffers]
+        done = submit_launch(session.client, self.request(), chunks, fps, launch,
+                             {"kernel": self.kernel.name, "launch": launch,
+                              "nblocks": self.nblocks}, int(config.get("page-bytes")))
         changed, before = [], []
         for buf, old, new in zip(self.buffers, maps, done.pieces):
             if new is not None:
@@ -89,12 +117,67 @@ class LaunchOp(Operation):
                 before.append(old)
         return Submitted(changed, before, done.futures)
 
+    def batched(self, worker: str, ops: list) -> "Batch":
+        return Batch(worker, ops)
+
     def footprint_violated(self, exc: FootprintViolation) -> bool:
         from graphs import footprints
         if footprints.distrusted(self.kernel.ptx, self.kernel.name):
             return False    # it ran with whole buffers already: this cannot be a footprint
         footprints.distrust(self.kernel.ptx, self.kernel.name, str(exc))
         return True
+
+
+class Batch(Operation):
+    """Consecutive small launches in stream order, run as one task on one worker (like a CUDA
+    graph): a launch too small to be worth splitting costs a Dask task round trip otherwise.
+    An error names the launch that raised it; the launches before it keep their results."""
+
+    def __init__(self, worker: str, ops: list):
+        self.worker = worker
+        self.ops = list(ops)
+
+    @property
+    def description(self):
+        return f"a batch of {len(self.ops)} launches"
+
+    def submit(self) -> Submitted:
+        from graphs.launch import submit_batch, token
+
+        session = runtime.get_session()
+        requests = [op.request() for op in self.ops]
+        rows = []
+        for op in self.ops:
+            op.chunks = None
+            fps = op.footprints([(0, op.nblocks)])
+            rows.append(fps[0] if fps is not None else None)
+        buffers = {id(b): b for op in self.ops for b in op.buffers}
+        before = {k: b.pieces for k, b in buffers.items()}
+        new, futures = submit_batch(session.client, requests, rows, self.worker, "cpu",
+                                    token(), int(config.get("page-bytes")))
+        for k, pieces in new.items():
+            buffers[k].pieces = pieces
+        return Submitted([buffers[k] for k in new], [before[k] for k in new], futures)
+
+    def footprint_violated(self, exc: FootprintViolation) -> bool:
+        """Distrust the kernels the violation names (all of the batch's if it names none)."""
+        named = {k.strip() for k in str(getattr(exc, "kernel", "")).split(",")} - {""}
+        replay = False
+        for op in self.ops:
+            if not named or op.kernel.name in named:
+                replay |= op.footprint_violated(exc)
+        return replay
+
+    def succeeded_before(self, exc):
+        """The launches before the one that raised ``exc`` (to run again), and that one's
+        description."""
+        step = getattr(exc, "dptx_step", None)
+        if step is None or not 0 <= step < len(self.ops):
+            return None, self.description
+        ops = self.ops[:step]
+        position = f"launch {step + 1} of {len(self.ops)} batched into one task"
+        return (Batch(self.worker, ops) if ops else None,
+                f"{self.ops[step].description}, {position}")
 
 
 def launch(kernel, grid, block, args, shared_mem: int = 0):

@@ -10,13 +10,21 @@ how to submit itself from the current state of its buffers, so the stream can re
 - any other failure (an out-of-bounds access, say) surfaces at the next synchronization
   (``get()``, ``dptx.synchronize()``); the buffers the failed operation and later dependent
   ones would have written keep the contents they had before it, so no earlier data is lost.
+
+Consecutive small launches that the planner puts on one worker as one chunk each are held
+briefly and submitted as one task (a batch): a Dask task round trip costs more than such a
+launch. A batch is submitted when a launch that cannot join it comes, when it is full, when
+no launch joined it for ``BATCH_IDLE`` seconds, or at a synchronization.
 """
 from __future__ import annotations
 
 import abc
+import logging
 import threading
+import time
 from dataclasses import dataclass
 
+from . import config
 from .errors import FootprintViolation
 
 
@@ -41,16 +49,36 @@ class Operation(abc.ABC):
         is raised)."""
         return False
 
+    def batchable(self):
+        """The worker this operation could run on batched with its neighbours, or None."""
+        return None
+
+    def batched(self, worker: str, ops: list) -> "Operation":
+        """One operation running ``ops`` (all batchable on ``worker``) in order."""
+        raise TypeError(f"{self.description} cannot be batched")
+
+    def succeeded_before(self, exc):
+        """(an operation redoing what succeeded before ``exc`` was raised, or None; what
+        raised it). A batch of launches keeps the results of the launches before the one
+        that failed."""
+        return None, self.description
+
 
 def _finished(sub: Submitted) -> bool:
     return all(f.status == "finished" for f in sub.futures)
 
 
 class Stream:
-    REPLAYS = 8     # at most this many footprint replays per synchronization
+    REPLAYS = 8             # at most this many footprint replays per synchronization
+    BATCH_LAUNCHES = 128    # launches per batch at most
+    BATCH_IDLE = 0.002      # seconds without a new launch before an open batch is submitted
 
     def __init__(self):
         self._pending: list = []       # (operation, Submitted), in stream order
+        self._open: list = []          # batchable operations not submitted yet
+        self._open_worker = None
+        self._last_add = 0.0
+        self._timer = None
         self._lock = threading.RLock()
 
     def enqueue(self, op: Operation) -> None:
@@ -60,17 +88,60 @@ class Stream:
             # one stays.)
             while self._pending and _finished(self._pending[0][1]):
                 self._pending.pop(0)
+            worker = op.batchable() if config.get("batch") else None
+            if worker is not None:
+                if self._open and (worker != self._open_worker or
+                                   len(self._open) >= self.BATCH_LAUNCHES):
+                    self._flush()
+                self._open.append(op)
+                self._open_worker = worker
+                self._last_add = time.monotonic()
+                if self._timer is None:
+                    self._start_timer(self.BATCH_IDLE)
+                return
+            self._flush()
             self._pending.append((op, op.submit()))
 
+    # -- batches ---------------------------------------------------------------------------------
+    def _flush(self) -> None:
+        ops, self._open = self._open, []
+        if not ops:
+            return
+        op = ops[0] if len(ops) == 1 else ops[0].batched(self._open_worker, ops)
+        self._pending.append((op, op.submit()))
+
+    def _start_timer(self, delay: float) -> None:
+        self._timer = threading.Timer(delay, self._on_timer)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _on_timer(self) -> None:
+        """Submit the open batch once no launch joined it for BATCH_IDLE seconds (launches
+        are asynchronous: they must start without a synchronization)."""
+        with self._lock:
+            self._timer = None
+            if not self._open:
+                return
+            idle = time.monotonic() - self._last_add
+            if idle < self.BATCH_IDLE:
+                self._start_timer(self.BATCH_IDLE - idle)
+                return
+            try:
+                self._flush()
+            except Exception:   # noqa: BLE001 - a timer thread has no caller to raise to
+                logging.getLogger("dptx").exception("dptx: submitting a batch of launches failed")
+
+    # -- synchronization -------------------------------------------------------------------------
     def forget(self) -> None:
         """Drop every pending operation (the cluster is going away)."""
         with self._lock:
-            self._pending = []
+            self._pending, self._open = [], []
 
     def synchronize(self) -> None:
         from distributed import wait
 
         with self._lock:
+            self._flush()
             for _ in range(self.REPLAYS + 1):
                 if not self._pending:
                     return
@@ -91,15 +162,18 @@ class Stream:
                 for _, s in reversed(suffix):
                     for buf, before in zip(s.buffers, s.before):
                         buf.pieces = before
-                if not replay:
-                    self._pending = self._pending[:failed]
-                    if hasattr(exc, "add_note"):
-                        exc.add_note(f"raised by {op.description}; the arrays it would have "
-                                     f"written keep their previous contents")
-                    raise exc
                 self._pending = self._pending[:failed]
-                for o, _ in suffix:
-                    self._pending.append((o, o.submit()))
+                if replay:
+                    for o, _ in suffix:
+                        self._pending.append((o, o.submit()))
+                    continue
+                redo, culprit = op.succeeded_before(exc)
+                if redo is not None:
+                    self._pending.append((redo, redo.submit()))
+                if hasattr(exc, "add_note"):
+                    exc.add_note(f"raised by {culprit}; the arrays it and later launches would "
+                                 f"have written keep their previous contents")
+                raise exc
             raise RuntimeError("dptx: launches kept overstepping their footprints after "
                                f"{self.REPLAYS} replays")
 

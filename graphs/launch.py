@@ -58,6 +58,7 @@ class Slot:
     name: str               # "argument 1 (x)" / "module variable c"
     written: bool           # the kernel may write it
     rule: object = None     # (op, type) when only reduction atomics write it
+    key: object = None      # the buffer's identity (a batch joins slots of one buffer)
 
 
 @dataclass
@@ -126,40 +127,105 @@ class _Inputs:
                     f"dptx-cut-{self.launch}-{len(self.cuts)}", tasks.cut, part.future,
                     part.offset, part.size)
             ref, src = TaskRef(key), 0
+        return self.add_future(ref), src
+
+    def add_future(self, ref) -> int:
+        """The input index of a future (or TaskRef), each once."""
         name = ref.key
         if name not in self._index:
             self._index[name] = len(self.args)
             self.args.append(ref)
-        return self._index[name], src
+        return self._index[name]
 
 
-def submit_launch(client, image, spec: tasks.LaunchSpec, slots: list, chunks: list,
-                  footprints: list, launch: str, annotations: dict) -> Submitted:
-    """Build and submit the graph of one launch. ``image`` is the kernel image future;
-    ``footprints[c][s]`` the (reads, writes) intervals of chunk c on slot s, or None for the
-    whole buffer; ``annotations`` the ``dptx`` annotation shared by the chunks (the plugin
-    learns from kernel, launch, index, blocks)."""
+@dataclass
+class Request:
+    """One launch as the graph builder sees it: its spec, its kernel image future and its
+    buffers."""
+    spec: tasks.LaunchSpec
+    image: object
+    slots: list
+
+
+def _chunk_windows(slots: list, row, device: str) -> tuple:
+    """Per slot: the chunk's window and the hull of what it may write, from its footprint row
+    ((reads, writes) per slot, or None for whole buffers)."""
+    windows, writes = [], []
+    for s, slot in enumerate(slots):
+        n = slot.pieces.nbytes
+        fp = row[s] if row is not None else None
+        if fp is None or device == "gpu":
+            reads, wr = [(0, n)], ([(0, n)] if slot.written else [])
+        else:
+            reads, wr = fp[0], (fp[1] if slot.written else [])
+        windows.append(window_of(reads, wr, n))
+        writes.append(hull(wr))
+    return windows, writes
+
+
+def _add_chunk(graph: GraphBuilder, cuts: dict, launch: str, key: str, steps: list,
+               slots: list, windows: list, modes: list, writes: list, ranges: dict,
+               worker, device: str, page_bytes: int, info: dict) -> list:
+    """Add one chunk task: ``steps`` are (spec, image future, first, end, chunk slot per
+    launch slot). Returns its outputs, in order, as (slot, range index or None)."""
+    inputs = _Inputs(graph, cuts, launch)
+    plans, outs = [], []
+    for s, slot in enumerate(slots):
+        lo, hi = windows[s]
+        parts = []
+        for part in slot.pieces.overlapping(lo, hi):
+            index, src = inputs.add(part, local_to=worker)
+            parts.append((index, src, part.start - lo, part.size))
+        mode, extra = modes[s], {}
+        if mode == "direct":
+            if writes[s] is None:
+                mode = "read"     # this chunk writes nothing of it; others may
+            else:
+                extra = dict(write_lo=writes[s][0], write_hi=writes[s][1])
+                outs.append((s, None))
+        elif mode == "merge":
+            mine = [(r, rng) for r, rng in enumerate(ranges[s]) if rng[0] < hi and lo < rng[1]]
+            extra = dict(ranges=tuple(rng for _, rng in mine))
+            outs.extend((s, r) for r, _ in mine)
+        plans.append(tasks.SlotWindow(lo, hi, slot.pieces.nbytes, tuple(parts), mode, **extra))
+    plan_steps = tuple(tasks.Step(spec, first, end, inputs.add_future(image), tuple(mapping))
+                       for spec, image, first, end, mapping in steps)
+    plan = tasks.ChunkPlan(plan_steps, device, tuple(plans), tuple(s.name for s in slots),
+                           page_bytes)
+    graph.task(key, tasks.run_chunk, plan, *inputs.args,
+               workers=[worker] if worker else None,
+               allow_other_workers=True if worker else None,
+               resources=RESOURCES[device], dptx=info)
+    return outs
+
+
+def _output_keys(graph: GraphBuilder, key: str, outs: list, prefix: str) -> dict:
+    """(slot, range) -> the key holding that output: the chunk itself, or a getitem."""
+    if len(outs) == 1:
+        return {outs[0]: key}
+    return {o: graph.task(f"{prefix}-{j}", tasks.output, TaskRef(key), j)
+            for j, o in enumerate(outs)}
+
+
+def submit_launch(client, request: Request, chunks: list, footprints: list, launch: str,
+                  annotations: dict, page_bytes: int) -> Submitted:
+    """Build and submit the graph of one launch cut into ``chunks``. ``footprints[c][s]`` is
+    the (reads, writes) intervals of chunk c on slot s, None (or a None row, or None as a
+    whole) for whole buffers; ``annotations`` the ``dptx`` annotation shared by the chunks
+    (the plugin learns from kernel, launch, index, blocks, nblocks)."""
     graph = GraphBuilder()
     cuts: dict = {}
+    spec, slots = request.spec, request.slots
     name = safe_name(spec.kernel)
     nchunks = len(chunks)
+    identity = tuple(range(len(slots)))
 
-    # windows and write footprints
     windows, writes = [], []
     for c, chunk in enumerate(chunks):
-        row_w, row_h = [], []
-        for s, slot in enumerate(slots):
-            n = slot.pieces.nbytes
-            fp = footprints[c][s] if footprints is not None else None
-            if fp is None or chunk.device == "gpu":
-                reads, wr = [(0, n)], [(0, n)] if slot.written else []
-            else:
-                reads, wr = fp
-                wr = wr if slot.written else []
-            row_w.append(window_of(reads, wr, n))
-            row_h.append(hull(wr))
-        windows.append(row_w)
-        writes.append(row_h)
+        w, h = _chunk_windows(slots, footprints[c] if footprints is not None else None,
+                              chunk.device)
+        windows.append(w)
+        writes.append(h)
     modes = [write_mode(slot, [writes[c][s] for c in range(nchunks)])
              for s, slot in enumerate(slots)]
 
@@ -169,61 +235,22 @@ def submit_launch(client, image, spec: tasks.LaunchSpec, slots: list, chunks: li
         if modes[s] != "merge":
             continue
         spans = [windows[c][s] for c in range(nchunks) if windows[c][s][1] > windows[c][s][0]]
-        if not spans:
-            modes[s] = "read"
-            continue
-        lo = min(a for a, _ in spans) // spec.page_bytes * spec.page_bytes
-        hi = min(slot.pieces.nbytes, -(-max(b for _, b in spans) // spec.page_bytes) * spec.page_bytes)
-        ranges[s] = merge_ranges(slot.pieces, lo, hi, spec.page_bytes)
+        lo = min(a for a, _ in spans) // page_bytes * page_bytes
+        hi = min(slot.pieces.nbytes, -(-max(b for _, b in spans) // page_bytes) * page_bytes)
+        ranges[s] = merge_ranges(slot.pieces, lo, hi, page_bytes)
 
-    # chunk tasks
-    chunk_keys, outputs = [], []      # outputs[c] = list of (slot, range index or None)
+    chunk_keys, out_keys = [], {}          # out_keys: (chunk, slot, range) -> key
     for c, chunk in enumerate(chunks):
-        inputs = _Inputs(graph, cuts, launch)
-        plans, outs = [], []
-        for s, slot in enumerate(slots):
-            lo, hi = windows[c][s]
-            parts = []
-            for part in slot.pieces.overlapping(lo, hi):
-                index, src = inputs.add(part, local_to=chunk.worker)
-                parts.append((index, src, part.start - lo, part.size))
-            mode = modes[s]
-            extra = {}
-            if mode == "direct":
-                w = writes[c][s]
-                if w is None:
-                    mode = "read"     # this chunk writes nothing of it; the kernel may elsewhere
-                else:
-                    extra = dict(write_lo=w[0], write_hi=w[1])
-                    outs.append((s, None))
-            elif mode == "merge":
-                mine = tuple((r, rng) for r, rng in enumerate(ranges[s])
-                             if rng[0] < hi and lo < rng[1])
-                extra = dict(ranges=tuple(rng for _, rng in mine))
-                outs.extend((s, r) for r, _ in mine)
-            plans.append(tasks.SlotWindow(lo, hi, slot.pieces.nbytes, tuple(parts),
-                                          "read" if mode == "read" else mode, **extra))
-        plan = tasks.ChunkPlan(chunk.first, chunk.end, chunk.device, tuple(plans))
+        key = f"dptx-chunk-{name}-{launch}-{c}"
         info = dict(annotations, index=c, blocks=chunk.end - chunk.first)
-        key = graph.task(
-            f"dptx-chunk-{name}-{launch}-{c}", tasks.run_chunk, spec, plan, image, *inputs.args,
-            workers=[chunk.worker] if chunk.worker else None,
-            allow_other_workers=True if chunk.worker else None,
-            resources=RESOURCES[chunk.device], dptx=info)
+        outs = _add_chunk(graph, cuts, launch, key,
+                          [(spec, request.image, chunk.first, chunk.end, identity)],
+                          slots, windows[c], modes, writes[c], ranges, chunk.worker,
+                          chunk.device, page_bytes, info)
         chunk_keys.append(key)
-        outputs.append(outs)
+        for o, k in _output_keys(graph, key, outs, f"dptx-out-{name}-{launch}-{c}").items():
+            out_keys[(c,) + o] = k
 
-    # outputs: the chunk's value itself, or one getitem per output
-    out_keys = {}                     # (chunk, slot, range) -> key
-    for c, outs in enumerate(outputs):
-        if len(outs) == 1:
-            out_keys[(c,) + outs[0]] = chunk_keys[c]
-            continue
-        for j, (s, r) in enumerate(outs):
-            out_keys[(c, s, r)] = graph.task(f"dptx-out-{name}-{launch}-{c}-{j}", tasks.output,
-                                             TaskRef(chunk_keys[c]), j)
-
-    # merges
     merge_keys = {}
     for s, rs in ranges.items():
         slot = slots[s]
@@ -241,14 +268,12 @@ def submit_launch(client, image, spec: tasks.LaunchSpec, slots: list, chunks: li
     wanted = list(dict.fromkeys(chunk_keys + list(out_keys.values()) + list(merge_keys.values())))
     futures = graph.submit(client, wanted)
 
-    # the new versions
     new = []
     for s, slot in enumerate(slots):
         if modes[s] == "direct":
             made = [Piece(writes[c][s][0], writes[c][s][1], futures[out_keys[(c, s, None)]],
                           0, chunks[c].worker)
-                    for c in range(nchunks) if (c, s, None) in out_keys
-                    and writes[c][s][1] > writes[c][s][0]]
+                    for c in range(nchunks) if (c, s, None) in out_keys]
             new.append(slot.pieces.replaced(made))
         elif modes[s] == "merge":
             made = []
@@ -260,3 +285,48 @@ def submit_launch(client, image, spec: tasks.LaunchSpec, slots: list, chunks: li
         else:
             new.append(None)
     return Submitted(new, [futures[k] for k in wanted], modes)
+
+
+def submit_batch(client, requests: list, footprints: list, worker, device: str, batch: str,
+                 page_bytes: int) -> tuple:
+    """Consecutive small launches as one task on one worker (like a CUDA graph): each runs
+    whole (its grid is one chunk), in order, over windows that are the hulls of the launches'
+    windows per buffer. ``footprints[i]`` is launch i's footprint row. Slots of the same
+    buffer are joined by ``Slot.key``. Returns ({buffer key: new PieceMap}, futures)."""
+    graph = GraphBuilder()
+    cuts: dict = {}
+    joined, order = {}, []            # buffer key -> chunk slot index
+    steps, spans, written = [], [], []
+    for request, row in zip(requests, footprints):
+        windows, writes = _chunk_windows(request.slots, row, device)
+        mapping = []
+        for s, slot in enumerate(request.slots):
+            c = joined.get(slot.key)
+            if c is None:
+                c = joined[slot.key] = len(order)
+                order.append(slot)
+                spans.append([])
+                written.append([])
+            mapping.append(c)
+            if windows[s][1] > windows[s][0]:
+                spans[c].append(windows[s])
+            if writes[s] is not None:
+                written[c].append(writes[s])
+        nblocks = request.spec.grid[0] * request.spec.grid[1] * request.spec.grid[2]
+        steps.append((request.spec, request.image, 0, nblocks, tuple(mapping)))
+    slots = [Slot(sl.pieces, sl.name, bool(written[c]), None, sl.key) for c, sl in enumerate(order)]
+    windows = [(min(a for a, _ in sp), max(b for _, b in sp)) if sp else (0, 0) for sp in spans]
+    writes = [hull(w) for w in written]
+    modes = ["direct" if w else "read" for w in written]
+    key = f"dptx-batch-{batch}"
+    outs = _add_chunk(graph, cuts, batch, key, steps, slots, windows, modes, writes, {},
+                      worker, device, page_bytes, {"batch": batch, "launches": len(steps)})
+    out_keys = _output_keys(graph, key, outs, f"dptx-out-batch-{batch}")
+    wanted = list(dict.fromkeys([key] + list(out_keys.values())))
+    futures = graph.submit(client, wanted)
+    new = {}
+    for c, slot in enumerate(slots):
+        if (c, None) in out_keys:
+            piece = Piece(writes[c][0], writes[c][1], futures[out_keys[(c, None)]], 0, worker)
+            new[slot.key] = slot.pieces.replaced([piece])
+    return new, [futures[k] for k in wanted]

@@ -107,22 +107,20 @@ class LaunchSpec:
 
     ``params`` has one entry per kernel parameter: ``("buffer", slot)`` for a device array,
     ``("scalar", value)`` for a numpy scalar or bytes (structs); ``globals`` maps module
-    variable names to their slot; ``names[slot]`` says what a slot is, for messages."""
+    variable names to their slot."""
     kernel: str
     grid: tuple
     block: tuple
     shared_mem: int
     params: tuple
     globals: tuple          # ((name, slot), ...)
-    names: tuple            # per slot: "argument 1 (x)", "module variable c"
-    page_bytes: int
 
 
 @dataclass(frozen=True)
 class SlotWindow:
     """One buffer as one chunk sees it: bytes [lo, hi) of a buffer of ``nbytes``, assembled
     from ``parts`` ((input index, src offset, dst offset, size)); ``mode`` is "read" (the
-    kernel never writes the buffer), "direct" (bytes [write_lo, write_hi) are returned) or
+    chunk never writes the buffer), "direct" (bytes [write_lo, write_hi) are returned) or
     "merge" (the changed pages inside each of ``ranges`` are returned)."""
     lo: int
     hi: int
@@ -135,11 +133,25 @@ class SlotWindow:
 
 
 @dataclass(frozen=True)
-class ChunkPlan:
+class Step:
+    """One launch run by a chunk: blocks [first, end) of ``spec``; ``image`` is the input
+    index of its kernel image; ``slots[s]`` the chunk slot holding the launch's slot s."""
+    spec: LaunchSpec
     first: int
     end: int
+    image: int
+    slots: tuple
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    """A task's work: its ``steps`` run in order over the windows of ``slots`` (a chunk of
+    one launch has one step; a batch of small launches has several)."""
+    steps: tuple
     device: str             # "cpu" | "gpu"
-    slots: tuple            # SlotWindow per slot
+    slots: tuple            # SlotWindow per chunk slot
+    names: tuple            # per chunk slot: "argument 1 (x)", "module variable c"
+    page_bytes: int
 
 
 def _window_data(slot: SlotWindow, inputs: tuple) -> np.ndarray:
@@ -148,7 +160,7 @@ def _window_data(slot: SlotWindow, inputs: tuple) -> np.ndarray:
         index, src, dst, n = slot.parts[0]
         view = inputs[index][src:src + n]
         if n == size and view.flags.writeable and view.flags.c_contiguous:
-            # the kernel never writes this buffer: no private copy needed
+            # the chunk never writes this buffer: no private copy needed
             return view
     data = np.empty(size, np.uint8)
     for index, src, dst, n in slot.parts:
@@ -189,33 +201,13 @@ def _first_difference(before: np.ndarray, after: np.ndarray) -> int:
     return int(np.flatnonzero(before != after)[0])
 
 
-def run_chunk(spec: LaunchSpec, chunk: ChunkPlan, image: str, *inputs):
-    """Run blocks [chunk.first, chunk.end) of the launch on this worker's CPU (or GPU) over
-    the windows of ``chunk.slots``; returns the outputs described in the module docstring
-    (one value, or a tuple when there are several)."""
-    from dptx.cpu.address_space import Window
-
-    kernel = load_kernel(image, spec.kernel)
-    datas, kept = [], {}
-    for s, slot in enumerate(chunk.slots):
-        data = _window_data(slot, inputs)
-        datas.append(data)
-        if slot.mode == "merge":
-            kept[s] = data.copy()
-        elif slot.mode == "direct":
-            a, b = slot.write_lo - slot.lo, slot.write_hi - slot.lo
-            kept[s] = (data[:a].copy(), data[b:].copy())
-
-    def view(s):
-        slot = chunk.slots[s]
-        if slot.lo == 0 and slot.hi == slot.nbytes:
-            return datas[s]
-        return Window(datas[s], slot.lo, slot.nbytes)
-
-    args = [view(v) if kind == "buffer" else v for kind, v in spec.params]
-    global_buffers = {name: view(s) for name, s in spec.globals}
-    blocks = range(chunk.first, chunk.end)
-    if chunk.device == "gpu":
+def _run_step(step: Step, device: str, views: list, inputs: tuple) -> None:
+    spec = step.spec
+    kernel = load_kernel(inputs[step.image], spec.kernel)
+    args = [views[step.slots[v]] if kind == "buffer" else v for kind, v in spec.params]
+    global_buffers = {name: views[step.slots[s]] for name, s in spec.globals}
+    blocks = range(step.first, step.end)
+    if device == "gpu":
         from dptx import gpu
         gpu.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
                    blocks=blocks, globals=global_buffers)
@@ -224,6 +216,32 @@ def run_chunk(spec: LaunchSpec, chunk: ChunkPlan, image: str, *inputs):
         _compile_and_report(cpu, kernel)
         cpu.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
                    blocks=blocks, globals=global_buffers, threads=1)
+
+
+def run_chunk(chunk: ChunkPlan, *inputs):
+    """Run the chunk's steps on this worker's CPU (or GPU) over the windows of
+    ``chunk.slots``; returns the outputs described in the module docstring (one value, or a
+    tuple when there are several). An error of a step carries ``dptx_step``, its index."""
+    from dptx.cpu.address_space import Window
+
+    datas, kept, views = [], {}, []
+    for s, slot in enumerate(chunk.slots):
+        data = _window_data(slot, inputs)
+        datas.append(data)
+        if slot.mode == "merge":
+            kept[s] = data.copy()
+        elif slot.mode == "direct":
+            a, b = slot.write_lo - slot.lo, slot.write_hi - slot.lo
+            kept[s] = (data[:a].copy(), data[b:].copy())
+        whole = slot.lo == 0 and slot.hi == slot.nbytes
+        views.append(data if whole else Window(data, slot.lo, slot.nbytes))
+
+    for i, step in enumerate(chunk.steps):
+        try:
+            _run_step(step, chunk.device, views, inputs)
+        except Exception as exc:
+            exc.dptx_step = i
+            raise
 
     outputs = []
     for s, slot in enumerate(chunk.slots):
@@ -234,17 +252,19 @@ def run_chunk(spec: LaunchSpec, chunk: ChunkPlan, image: str, *inputs):
             for before, after, base in ((left, data[:a], slot.lo), (right, data[b:], slot.write_hi)):
                 if not np.array_equal(before, after):
                     at = base + _first_difference(before, after)
+                    kernels = ", ".join(dict.fromkeys(st.spec.kernel for st in chunk.steps))
+                    first = chunk.steps[0]
                     raise FootprintViolation(
-                        f"kernel {spec.kernel}, blocks [{chunk.first}, {chunk.end}): a store "
-                        f"changed byte {at} of {spec.names[s]}, outside bytes "
+                        f"kernel {kernels}, blocks [{first.first}, {first.end}): a store "
+                        f"changed byte {at} of {chunk.names[s]}, outside bytes "
                         f"[{slot.write_lo}, {slot.write_hi}) that the kernel's access "
-                        f"footprint says these blocks may write", spec.kernel, spec.names[s])
+                        f"footprint says these blocks may write", kernels, chunk.names[s])
             out = data[a:b]
             # Keep the window alive only when it is little more than the output.
             outputs.append(out if 4 * out.size >= 3 * data.size else out.copy())
         elif slot.mode == "merge":
             for rlo, rhi in slot.ranges:
-                outputs.append(_changed_runs(kept[s], data, slot.lo, rlo, rhi, spec.page_bytes))
+                outputs.append(_changed_runs(kept[s], data, slot.lo, rlo, rhi, chunk.page_bytes))
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 

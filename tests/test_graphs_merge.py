@@ -5,8 +5,8 @@ import pytest
 from graphs.launch import Slot, hull, merge_ranges, window_of, write_mode
 from graphs.memcpy import placement
 from graphs.pieces import Piece, PieceMap
-from graphs.tasks import (ChunkPlan, LaunchSpec, SlotWindow, _changed_runs, cut, fill, host_bytes,
-                          merge_range, run_chunk)
+from graphs.tasks import (ChunkPlan, LaunchSpec, SlotWindow, Step, _changed_runs, cut, fill,
+                          host_bytes, merge_range, run_chunk)
 from scheduler_plugins.planner import WorkerInfo
 
 PAGE = 16
@@ -116,13 +116,34 @@ def test_run_chunk_direct_output_and_footprint_check():
     from dptx.errors import FootprintViolation
     ptx = dptx.RawModule(r'''extern "C" __global__ void put(float* y, int shift) {
         int i = blockIdx.x * blockDim.x + threadIdx.x; y[i + shift] = i; }''').ptx
-    spec = LaunchSpec("put", (4, 1, 1), (32, 1, 1), 0, (("buffer", 0), ("scalar", np.int32(0))),
-                      (), ("argument 0 (y)",), PAGE)
+    spec = LaunchSpec("put", (4, 1, 1), (32, 1, 1), 0, (("buffer", 0), ("scalar", np.int32(0))), ())
     y = np.full(128, -1, np.float32).view(np.uint8)
-    window = SlotWindow(128, 384, 512, ((0, 128, 0, 256),), "direct", 128, 256)
-    out = run_chunk(spec, ChunkPlan(1, 2, "cpu", (window,)), ptx, y)
+    window = SlotWindow(128, 384, 512, ((1, 128, 0, 256),), "direct", 128, 256)
+
+    def chunk(spec, steps=1):
+        return ChunkPlan(tuple(Step(spec, 1, 2, 0, (0,)) for _ in range(steps)), "cpu",
+                         (window,), ("argument 0 (y)",), PAGE)
+    out = run_chunk(chunk(spec), ptx, y)
     assert np.array_equal(out.view(np.float32), np.arange(32, 64, dtype=np.float32))
-    spec2 = LaunchSpec("put", (4, 1, 1), (32, 1, 1), 0, (("buffer", 0), ("scalar", np.int32(1))),
-                       (), ("argument 0 (y)",), PAGE)
+    spec2 = LaunchSpec("put", (4, 1, 1), (32, 1, 1), 0, (("buffer", 0), ("scalar", np.int32(1))), ())
     with pytest.raises(FootprintViolation, match=r"byte 25[6-9] of argument 0 \(y\).*\[128, 256\)"):
-        run_chunk(spec2, ChunkPlan(1, 2, "cpu", (window,)), ptx, y)
+        run_chunk(chunk(spec2), ptx, y)
+
+
+def test_run_chunk_steps_run_in_order_and_errors_name_their_step():
+    """A batch: several launches over the same windows, in order; an error carries the index
+    of the launch that raised it."""
+    import dptx
+    ptx = dptx.RawModule(r'''extern "C" __global__ void addone(int* y, int at) {
+        y[threadIdx.x + at] += 1; }''').ptx
+    good = LaunchSpec("addone", (1, 1, 1), (4, 1, 1), 0, (("buffer", 0), ("scalar", np.int32(0))), ())
+    bad = LaunchSpec("addone", (1, 1, 1), (4, 1, 1), 0, (("buffer", 0), ("scalar", np.int32(100))), ())
+    y = np.zeros(4, np.int32).view(np.uint8)
+    window = SlotWindow(0, 16, 16, ((1, 0, 0, 16),), "direct", 0, 16)
+    steps = tuple(Step(good, 0, 1, 0, (0,)) for _ in range(3))
+    out = run_chunk(ChunkPlan(steps, "cpu", (window,), ("argument 0 (y)",), PAGE), ptx, y)
+    assert out.view(np.int32).tolist() == [3, 3, 3, 3]
+    with pytest.raises(dptx.DptxMemoryError) as info:
+        run_chunk(ChunkPlan(steps[:2] + (Step(bad, 0, 1, 0, (0,)),), "cpu", (window,),
+                            ("argument 0 (y)",), PAGE), ptx, y)
+    assert info.value.dptx_step == 2

@@ -9,8 +9,9 @@ the scheduler plugin's model, with no call to the scheduler.
   beats the time to move the bytes of the blocks that change worker.
 - A kernel's first launch orders the workers along the grid by where the data it touches
   lies (host uploads are spread in the same order), so that each range starts near its data.
-- A launch too small to be worth splitting runs as one chunk on the worker holding most of
-  its data; so do launches whose chunks cannot be merged (on the best worker).
+- A launch too small to be worth splitting runs as one chunk on the worker holding its data
+  (such launches in a row then run as one task, see ``dptx.stream``); launches whose chunks
+  cannot be merged run as one chunk on the fastest worker.
 - In 2-D and 3-D grids cuts fall on whole rows (planes) of blocks where possible, so that a
   chunk's footprint is a band of rows that no other chunk writes.
 """
@@ -25,6 +26,7 @@ from scheduler_plugins.planner import (MIN_CHUNK_SECONDS, exploring_rates, propo
 from .launch import Chunk
 
 HORIZON = 8                # launches over which a rebalance must pay for itself
+SMALL_BYTES = 1 << 20      # a launch touching less than this may run away from its data
 
 
 @dataclass
@@ -60,14 +62,20 @@ def data_centres(maps: list) -> dict:
     return {w: total[w] / weight[w] for w in total}
 
 
-def holder(maps: list, candidates) -> str:
-    """The worker among ``candidates`` expected to hold the most bytes of ``maps``."""
+def holder(maps: list, candidates) -> tuple:
+    """(the worker among ``candidates`` expected to hold the most bytes of ``maps``, and the
+    share of the bytes it holds)."""
     held = {w: 0 for w in candidates}
+    total = 0
     for pieces in maps:
+        total += pieces.nbytes
         for p in pieces.pieces:
             if p.worker in held:
                 held[p.worker] += p.size
-    return max(sorted(held), key=held.get) if held else None
+    if not held:
+        return None, 0.0
+    best = max(sorted(held), key=held.get)
+    return best, (held[best] / total if total else 1.0)
 
 
 class LaunchPlanner:
@@ -93,9 +101,11 @@ class LaunchPlanner:
         if single:
             best = max(throughput, key=throughput.get)
             return [self._chunk(0, nblocks, best, by_address)]
-        near = holder(maps, by_address)
-        if is_measured and near is not None and nblocks / throughput[near] < MIN_CHUNK_SECONDS:
-            # too little work to split: run where the data is
+        near, share = holder(maps, by_address)
+        small = sum(p.nbytes for p in maps) <= SMALL_BYTES
+        if nblocks == 1 or (is_measured and nblocks / throughput[near] < MIN_CHUNK_SECONDS
+                            and (small or share >= 0.9)):
+            # too little work to split, and the data is in one place: run there
             return [self._chunk(0, nblocks, near, by_address)]
 
         key = (kernel, tuple(grid), tuple(block))

@@ -63,3 +63,41 @@ def test_killed_worker_changes_nothing():
             assert np.isfinite(result).all() and np.abs(result).max() > 0
         finally:
             dptx.shutdown()
+
+
+@pytest.mark.timeout(300)
+def test_killed_worker_keeps_host_uploads():
+    """A large upload goes straight to the workers (no task can recompute it), so each piece
+    is kept on two workers: killing one loses nothing, and launches go on."""
+    host = np.random.default_rng(8).standard_normal(1 << 20).astype(np.float32)
+    kernel = dptx.RawModule(r'''extern "C" __global__ void neg(float* x, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = -x[i]; }''').get_function("neg")
+    with LocalCluster(n_workers=3, threads_per_worker=1, processes=True, dashboard_address=":0",
+                      silence_logs=logging.CRITICAL, preload=["dptx.worker"],
+                      scheduler_kwargs={"preload": ["scheduler_plugins"]}) as cluster, \
+            Client(cluster, set_as_default=False) as client:
+        dptx.connect(client)
+        try:
+            a = dptx.asarray(host)
+            pieces = a._buffer.pieces.pieces
+            assert len(pieces) == 3 and all(p.future.key.startswith("dptx-host-") for p in pieces)
+            holders = client.who_has([p.future for p in pieces])
+            assert all(len(h) == 2 for h in holders.values()), holders
+            victim = pieces[1].worker
+            os.kill(client.run(os.getpid)[victim], signal.SIGKILL)
+            deadline = time.time() + 60
+            while victim in client.nthreads() and time.time() < deadline:
+                time.sleep(0.1)
+            assert np.array_equal(a.get(), host)
+            kernel((1 << 12,), (256,), (a, np.int32(1 << 20)))
+            assert np.array_equal(a.get(), -host)
+            # the lost copies are made again on the survivors
+            deadline = time.time() + 30
+            while time.time() < deadline:
+                holders = client.who_has([p.future for p in pieces])
+                if all(len(h) == 2 for h in holders.values()):
+                    break
+                time.sleep(0.2)
+            assert all(len(h) == 2 for h in holders.values()), holders
+        finally:
+            dptx.shutdown()

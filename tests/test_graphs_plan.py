@@ -1,0 +1,83 @@
+"""The client-side launch planner (graphs.plan) on a given model: shares kept across launches
+until a move pays, workers ordered by where the data lies, small launches where their data is,
+cuts on whole rows of 2-D grids."""
+from graphs.pieces import Piece, PieceMap
+from graphs.plan import LaunchPlanner, data_centres, grid_unit, holder
+from scheduler_plugins.planner import WorkerInfo
+
+A, B = "tcp://a:1", "tcp://b:1"
+
+
+class Model:
+    def __init__(self, rates=None, workers=(A, B)):
+        self.rates = rates or {}
+        self._workers = [WorkerInfo(w, 1) for w in workers]
+
+    def workers(self):
+        return list(self._workers)
+
+    def measured(self, kernel):
+        return {w: (r, 10) for w, r in self.rates.items()}
+
+
+def spread(nbytes, first=A, second=B):
+    half = nbytes // 2
+    return PieceMap(nbytes, [Piece(0, half, "f1", 0, first), Piece(half, nbytes, "f2", 0, second)])
+
+
+def shares(chunks):
+    out = {}
+    for c in chunks:
+        out[c.worker] = out.get(c.worker, 0) + c.end - c.first
+    return out
+
+
+def test_workers_follow_their_data():
+    maps = [spread(1 << 24, first=B, second=A)]        # B holds the first half
+    assert data_centres(maps) == {B: 0.25, A: 0.75}
+    chunks = LaunchPlanner(Model({A: 1000.0, B: 1000.0})).plan("k", (4096, 1, 1), (256, 1, 1), False, maps)
+    assert chunks[0].worker == B and chunks[-1].worker == A
+    assert shares(chunks) == {A: 2048, B: 2048}
+
+
+def test_shares_stay_until_a_move_pays():
+    model = Model({A: 1000.0, B: 1000.0})
+    planner = LaunchPlanner(model, bandwidth=1e9)
+    maps = [spread(1 << 24)]
+    first = planner.plan("k", (4096, 1, 1), (256, 1, 1), False, maps)
+    assert shares(first) == {A: 2048, B: 2048}
+    # B becomes 5% slower: over a slow link, the time gained does not pay for moving the
+    # bytes of the blocks that would change worker
+    planner.bandwidth = 1e6
+    model.rates[B] = 950.0
+    assert shares(planner.plan("k", (4096, 1, 1), (256, 1, 1), False, maps)) == {A: 2048, B: 2048}
+    # B becomes 3x slower: the gain pays, the boundary moves (same order of workers)
+    planner.bandwidth = 1e9
+    model.rates[B] = 333.0
+    moved = planner.plan("k", (4096, 1, 1), (256, 1, 1), False, maps)
+    assert shares(moved)[A] > 2900 and moved[0].worker == A
+
+
+def test_small_launch_runs_where_its_data_is():
+    model = Model({A: 1e6, B: 1e6})
+    maps = [PieceMap(1 << 20, [Piece(0, 1 << 20, "f", 0, B)])]
+    chunks = LaunchPlanner(model).plan("k", (64, 1, 1), (256, 1, 1), False, maps)
+    assert [(c.first, c.end, c.worker) for c in chunks] == [(0, 64, B)]
+    # the same small launch with its data split over both workers is split too
+    chunks = LaunchPlanner(model).plan("k", (64, 1, 1), (256, 1, 1), False, [spread(64 << 20)])
+    assert {c.worker for c in chunks} == {A, B}
+    assert holder([spread(100)], [A, B]) == (A, 0.5)
+
+
+def test_cuts_fall_on_whole_rows():
+    assert grid_unit((128, 128, 1), 2) == 128 and grid_unit((100, 1, 1), 2) == 1
+    assert grid_unit((8, 8, 64), 4) == 64
+    chunks = LaunchPlanner(Model({A: 1000.0, B: 700.0})).plan(
+        "k", (128, 128, 1), (16, 16, 1), False, [spread(1 << 26)])
+    assert all(c.first % 128 == 0 and c.end % 128 == 0 for c in chunks)
+    assert shares(chunks)[A] > shares(chunks)[B]
+
+
+def test_unmergeable_launch_is_one_chunk_on_the_fastest_worker():
+    chunks = LaunchPlanner(Model({A: 10.0, B: 30.0})).plan("k", (500, 1, 1), (128, 1, 1), True, [spread(1 << 20)])
+    assert [(c.first, c.end, c.worker) for c in chunks] == [(0, 500, B)]

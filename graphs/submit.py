@@ -3,10 +3,15 @@
 scheduler in one message, instead of one ``client.submit`` per task."""
 from __future__ import annotations
 
+import itertools
 import uuid
 
 from dask._expr import LLGExpr
 from dask._task_spec import Task, parse_input
+
+
+_PREFIX = uuid.uuid4().hex
+_count = itertools.count()
 
 
 class AnnotatedGraph(LLGExpr):
@@ -44,7 +49,7 @@ class GraphBuilder:
         if not self.dsk:
             return {}
         from distributed.spans import SpanMetadata
-        expr = AnnotatedGraph(self.dsk, self.annotations, _determ_token=uuid.uuid4().hex)
+        expr = AnnotatedGraph(self.dsk, self.annotations, _determ_token=f"{_PREFIX}-{next(_count)}")
         return client._graph_to_futures(
             expr, list(wanted), span_metadata=SpanMetadata(collections=[{"type": "Future"}]),
             internal_priority=self.order)

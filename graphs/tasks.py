@@ -24,6 +24,8 @@ import numpy as np
 
 from dptx.errors import FootprintViolation
 
+from .memory import pool
+
 # ----------------------------------------------------------------------------------------------
 # memcpys, slices, the kernel image
 # ----------------------------------------------------------------------------------------------
@@ -44,21 +46,29 @@ def host_bytes(data) -> np.ndarray:
 def fill(nbytes: int, pattern: bytes) -> np.ndarray:
     """A piece of ``nbytes`` repeating ``pattern`` (one element's bytes)."""
     if not pattern.strip(b"\0"):
-        return np.zeros(nbytes, dtype=np.uint8)
+        return pool.zeros(nbytes)
+    out = pool.empty(nbytes)
     reps = -(-nbytes // len(pattern))
-    return np.frombuffer(pattern * reps, dtype=np.uint8)[:nbytes].copy()
+    out[:] = np.frombuffer(pattern * reps, dtype=np.uint8)[:nbytes]
+    return out
+
+
+def _copy(a: np.ndarray) -> np.ndarray:
+    out = pool.empty(a.size)
+    out[:] = a
+    return out
 
 
 def cut(array: np.ndarray, offset: int, size: int) -> np.ndarray:
     """A copy of bytes [offset, offset + size) of a piece's array: run where the array is, so
     that only these bytes travel (halos, device-to-device copies, reads of part of a piece)."""
-    return array[offset:offset + size].copy()
+    return _copy(array[offset:offset + size])
 
 
 def assemble(nbytes: int, layout: tuple, *arrays) -> np.ndarray:
     """Bytes of ``nbytes`` from parts: ``layout`` holds (array index, src offset, dst offset,
     size) of each part."""
-    out = np.empty(nbytes, np.uint8)
+    out = pool.empty(nbytes)
     for index, src, dst, size in layout:
         out[dst:dst + size] = arrays[index][src:src + size]
     return out
@@ -162,7 +172,7 @@ def _window_data(slot: SlotWindow, inputs: tuple) -> np.ndarray:
         if n == size and view.flags.writeable and view.flags.c_contiguous:
             # the chunk never writes this buffer: no private copy needed
             return view
-    data = np.empty(size, np.uint8)
+    data = pool.empty(size)
     for index, src, dst, n in slot.parts:
         data[dst:dst + n] = inputs[index][src:src + n]
     return data
@@ -229,10 +239,10 @@ def run_chunk(chunk: ChunkPlan, *inputs):
         data = _window_data(slot, inputs)
         datas.append(data)
         if slot.mode == "merge":
-            kept[s] = data.copy()
+            kept[s] = _copy(data)
         elif slot.mode == "direct":
             a, b = slot.write_lo - slot.lo, slot.write_hi - slot.lo
-            kept[s] = (data[:a].copy(), data[b:].copy())
+            kept[s] = (_copy(data[:a]), _copy(data[b:]))
         whole = slot.lo == 0 and slot.hi == slot.nbytes
         views.append(data if whole else Window(data, slot.lo, slot.nbytes))
 
@@ -261,7 +271,7 @@ def run_chunk(chunk: ChunkPlan, *inputs):
                         f"footprint says these blocks may write", kernels, chunk.names[s])
             out = data[a:b]
             # Keep the window alive only when it is little more than the output.
-            outputs.append(out if 4 * out.size >= 3 * data.size else out.copy())
+            outputs.append(out if 4 * out.size >= 3 * data.size else _copy(out))
         elif slot.mode == "merge":
             for rlo, rhi in slot.ranges:
                 outputs.append(_changed_runs(kept[s], data, slot.lo, rlo, rhi, chunk.page_bytes))
@@ -344,7 +354,7 @@ def merge_range(lo: int, hi: int, rule, layout: tuple, nbase: int, *inputs) -> n
     for runs in inputs[nbase:]:
         for start, data in runs:
             if out is None:
-                out = base.copy()
+                out = _copy(base)
             a = start - lo
             _combine(out[a:a + data.size], base[a:a + data.size], data, rule)
     return base if out is None else out

@@ -12,6 +12,7 @@ import time
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
+import dask.config
 from distributed.diagnostics.plugin import SchedulerPlugin
 
 from .model import ThroughputModel
@@ -21,6 +22,7 @@ from .replicas import install_host_replicas
 logger = logging.getLogger("scheduler_plugins.dptx")
 
 CHUNK_PREFIX = "dptx-chunk-"
+OWN_PREFIXES = (CHUNK_PREFIX, "dptx-batch-")
 MODEL_TOPIC = "dptx-model"
 PUBLISH_SECONDS = 0.2
 
@@ -40,6 +42,22 @@ def _may_run_on(ts, ws) -> bool:
     return all(have.get(r, 0) >= q for r, q in (ts.resource_restrictions or {}).items())
 
 
+def keep_chunks_from_stealing(scheduler) -> None:
+    """Dask's work stealing judges a task by its key prefix's average duration, the same for
+    every kernel, and would move chunks away from the data they were placed next to; dptx
+    moves its own chunks (``rebalance``), with the transfer cost of their inputs in mind."""
+    stealing = scheduler.extensions.get("stealing")
+    if stealing is None or getattr(stealing, "_dptx_wrapped", False):
+        return
+    original = stealing.put_key_in_stealable
+
+    def put_key_in_stealable(ts):
+        if not _key_str(ts.key).startswith(OWN_PREFIXES):
+            original(ts)
+    stealing.put_key_in_stealable = put_key_in_stealable
+    stealing._dptx_wrapped = True
+
+
 def _key_str(key) -> str:
     return key if isinstance(key, str) else str(key)
 
@@ -56,6 +74,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         self.moves = 0
         self.compile_seconds: dict = {}             # chunk key -> JIT time inside it
         self.host_replicas = False
+        self.bandwidth = 1e9          # bytes/s between workers (dptx.transfer-bandwidth)
         self._dirty = True
         self._publisher = None
 
@@ -67,6 +86,8 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         from . import dashboard
         dashboard.install(scheduler, self)
         self.host_replicas = install_host_replicas(scheduler)
+        self.bandwidth = float(dask.config.get("dptx.transfer-bandwidth", 1e9))
+        keep_chunks_from_stealing(scheduler)
         # Clients plan launches from a copy of the model (DESIGN.md point 8): publish it
         # when it changed, at most every PUBLISH_SECONDS, instead of serving a blocking
         # request per launch.
@@ -191,6 +212,8 @@ class DptxSchedulerPlugin(SchedulerPlugin):
             return 0
         victim, queued = best
         ts = max(queued, key=lambda t: t.annotations["dptx"].get("index", 0))
+        if not self._worth_moving(ts, victim, thief):
+            return 0
         try:
             stealing.move_task_request(ts, victim, thief)
         except Exception:  # the victim may have gone; stealing is best effort
@@ -198,6 +221,21 @@ class DptxSchedulerPlugin(SchedulerPlugin):
             return 0
         self.moves += 1
         return 1
+
+    def _worth_moving(self, ts, victim, thief) -> bool:
+        """Whether the chunk's time on the victim (its queue is at least one chunk long) beats
+        moving the bytes of its inputs that the thief does not hold: data stays where it
+        is unless moving it pays (DESIGN.md point 8)."""
+        missing = sum(dep.nbytes for dep in ts.dependencies
+                      if thief not in (dep.who_has or ()) and dep.nbytes > 0)
+        if not missing:
+            return True
+        info = ts.annotations["dptx"]
+        rate = self.model.rate(info["kernel"], victim.address)
+        if not rate:
+            return False
+        seconds = int(info.get("blocks", 1)) / rate
+        return missing / self.bandwidth < 0.5 * seconds
 
     # -- state for the dashboard and the JSON API --------------------------------------------
     def state(self) -> dict:

@@ -131,10 +131,17 @@ def test_converges_in_three_launches(ratio):
 
 # -- the rebalancer, against a stand-in scheduler ---------------------------------------------
 class FakeTask:
-    def __init__(self, key, launch, index, resources=None):
+    def __init__(self, key, launch, index, resources=None, dependencies=()):
         self.key = key
-        self.annotations = {"dptx": {"launch": launch, "index": index, "kernel": "k", "blocks": 1}}
+        self.annotations = {"dptx": {"launch": launch, "index": index, "kernel": "k", "blocks": 100}}
         self.resource_restrictions = resources or {"CPU": 1}
+        self.dependencies = set(dependencies)
+
+
+class FakeData:
+    def __init__(self, nbytes, who_has):
+        self.nbytes = nbytes
+        self.who_has = set(who_has)
 
 
 class FakeWorker:
@@ -174,6 +181,22 @@ def test_rebalance_moves_the_last_queued_chunk_to_an_idle_worker():
     plugin = make_plugin([idle, busy])
     assert plugin.rebalance("L1", A) == 1
     assert plugin.scheduler.extensions["stealing"].moves == [("c3", B, A)]
+
+
+def test_rebalance_moves_data_only_when_it_pays():
+    """A queued chunk whose inputs the thief lacks moves only if its compute time (from the
+    model) is well above the time to move those bytes."""
+    idle, busy = FakeWorker(A), FakeWorker(B)
+    big = FakeData(500_000_000, [busy])               # 0.5 s at 1 GB/s
+    small = FakeData(1_000, [busy])
+    tasks = [FakeTask(f"c{i}", "L1", i, dependencies=[big if i == 3 else small]) for i in range(4)]
+    busy.processing = set(tasks)
+    busy.executing = {tasks[0]: 0.0}
+    plugin = make_plugin([idle, busy])
+    plugin.model.observe("k", B, 100, 0.2)            # a chunk of 100 blocks takes 0.2 s on B
+    assert plugin.rebalance("L1", A) == 0             # moving 0.5 s of data for 0.2 s of work: no
+    tasks[3].dependencies = {small}
+    assert plugin.rebalance("L1", A) == 1
 
 
 def test_rebalance_leaves_alone_what_it_should():

@@ -99,13 +99,17 @@ class LaunchOp(Operation):
     # -- the stream operation ------------------------------------------------------------------
     def submit(self) -> Submitted:
         from graphs.launch import submit_launch, token
+        from graphs.plan import edges_apart
 
         session = runtime.get_session()
         chunks = self.plan()
         self.chunks = None                      # a replay plans again
         fps = self.footprints([(c.first, c.end) for c in chunks])
-        launch = token()
         maps = [buf.pieces for buf in self.buffers]
+        apart = edges_apart(chunks, fps, maps, self.grid)
+        if apart is not chunks:
+            chunks, fps = apart, self.footprints([(c.first, c.end) for c in apart])
+        launch = token()
         done = submit_launch(session.client, self.request(), chunks, fps, launch,
                              {"kernel": self.kernel.name, "launch": launch,
                               "nblocks": self.nblocks}, int(config.get("page-bytes")))

@@ -72,6 +72,7 @@ class Stream:
     REPLAYS = 8             # at most this many footprint replays per synchronization
     BATCH_LAUNCHES = 128    # launches per batch at most
     BATCH_IDLE = 0.002      # seconds without a new launch before an open batch is submitted
+    MAX_QUEUED = 4          # operations in flight before a new one waits for the oldest
 
     def __init__(self):
         self._pending: list = []       # (operation, Submitted), in stream order
@@ -83,11 +84,7 @@ class Stream:
 
     def enqueue(self, op: Operation) -> None:
         with self._lock:
-            # Forget a finished prefix: nothing can roll those back any more. (A replay
-            # resubmits a contiguous suffix, so a finished operation after an unfinished
-            # one stays.)
-            while self._pending and _finished(self._pending[0][1]):
-                self._pending.pop(0)
+            self._trim()
             worker = op.batchable() if config.get("batch") else None
             if worker is not None:
                 if self._open and (worker != self._open_worker or
@@ -101,6 +98,23 @@ class Stream:
                 return
             self._flush()
             self._pending.append((op, op.submit()))
+
+    def _trim(self) -> None:
+        """Forget a finished prefix: nothing can roll those back any more. (A replay resubmits
+        a contiguous suffix, so a finished operation after an unfinished one stays.) Then, if
+        more than MAX_QUEUED operations are still in flight, wait for the oldest: each holds
+        the versions of the arrays it replaced until it finishes, and a launch queue without
+        bound would hold every version of an iterative program's arrays (and starve the
+        workers' memory recycling)."""
+        while self._pending and _finished(self._pending[0][1]):
+            self._pending.pop(0)
+        if len(self._pending) >= self.MAX_QUEUED:
+            from distributed import wait
+            oldest = self._pending[0][1].futures
+            with oldest[0].client.as_current():
+                wait(oldest)
+            while self._pending and _finished(self._pending[0][1]):
+                self._pending.pop(0)
 
     # -- batches ---------------------------------------------------------------------------------
     def _flush(self) -> None:

@@ -68,5 +68,8 @@ class _QuietFootprintViolations(logging.Filter):
 
 def dask_setup(worker):
     logging.getLogger("distributed.worker").addFilter(_QuietFootprintViolations())
+    # Results reach the scheduler in batches, one send per 2 ms at most; a chunk that the
+    # next launch's chunks wait for should not wait for the batch (see scheduler_plugins).
+    worker.batched_stream.interval = min(worker.batched_stream.interval, 0.001)
     facts = declare_resources(worker)
     logger.info("dptx worker: %s, resources %s", facts["device"], dict(worker.state.total_resources))

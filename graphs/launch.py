@@ -31,6 +31,7 @@ from .submit import GraphBuilder
 
 RESOURCES = {"cpu": {"CPU": 1}, "gpu": {"GPU": 1}}
 WINDOW_ALIGN = 16          # windows are widened to this many bytes (any access stays inside)
+SMALL_PIECE = 64 * 1024    # a piece this small comes whole rather than through a cut task
 _counter = itertools.count()
 
 
@@ -121,7 +122,7 @@ class _Inputs:
         self.args, self._index = [], {}
 
     def add(self, part: Piece, local_to=None) -> tuple:
-        if part.worker == local_to or 2 * part.size >= part.length:
+        if part.worker == local_to or 2 * part.size >= part.length or part.length <= SMALL_PIECE:
             ref, src = part.future, part.offset
         else:
             k = (part.future.key, part.offset, part.size)

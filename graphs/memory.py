@@ -31,8 +31,9 @@ class BytePool:
 
     @staticmethod
     def _free(a: np.ndarray) -> bool:
-        # references: the pool's list, the caller's loop variable, getrefcount's argument
-        return sys.getrefcount(a) <= 3
+        # references when nothing else holds it: the pool's list, the caller's loop variable,
+        # this function's argument and getrefcount's own argument
+        return sys.getrefcount(a) <= 4
 
     def empty(self, nbytes: int) -> np.ndarray:
         """An uninitialized uint8 array of ``nbytes`` (a view of a recycled one where
@@ -40,16 +41,26 @@ class BytePool:
         if nbytes < MIN_BYTES:
             return np.empty(nbytes, np.uint8)
         with self._lock:
-            best = None
-            for a in self._arrays:
-                if nbytes <= a.size <= 2 * nbytes and self._free(a) and \
-                        (best is None or a.size < best.size):
-                    best = a
+            best = self._smallest_free(nbytes)
             if best is None:
                 best = np.empty(nbytes, np.uint8)
+                # Touch the pages now: a kernel's measured time must not include the page
+                # faults of memory it happens to be the first to write (the scheduler plugin
+                # learns each worker's speed from that time).
+                best[::4096] = 0
                 self._arrays.append(best)
                 self._trim()
             return best[:nbytes]
+
+    def _smallest_free(self, nbytes: int):
+        """The smallest free array of nbytes..2*nbytes (in a frame of its own: a loop
+        variable left over in the caller would keep an array busy)."""
+        best = None
+        for a in self._arrays:
+            if nbytes <= a.size <= 2 * nbytes and self._free(a) and \
+                    (best is None or a.size < best.size):
+                best = a
+        return best
 
     def zeros(self, nbytes: int) -> np.ndarray:
         out = self.empty(nbytes)

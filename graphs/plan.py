@@ -23,9 +23,11 @@ from scheduler_plugins.model import rates_for
 from scheduler_plugins.planner import (MIN_CHUNK_SECONDS, exploring_rates, proportional_shares,
                                        share_bounds, split_shares)
 
-from .launch import Chunk
+from .launch import Chunk, window_of
 
 HORIZON = 8                # launches over which a rebalance must pay for itself
+IMBALANCE = 0.1            # predicted imbalance below which shares stay (measurements are noisy)
+MOVE_MARGIN = 2.0          # the gain must beat the cost of moving by this factor
 SMALL_BYTES = 1 << 20      # a launch touching less than this may run away from its data
 
 
@@ -118,7 +120,7 @@ class LaunchPlanner:
         counts = proportional_shares(nblocks, [throughput[w.address] for w in order])
         bounds = share_bounds(counts, unit)
         if previous is not None and [w.address for w in order] == list(previous.workers):
-            bounds = self._keep_or_move(previous, bounds, order, throughput, nblocks, maps)
+            bounds = self._keep_or_move(previous, bounds, order, throughput, nblocks, maps, grid)
         shares = Shares(tuple(w.address for w in order), tuple(bounds),
                         (previous.launches if previous else 0) + 1)
         self.shares[key] = shares
@@ -127,7 +129,7 @@ class LaunchPlanner:
         return [self._chunk(c.first, c.end, c.worker, by_address) for c in chunks]
 
     def _keep_or_move(self, previous: Shares, bounds: list, order: list, throughput: dict,
-                      nblocks: int, maps: list) -> list:
+                      nblocks: int, maps: list, grid: tuple) -> list:
         """The previous boundaries, unless moving to ``bounds`` gains more time over the next
         HORIZON launches than moving the bytes of the blocks that change worker costs."""
         old = list(previous.bounds)
@@ -137,11 +139,21 @@ class LaunchPlanner:
         def makespan(bs):
             return max(((b - a) / throughput[w.address] for w, a, b in zip(order, bs, bs[1:])),
                        default=0.0)
-        gain = (makespan(old) - makespan(bounds)) * min(HORIZON, previous.launches)
-        moved_blocks = sum(abs(a - b) for a, b in zip(old, bounds))
+        before, after = makespan(old), makespan(bounds)
+        if before < (1 + IMBALANCE) * after:
+            return old          # within the noise of the measurements: stay
+        gain = (before - after) * min(HORIZON, previous.launches)
+        # Move half-way: one noisy measurement cannot swing a range of blocks far, and a
+        # real change of speed is followed within a few launches.
+        unit = max(1, grid_unit(grid, len(order)))
+        halfway = [old[0]] + [a + round((b - a) / 2 / unit) * unit
+                              for a, b in zip(old[1:-1], bounds[1:-1])] + [old[-1]]
+        moved_blocks = sum(abs(a - b) for a, b in zip(old, halfway))
         bytes_per_block = sum(p.nbytes for p in maps) / max(1, nblocks)
         cost = moved_blocks * bytes_per_block / self.bandwidth
-        return bounds if gain > cost else old
+        if moved_blocks == 0 or not all(a <= b for a, b in zip(halfway, halfway[1:])):
+            return old
+        return halfway if gain > MOVE_MARGIN * cost else old
 
     @staticmethod
     def _order(workers: list, maps: list) -> list:
@@ -154,3 +166,41 @@ class LaunchPlanner:
     def _chunk(first: int, end: int, address: str, by_address: dict) -> Chunk:
         w = by_address[address]
         return Chunk(first, end, address, "gpu" if w.device == "gpu" else "cpu")
+
+
+def edges_apart(chunks: list, footprints: list, maps: list, grid: tuple) -> list:
+    """Latency hiding for stencils: a chunk whose window reaches into bytes held by another
+    worker at its ends (a halo) is cut into its edges, which wait for those bytes, and its
+    interior, which needs none and runs first (it comes first in the graph, so it has the
+    higher priority) while the halos travel. Chunks that need nothing remote stay whole."""
+    if footprints is None:
+        return chunks
+    unit = grid_unit(grid, 1)
+    interiors, edges = [], []
+    for chunk, row in zip(chunks, footprints):
+        head = tail = False
+        for pieces, fp in zip(maps, row or ()):
+            if fp is None or chunk.worker is None:
+                continue
+            lo, hi = window_of(fp[0], fp[1], pieces.nbytes)
+            parts = pieces.overlapping(lo, hi)
+            if len(parts) < 2:
+                continue
+            head |= parts[0].worker != chunk.worker and parts[0].size * 8 < hi - lo
+            tail |= parts[-1].worker != chunk.worker and parts[-1].size * 8 < hi - lo
+        n = chunk.end - chunk.first
+        # One row of blocks (one block in 1-D): its halo reads are what the neighbour
+        # sends, and its piece is small enough for the neighbour's edge to take whole in
+        # the next launch, with no cut task.
+        width = unit
+        if not (head or tail) or n < (head + tail + 1) * width:
+            interiors.append(chunk)
+            continue
+        a = chunk.first + (width if head else 0)
+        b = chunk.end - (width if tail else 0)
+        interiors.append(Chunk(a, b, chunk.worker, chunk.device))
+        if head:
+            edges.append(Chunk(chunk.first, a, chunk.worker, chunk.device))
+        if tail:
+            edges.append(Chunk(b, chunk.end, chunk.worker, chunk.device))
+    return interiors + edges if edges else chunks

@@ -14,6 +14,11 @@ from .plan import LaunchPlanner
 class Session:
     def __init__(self, client, bandwidth: float = 1e9):
         self.client = client
+        # The client sends to the scheduler in batches, one send per 10 ms at most: a launch
+        # queued behind another would wait for it. 1 ms keeps the batching, not the wait.
+        comm = getattr(client, "scheduler_comm", None)
+        if comm is not None and hasattr(comm, "interval"):
+            comm.interval = min(comm.interval, 0.001)
         self.model = ModelCopy(client)
         self.planner = LaunchPlanner(self.model, bandwidth)
         self._images: dict = {}

@@ -211,21 +211,25 @@ def _first_difference(before: np.ndarray, after: np.ndarray) -> int:
     return int(np.flatnonzero(before != after)[0])
 
 
-def _run_step(step: Step, device: str, views: list, inputs: tuple) -> None:
+def _run_step(step: Step, device: str, views: list, inputs: tuple) -> float:
+    """Run one launch of the chunk; returns the seconds its kernel ran (JIT excluded)."""
+    import time
     spec = step.spec
     kernel = load_kernel(inputs[step.image], spec.kernel)
     args = [views[step.slots[v]] if kind == "buffer" else v for kind, v in spec.params]
     global_buffers = {name: views[step.slots[s]] for name, s in spec.globals}
     blocks = range(step.first, step.end)
     if device == "gpu":
-        from dptx import gpu
-        gpu.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
-                   blocks=blocks, globals=global_buffers)
+        from dptx import gpu as executor
+        run = dict()
     else:
-        from dptx import cpu
-        _compile_and_report(cpu, kernel)
-        cpu.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
-                   blocks=blocks, globals=global_buffers, threads=1)
+        from dptx import cpu as executor
+        executor.compile_kernel(kernel)
+        run = dict(threads=1)
+    t0 = time.perf_counter()
+    executor.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
+                    blocks=blocks, globals=global_buffers, **run)
+    return time.perf_counter() - t0
 
 
 def run_chunk(chunk: ChunkPlan, *inputs):
@@ -246,12 +250,14 @@ def run_chunk(chunk: ChunkPlan, *inputs):
         whole = slot.lo == 0 and slot.hi == slot.nbytes
         views.append(data if whole else Window(data, slot.lo, slot.nbytes))
 
+    kernel_seconds = 0.0
     for i, step in enumerate(chunk.steps):
         try:
-            _run_step(step, chunk.device, views, inputs)
+            kernel_seconds += _run_step(step, chunk.device, views, inputs)
         except Exception as exc:
             exc.dptx_step = i
             raise
+    _report(kernel_seconds)
 
     outputs = []
     for s, slot in enumerate(chunk.slots):
@@ -283,21 +289,18 @@ def output(result: tuple, index: int):
     return result[index]
 
 
-def _compile_and_report(executor, kernel) -> None:
-    """JIT-compile before running, and tell the scheduler plugin how long the compile took,
-    so that the first chunk on each worker does not count it as compute time."""
-    import time
-    t0 = time.perf_counter()
-    executor.compile_kernel(kernel)
-    seconds = time.perf_counter() - t0
-    if seconds > 1e-3:
-        try:
-            from distributed import get_worker
-            from distributed.worker import thread_state
-            get_worker().log_event("dptx-compile", {"key": str(thread_state.key),
-                                                    "seconds": seconds})
-        except Exception:  # not on a Dask worker (a direct call): nothing to report
-            pass
+def _report(kernel_seconds: float) -> None:
+    """Tell the scheduler plugin how long the kernels of this chunk ran: it learns each
+    worker's speed from that alone, not from the task's whole time, which also counts JIT
+    compiles and the copies that build windows (first-touch page faults can make those cost
+    more than the kernel, and would make a worker that just received data look slow)."""
+    try:
+        from distributed import get_worker
+        from distributed.worker import thread_state
+        get_worker().log_event("dptx-chunk", {"key": str(thread_state.key),
+                                              "seconds": kernel_seconds})
+    except Exception:  # not on a Dask worker (a direct call): nothing to report
+        pass
 
 
 # ----------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 class Estimate:
     rate: float              # blocks per second of compute, per thread (per GPU)
     samples: int = 1
+    short: bool = False      # learnt only from chunks too short to measure well
     suspects: list = field(default_factory=list)  # recent outlying rates, not yet believed
 
 
@@ -20,11 +21,14 @@ class ThroughputModel:
     A sample more than ``outlier_factor`` away from the estimate is set aside (a page fault
     storm, a JIT compile inside the first chunk, a stalled thread); ``patience`` such samples in
     a row on the same side mean the worker really changed speed (another process started on
-    its core), and the estimate jumps to their mean.
+    its core), and the estimate jumps to their mean. A chunk that ran less than
+    ``short_seconds`` is mostly fixed cost: it counts only while nothing longer was seen.
     """
 
-    def __init__(self, alpha: float = 0.5, outlier_factor: float = 3.0, patience: int = 2):
+    def __init__(self, alpha: float = 0.5, outlier_factor: float = 3.0, patience: int = 2,
+                 short_seconds: float = 0.002):
         self.alpha = alpha
+        self.short_seconds = short_seconds
         self.outlier_factor = outlier_factor
         self.patience = patience
         self._estimates: dict = {}
@@ -33,9 +37,14 @@ class ThroughputModel:
         if blocks <= 0 or seconds <= 0:
             return
         rate = blocks / seconds
+        short = seconds < self.short_seconds
         est = self._estimates.get((kernel, worker))
-        if est is None:
-            self._estimates[(kernel, worker)] = Estimate(rate)
+        if est is None or (est.short and not short):
+            self._estimates[(kernel, worker)] = Estimate(rate, short=short)
+            return
+        if short and not est.short:
+            # A chunk of a few blocks (the edge of a stencil's range, say) is mostly the
+            # launch's fixed cost: it says little about the speed per block.
             return
         ratio = rate / est.rate
         if 1 / self.outlier_factor <= ratio <= self.outlier_factor:

@@ -42,6 +42,18 @@ def _may_run_on(ts, ws) -> bool:
     return all(have.get(r, 0) >= q for r, q in (ts.resource_restrictions or {}).items())
 
 
+STREAM_INTERVAL = 0.001   # seconds between two batched messages to a worker
+
+
+def _quick_stream(scheduler, address: str) -> None:
+    """The scheduler batches the messages to a worker, at most one send per 5 ms. A chain of
+    launches whose chunks wait on each other's results across workers pays that on every
+    hop; 1 ms keeps the batching and cuts the wait."""
+    stream = scheduler.stream_comms.get(address)
+    if stream is not None:
+        stream.interval = min(stream.interval, STREAM_INTERVAL)
+
+
 def keep_chunks_from_stealing(scheduler) -> None:
     """Dask's work stealing judges a task by its key prefix's average duration, the same for
     every kernel, and would move chunks away from the data they were placed next to; dptx
@@ -72,7 +84,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         self.series = deque(maxlen=history)         # (time, worker, kernel, blocks/s)
         self.scheduler = None
         self.moves = 0
-        self.compile_seconds: dict = {}             # chunk key -> JIT time inside it
+        self.kernel_seconds: dict = {}              # chunk key -> time its kernels ran
         self.host_replicas = False
         self.bandwidth = 1e9          # bytes/s between workers (dptx.transfer-bandwidth)
         self._dirty = True
@@ -88,6 +100,8 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         self.host_replicas = install_host_replicas(scheduler)
         self.bandwidth = float(dask.config.get("dptx.transfer-bandwidth", 1e9))
         keep_chunks_from_stealing(scheduler)
+        for address in scheduler.workers:
+            _quick_stream(scheduler, address)
         # Clients plan launches from a copy of the model (DESIGN.md point 8): publish it
         # when it changed, at most every PUBLISH_SECONDS, instead of serving a blocking
         # request per launch.
@@ -100,14 +114,16 @@ class DptxSchedulerPlugin(SchedulerPlugin):
             self._publisher.stop()
 
     def log_event(self, topic, msg) -> None:
-        """Workers report JIT compile time spent inside a chunk (``dptx-compile``)."""
-        if topic == "dptx-compile" and isinstance(msg, dict) and "key" in msg:
-            self.compile_seconds[msg["key"]] = float(msg.get("seconds", 0.0))
-            while len(self.compile_seconds) > 10000:
-                self.compile_seconds.pop(next(iter(self.compile_seconds)))
+        """Workers report how long the kernels of a chunk ran (``dptx-chunk``), without the
+        JIT compile and the window copies that the task's own time includes."""
+        if topic == "dptx-chunk" and isinstance(msg, dict) and "key" in msg:
+            self.kernel_seconds[msg["key"]] = float(msg.get("seconds", 0.0))
+            while len(self.kernel_seconds) > 10000:
+                self.kernel_seconds.pop(next(iter(self.kernel_seconds)))
 
     def add_worker(self, scheduler, worker) -> None:
         self._dirty = True
+        _quick_stream(scheduler, worker)
 
     def remove_worker(self, scheduler, worker, **kwargs) -> None:
         self.model.forget_worker(worker)
@@ -158,9 +174,10 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         worker = kwargs.get("worker")
         if not info or worker is None:
             return
-        compute = sum(s["stop"] - s["start"] for s in kwargs.get("startstops", ())
-                      if s.get("action") == "compute")
-        compute -= self.compile_seconds.pop(k, 0.0)
+        compute = self.kernel_seconds.pop(k, None)
+        if compute is None:     # no report (an older worker): the task's compute time
+            compute = sum(s["stop"] - s["start"] for s in kwargs.get("startstops", ())
+                          if s.get("action") == "compute")
         blocks = int(info["blocks"])
         self.model.observe(info["kernel"], worker, blocks, compute)
         rate = self.model.rate(info["kernel"], worker)

@@ -51,11 +51,15 @@ def test_shares_stay_until_a_move_pays():
     planner.bandwidth = 1e6
     model.rates[B] = 950.0
     assert shares(planner.plan("k", (4096, 1, 1), (256, 1, 1), False, maps)) == {A: 2048, B: 2048}
-    # B becomes 3x slower: the gain pays, the boundary moves (same order of workers)
+    # B becomes 3x slower: the gain pays, the boundary moves half-way (one noisy measurement
+    # cannot swing it far), then the rest of the way (same order of workers)
     planner.bandwidth = 1e9
     model.rates[B] = 333.0
     moved = planner.plan("k", (4096, 1, 1), (256, 1, 1), False, maps)
-    assert shares(moved)[A] > 2900 and moved[0].worker == A
+    assert 2400 < shares(moved)[A] < 2900 and moved[0].worker == A
+    for _ in range(4):
+        moved = planner.plan("k", (4096, 1, 1), (256, 1, 1), False, maps)
+    assert shares(moved)[A] > 2900
 
 
 def test_small_launch_runs_where_its_data_is():

@@ -51,6 +51,17 @@ def test_model_smoothing_and_outliers():
     assert m.rate("k", A) is None
 
 
+def test_short_chunks_do_not_set_the_speed():
+    m = ThroughputModel()
+    m.observe("k", A, 1, 0.0005)          # a 1-block edge chunk: mostly fixed cost
+    assert m.rate("k", A) == 2000
+    m.observe("k", A, 40_000, 0.01)       # a real measurement replaces it at once
+    assert m.rate("k", A) == 4_000_000
+    for _ in range(3):
+        m.observe("k", A, 1, 0.0005)      # later edge chunks are ignored
+    assert m.rate("k", A) == 4_000_000
+
+
 def test_rates_for_scales_priors_from_measured_workers():
     m = ThroughputModel()
     priors = {A: 1.0, B: 1.0, G: GPU_PRIOR}

@@ -16,6 +16,8 @@ import networkx as nx
 
 from ..ptx import ir
 from ..ptx.cfg import build_cfg
+from ..ptx.dataflow import natural_loops as _natural_loops
+from ..ptx.dataflow import reaching_definitions as _reaching_definitions
 
 # Special registers that differ between the threads of a warp.
 _DIVERGENT_SPECIALS = ("%tid", "%laneid", "%lanemask_eq", "%lanemask_lt", "%lanemask_le",
@@ -96,25 +98,6 @@ def plan_vector(module: ir.Module, function: ir.Function):
     label_block = {name: cfg._label_block(ir.Sym(name), insts[0]) for name in function.labels}
     return VectorPlan(cfg, order, loop_ends, nosync, label_block, divergent, divergent_blocks,
                       loops)
-
-
-def _natural_loops(cfg, reachable) -> dict:
-    loops = {}
-    for u, h in cfg.back_edges():
-        if u not in reachable:
-            continue
-        body = {h, u}
-        stack = [u]
-        while stack:
-            n = stack.pop()
-            if n == h:
-                continue
-            for p in cfg.predecessors(n):
-                if p >= 0 and p not in body and p in reachable:
-                    body.add(p)
-                    stack.append(p)
-        loops.setdefault(h, set()).update(body)
-    return loops
 
 
 def _ordered_blocks(cfg, reachable, loops):
@@ -258,48 +241,6 @@ def _divergent_sync(function, cfg, reachable, reaches, sync_blocks, nosync):
         return (f"a barrier or warp operation under divergent control (block {b})", divergent,
                 divergent_blocks)
     return None, divergent, divergent_blocks
-
-
-def _reaching_definitions(insts, defs, cfg, reachable) -> dict:
-    """instruction index -> {register: set of instruction indices whose definition of it may
-    reach there} (-1: the value at entry). A guarded definition does not kill the others."""
-    def transfer(state, i):
-        out = dict(state)
-        for r in defs[i]:
-            if insts[i].guard is None:
-                out[r] = frozenset((i,))
-            else:
-                out[r] = state.get(r, frozenset((-1,))) | {i}
-        return out
-
-    blocks = {b.index: b for b in cfg.blocks}
-    block_in = {b: {} for b in reachable}
-    block_out = {}
-    order = [b for b in sorted(reachable)]
-    changed = True
-    while changed:
-        changed = False
-        for b in order:
-            state = {}
-            preds = [p for p in cfg.predecessors(b) if p >= 0 and p in reachable]
-            for p in preds:
-                for r, ds in block_out.get(p, {}).items():
-                    state[r] = state.get(r, frozenset()) | ds
-            block_in[b] = state
-            blk = blocks[b]
-            for i in range(blk.start, blk.end):
-                state = transfer(state, i)
-            if block_out.get(b) != state:
-                block_out[b] = state
-                changed = True
-    result = {}
-    for b in order:
-        blk = blocks[b]
-        state = block_in[b]
-        for i in range(blk.start, blk.end):
-            result[i] = {r: (ds if ds else frozenset((-1,))) for r, ds in state.items()}
-            state = transfer(state, i)
-    return result
 
 
 # -- lane steps ------------------------------------------------------------------------------

@@ -5,7 +5,10 @@ kernel of the corpus, on block ranges of its grid:
   in that range's write footprint;
 - reads: running the range on inputs where every byte outside its read-or-write footprint
   is garbage (0xFF: NaN for floats, -1 for integers) writes exactly the same bytes as on
-  the true inputs.
+  the true inputs;
+- every access: running the range with each buffer mapped only as the window the
+  distributed runtime gives a chunk (the hull of its footprint), the CPU executor's bounds
+  checks see every access, and none falls outside (FootprintViolation otherwise).
 
 Launches run with threads=1: blocks in order in one native call, so that even the cases
 marked non-deterministic (float atomics, atomicExch races) give the same bytes twice.
@@ -60,6 +63,25 @@ def _run(kernel, grid, block, args, buffers, b0, b1, shared_mem):
                globals=variables, threads=1)
 
 
+def _run_in_windows(kernel, grid, block, args, footprint, sizes, b0, b1, shared_mem):
+    """Run the range with every buffer given as the window the runtime would give a chunk:
+    an access outside it raises FootprintViolation in the executor."""
+    from dptx.cpu.address_space import Window
+    from graphs.launch import window_of
+
+    def window(target, buf):
+        access = footprint.get(target)
+        lo, hi = window_of(access.reads if access else (), access.writes if access else (),
+                           sizes[target])
+        return Window(buf.view(np.uint8)[lo:hi].copy(), lo, sizes[target])
+    buffers = _buffers(kernel, args)
+    call_args = [window(("param", i), buffers[("param", i)]) if isinstance(a, np.ndarray) else a
+                 for i, a in enumerate(args)]
+    variables = {t[1]: window(t, buf) for t, buf in buffers.items() if t[0] == "var"}
+    cpu.launch(kernel, grid, block, call_args, shared_mem=shared_mem, blocks=range(b0, b1),
+               globals=variables, threads=1)
+
+
 def _mask(intervals, nbytes):
     m = np.zeros(nbytes, bool)
     for lo, hi in intervals:
@@ -88,6 +110,7 @@ def check_against_execution(kernel, grid, block, args, shared_mem=0, ranges=None
             assert outside.size == 0, (
                 f"{label} blocks {b0}..{b1}: {target} changed at bytes "
                 f"{outside[:8].tolist()} outside its write footprint {writes}")
+        _run_in_windows(kernel, grid, block, args, footprint, sizes, b0, b1, shared_mem)
         garbage_run = _buffers(kernel, args)
         for target, buf in garbage_run.items():
             access = footprint.get(target)

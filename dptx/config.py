@@ -20,6 +20,8 @@ DEFAULTS = {
         "chunks": None,
         # Consecutive small launches (one chunk each, on the same worker) run as one task.
         "batch": True,
+        # Consecutive launches with the same shares of blocks run as one task per worker.
+        "fuse": True,
         # Granularity of merges: where several chunks may write the same bytes, each returns
         # the pages it changed.
         "page-bytes": 4096,

@@ -13,7 +13,7 @@ import numpy as np
 from . import config, runtime
 from .errors import FootprintViolation, LaunchError
 from .launch_config import check_arg_count, check_shape, convert_scalar
-from .stream import Operation, Submitted, default_stream
+from .stream import Group, Operation, Submitted, default_stream
 
 
 def _merge_facts(kernel):
@@ -88,13 +88,38 @@ class LaunchOp(Operation):
                           self.params, self.globals)
         return Request(spec, runtime.get_session().kernel_image(self.kernel.ptx), self._slots())
 
-    def batchable(self):
-        """The worker of a plan that is one whole-grid chunk on a CPU (what a batch can take),
-        else None."""
+    def open_group(self):
+        """A group later launches may join: a batch when the plan is one whole-grid chunk on
+        a CPU worker, a fused group when it is a share per CPU worker and the launch can be
+        fused (mergeable, no reduction atomics, footprints known); None otherwise."""
         chunks = self.plan()
         if len(chunks) == 1 and chunks[0].device == "cpu" and chunks[0].worker is not None:
-            return chunks[0].worker
+            return _BatchGroup(chunks[0].worker, self) if config.get("batch") else None
+        shares = self.shares()
+        if shares is not None and config.get("fuse") and self.fusable():
+            return _FusedGroup(shares, self)
         return None
+
+    def shares(self):
+        """The plan as one contiguous share per worker, ((worker, first, end), ...), or None
+        when it is not of that form (a chunk anywhere, a GPU chunk, a worker twice)."""
+        out = []
+        for c in self.plan():
+            if c.worker is None or c.device != "cpu":
+                return None
+            if out and out[-1][0] == c.worker and out[-1][2] == c.first:
+                out[-1] = (c.worker, out[-1][1], c.end)
+            else:
+                out.append((c.worker, c.first, c.end))
+        if len({w for w, _, _ in out}) != len(out):
+            return None
+        return tuple(out)
+
+    def fusable(self) -> bool:
+        facts = _merge_facts(self.kernel)
+        if not facts.mergeable or any(slot.rule is not None for slot in self._slots()):
+            return False
+        return self.footprints([(0, self.nblocks)]) is not None
 
     # -- the stream operation ------------------------------------------------------------------
     def submit(self) -> Submitted:
@@ -120,9 +145,6 @@ class LaunchOp(Operation):
                 changed.append(buf)
                 before.append(old)
         return Submitted(changed, before, done.futures)
-
-    def batched(self, worker: str, ops: list) -> "Batch":
-        return Batch(worker, ops)
 
     def footprint_violated(self, exc: FootprintViolation) -> bool:
         from graphs import footprints
@@ -182,6 +204,173 @@ class Batch(Operation):
         position = f"launch {step + 1} of {len(self.ops)} batched into one task"
         return (Batch(self.worker, ops) if ops else None,
                 f"{self.ops[step].description}, {position}")
+
+
+class _BatchGroup(Group):
+    """Small launches in a row on one worker (see ``Batch``)."""
+
+    def __init__(self, worker: str, op: LaunchOp):
+        self.worker, self.ops = worker, [op]
+
+    def accept(self, op) -> bool:
+        if not isinstance(op, LaunchOp):
+            return False
+        chunks = op.plan()
+        if len(chunks) == 1 and chunks[0].device == "cpu" and chunks[0].worker == self.worker:
+            self.ops.append(op)
+            return True
+        return False
+
+    def operations(self) -> list:
+        return [self.ops[0] if len(self.ops) == 1 else Batch(self.worker, self.ops)]
+
+
+class _FusedGroup(Group):
+    """Launches in a row with the same shares (see ``Fused``)."""
+    limit = 16          # a group is one task per worker: few enough that they pipeline
+
+    def __init__(self, shares: tuple, op: LaunchOp):
+        self.shares, self.ops = shares, [op]
+
+    def accept(self, op) -> bool:
+        if isinstance(op, LaunchOp) and op.nblocks == self.ops[0].nblocks and \
+                op.shares() == self.shares and op.fusable():
+            self.ops.append(op)
+            return True
+        return False
+
+    def operations(self) -> list:
+        """The longest runs of the group that fuse (the ghost zones of a long run of
+        stencil launches may outgrow their limit: then shorter runs), each as one ``Fused``;
+        launches that fuse with nothing, alone."""
+        out, i, ops = [], 0, self.ops
+        while i < len(ops):
+            size = len(ops) - i
+            while size > 1:
+                fused = Fused(self.shares, ops[i:i + size])
+                if fused.plan() is not None:
+                    out.append(fused)
+                    break
+                size //= 2
+            if size <= 1:
+                out.append(ops[i])
+                size = 1
+            i += size
+        return out
+
+
+class Fused(Operation):
+    """Consecutive launches with the same shares of blocks, as one task per worker that runs
+    its share of each launch in turn (``graphs.fusion``): one Dask round trip and one set of
+    window copies for the group. Where a launch reads what an earlier one wrote on another
+    worker's share, each worker also computes those blocks (ghost zones); where that cannot
+    be made to work, the launches are submitted one by one."""
+
+    def __init__(self, shares: tuple, ops: list):
+        self.shares, self.ops = shares, list(ops)
+        self._plan_made = False
+        self._plan = None
+        self._alone = None      # per launch, its futures, when they ran one by one
+
+    @property
+    def description(self):
+        return f"a group of {len(self.ops)} fused launches"
+
+    def _footprint(self, j: int, first: int, end: int) -> dict:
+        op = self.ops[j]
+        rows = op.footprints([(first, end)])
+        if rows is None or rows[0] is None:
+            raise _NotFusable
+        out = {}
+        for buf, (reads, writes) in zip(op.buffers, rows[0]):
+            r, w = out.setdefault(id(buf), ([], []))
+            r.extend(reads)
+            w.extend(writes)
+        return out
+
+    def plan(self):
+        """Per worker: (address, ranges, footprint rows, owned bytes per buffer), or None
+        when the group cannot run fused (worked out once per submission)."""
+        if not self._plan_made:
+            self._plan, self._plan_made = self._fuse(), True
+        return self._plan
+
+    def _fuse(self):
+        from graphs.fusion import Cached, extend_ranges, owned_outputs
+        from graphs.plan import grid_unit
+        fp = Cached(self._footprint)
+        n, grid = self.ops[0].nblocks, self.ops[0].grid
+        unit = grid_unit(grid, len(self.shares))
+        try:
+            owned = owned_outputs(fp, len(self.ops), [(a, b) for _, a, b in self.shares])
+            if owned is None:
+                return None
+            out = []
+            for (worker, a, b), mine in zip(self.shares, owned):
+                ranges = extend_ranges(fp, len(self.ops), (a, b), n, unit,
+                                       limit=max(unit, (b - a) // 4))
+                if ranges is None:
+                    return None
+                rows = [op.footprints([r])[0] for op, r in zip(self.ops, ranges)]
+                out.append((worker, ranges, rows, mine))
+            return out
+        except _NotFusable:
+            return None
+
+    def submit(self) -> Submitted:
+        from graphs.launch import submit_fused, token
+        plan = self.plan()
+        self._plan_made = False                 # a replay works it out again
+        self._alone = None
+        if plan is None:
+            return self._one_by_one()
+        session = runtime.get_session()
+        buffers = {id(b): b for op in self.ops for b in op.buffers}
+        before = {k: b.pieces for k, b in buffers.items()}
+        launch = token()
+        kernels = {op.kernel.name for op in self.ops}
+        annotations = {"kernel": self.ops[0].kernel.name, "launch": launch,
+                       "nblocks": self.ops[0].nblocks}
+        if len(kernels) > 1:
+            annotations = {"launch": launch}
+        new, futures = submit_fused(session.client, [op.request() for op in self.ops], plan,
+                                    launch, int(config.get("page-bytes")), annotations)
+        for k, pieces in new.items():
+            buffers[k].pieces = pieces
+        return Submitted([buffers[k] for k in new], [before[k] for k in new], futures)
+
+    def _one_by_one(self) -> Submitted:
+        buffers, before, futures = [], [], []
+        self._alone = []
+        for op in self.ops:
+            sub = op.submit()
+            self._alone.append(sub.futures)
+            for buf, old in zip(sub.buffers, sub.before):
+                if all(buf is not b for b in buffers):
+                    buffers.append(buf)
+                    before.append(old)
+            futures.extend(sub.futures)
+        return Submitted(buffers, before, futures)
+
+    def footprint_violated(self, exc: FootprintViolation) -> bool:
+        return Batch.footprint_violated(self, exc)
+
+    def succeeded_before(self, exc):
+        if self._alone is not None:     # ran one by one: the first launch that failed
+            step = next((i for i, fs in enumerate(self._alone)
+                         if any(f.status in ("error", "cancelled") for f in fs)), None)
+        else:
+            step = getattr(exc, "dptx_step", None)
+        if step is None or not 0 <= step < len(self.ops):
+            return None, self.description
+        ops = self.ops[:step]
+        position = f"launch {step + 1} of {len(self.ops)} fused into one task per worker"
+        redo = None if not ops else (ops[0] if len(ops) == 1 else Fused(self.shares, ops))
+        return redo, f"{self.ops[step].description}, {position}"
+
+
+class _NotFusable(Exception):
+    """A launch of the group has no footprint (distrusted or not analysable)."""
 
 
 def launch(kernel, grid, block, args, shared_mem: int = 0):

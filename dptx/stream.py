@@ -11,10 +11,12 @@ how to submit itself from the current state of its buffers, so the stream can re
   (``get()``, ``dptx.synchronize()``); the buffers the failed operation and later dependent
   ones would have written keep the contents they had before it, so no earlier data is lost.
 
-Consecutive small launches that the planner puts on one worker as one chunk each are held
-briefly and submitted as one task (a batch): a Dask task round trip costs more than such a
-launch. A batch is submitted when a launch that cannot join it comes, when it is full, when
-no launch joined it for ``BATCH_IDLE`` seconds, or at a synchronization.
+Consecutive launches that run better together are held briefly and submitted as one group:
+small launches that the planner puts on one worker as one chunk each (a batch: one task), or
+launches with the same shares of blocks (fused: one task per worker, see
+``graphs.fusion``); a Dask task round trip costs more than such a launch. A group is
+submitted when a launch that cannot join it comes, when it is full, when no launch joined it
+for ``GROUP_IDLE`` seconds, or at a synchronization.
 """
 from __future__ import annotations
 
@@ -49,13 +51,10 @@ class Operation(abc.ABC):
         is raised)."""
         return False
 
-    def batchable(self):
-        """The worker this operation could run on batched with its neighbours, or None."""
+    def open_group(self):
+        """A ``Group`` this operation starts, that later operations may join (consecutive
+        launches that run better as one task), or None: submit it alone."""
         return None
-
-    def batched(self, worker: str, ops: list) -> "Operation":
-        """One operation running ``ops`` (all batchable on ``worker``) in order."""
-        raise TypeError(f"{self.description} cannot be batched")
 
     def succeeded_before(self, exc):
         """(an operation redoing what succeeded before ``exc`` was raised, or None; what
@@ -64,20 +63,38 @@ class Operation(abc.ABC):
         return None, self.description
 
 
+class Group(abc.ABC):
+    """Operations held back to be submitted together (a batch of small launches on one
+    worker, a fused group of launches with the same shares)."""
+
+    ops: list
+    limit = 128         # operations at most
+
+    @abc.abstractmethod
+    def accept(self, op: Operation) -> bool:
+        """Take ``op`` into the group if it fits."""
+
+    @abc.abstractmethod
+    def operations(self) -> list:
+        """The operations that run the group, in order (the one operation of a group of
+        one)."""
+
+    def full(self) -> bool:
+        return len(self.ops) >= self.limit
+
+
 def _finished(sub: Submitted) -> bool:
     return all(f.status == "finished" for f in sub.futures)
 
 
 class Stream:
     REPLAYS = 8             # at most this many footprint replays per synchronization
-    BATCH_LAUNCHES = 128    # launches per batch at most
-    BATCH_IDLE = 0.002      # seconds without a new launch before an open batch is submitted
+    GROUP_IDLE = 0.002      # seconds without a new launch before an open group is submitted
     MAX_QUEUED = 4          # operations in flight before a new one waits for the oldest
 
     def __init__(self):
         self._pending: list = []       # (operation, Submitted), in stream order
-        self._open: list = []          # batchable operations not submitted yet
-        self._open_worker = None
+        self._open = None              # the Group being formed, not submitted yet
         self._last_add = 0.0
         self._timer = None
         self._lock = threading.RLock()
@@ -85,19 +102,20 @@ class Stream:
     def enqueue(self, op: Operation) -> None:
         with self._lock:
             self._trim()
-            worker = op.batchable() if config.get("batch") else None
-            if worker is not None:
-                if self._open and (worker != self._open_worker or
-                                   len(self._open) >= self.BATCH_LAUNCHES):
-                    self._flush()
-                self._open.append(op)
-                self._open_worker = worker
+            if self._open is not None and self._open.accept(op):
                 self._last_add = time.monotonic()
-                if self._timer is None:
-                    self._start_timer(self.BATCH_IDLE)
+                if self._open.full():
+                    self._flush()
                 return
             self._flush()
-            self._pending.append((op, op.submit()))
+            group = op.open_group()
+            if group is None:
+                self._pending.append((op, op.submit()))
+                return
+            self._open = group
+            self._last_add = time.monotonic()
+            if self._timer is None:
+                self._start_timer(self.GROUP_IDLE)
 
     def _trim(self) -> None:
         """Forget a finished prefix: nothing can roll those back any more. (A replay resubmits
@@ -118,11 +136,10 @@ class Stream:
 
     # -- batches ---------------------------------------------------------------------------------
     def _flush(self) -> None:
-        ops, self._open = self._open, []
-        if not ops:
-            return
-        op = ops[0] if len(ops) == 1 else ops[0].batched(self._open_worker, ops)
-        self._pending.append((op, op.submit()))
+        group, self._open = self._open, None
+        if group is not None:
+            for op in group.operations():
+                self._pending.append((op, op.submit()))
 
     def _start_timer(self, delay: float) -> None:
         self._timer = threading.Timer(delay, self._on_timer)
@@ -130,26 +147,26 @@ class Stream:
         self._timer.start()
 
     def _on_timer(self) -> None:
-        """Submit the open batch once no launch joined it for BATCH_IDLE seconds (launches
+        """Submit the open group once no launch joined it for GROUP_IDLE seconds (launches
         are asynchronous: they must start without a synchronization)."""
         with self._lock:
             self._timer = None
-            if not self._open:
+            if self._open is None:
                 return
             idle = time.monotonic() - self._last_add
-            if idle < self.BATCH_IDLE:
-                self._start_timer(self.BATCH_IDLE - idle)
+            if idle < self.GROUP_IDLE:
+                self._start_timer(self.GROUP_IDLE - idle)
                 return
             try:
                 self._flush()
             except Exception:   # noqa: BLE001 - a timer thread has no caller to raise to
-                logging.getLogger("dptx").exception("dptx: submitting a batch of launches failed")
+                logging.getLogger("dptx").exception("dptx: submitting a group of launches failed")
 
     # -- synchronization -------------------------------------------------------------------------
     def forget(self) -> None:
         """Drop every pending operation (the cluster is going away)."""
         with self._lock:
-            self._pending, self._open = [], []
+            self._pending, self._open = [], None
 
     def synchronize(self) -> None:
         from distributed import wait

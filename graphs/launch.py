@@ -170,9 +170,11 @@ def _chunk_windows(slots: list, row, device: str) -> tuple:
 
 def _add_chunk(graph: GraphBuilder, cuts: dict, launch: str, key: str, steps: list,
                slots: list, windows: list, modes: list, writes: list, ranges: dict,
-               worker, device: str, page_bytes: int, info: dict) -> list:
+               worker, device: str, page_bytes: int, info: dict, checks=None) -> list:
     """Add one chunk task: ``steps`` are (spec, image future, first, end, chunk slot per
-    launch slot). Returns its outputs, in order, as (slot, range index or None)."""
+    launch slot); ``writes[s]`` the bytes a direct slot returns, ``checks[s]`` the bytes it
+    may change (default: the same). Returns its outputs, in order, as (slot, range index or
+    None)."""
     inputs = _Inputs(graph, cuts, launch)
     plans, outs = [], []
     for s, slot in enumerate(slots):
@@ -187,6 +189,8 @@ def _add_chunk(graph: GraphBuilder, cuts: dict, launch: str, key: str, steps: li
                 mode = "read"     # this chunk writes nothing of it; others may
             else:
                 extra = dict(write_lo=writes[s][0], write_hi=writes[s][1])
+                if checks is not None and checks[s] is not None:
+                    extra.update(check_lo=checks[s][0], check_hi=checks[s][1])
                 outs.append((s, None))
         elif mode == "merge":
             mine = [(r, rng) for r, rng in enumerate(ranges[s]) if rng[0] < hi and lo < rng[1]]
@@ -334,4 +338,67 @@ def submit_batch(client, requests: list, footprints: list, worker, device: str, 
         if (c, None) in out_keys:
             piece = Piece(writes[c][0], writes[c][1], futures[out_keys[(c, None)]], 0, worker)
             new[slot.key] = slot.pieces.replaced([piece])
+    return new, [futures[k] for k in wanted]
+
+
+def submit_fused(client, requests: list, workers: list, launch: str, page_bytes: int,
+                 annotations: dict) -> tuple:
+    """A group of launches with the same shares as one task per worker (``graphs.fusion``).
+    ``workers[i]`` = (address, ranges, rows, owned): the block range of each launch that the
+    worker runs (its share, grown by ghost zones), the footprint row of each launch over its
+    range, and per buffer key the bytes it returns (what its own blocks write). Slots of the
+    same buffer are joined by ``Slot.key``. Returns ({buffer key: new PieceMap}, futures)."""
+    graph = GraphBuilder()
+    cuts: dict = {}
+    kernels = list(dict.fromkeys(r.spec.kernel for r in requests))
+    name = safe_name(kernels[0]) if len(kernels) == 1 else "fused"
+    made, keys = {}, []
+    for i, (worker, ranges, rows, owned) in enumerate(workers):
+        joined, order, spans, writes, steps = {}, [], [], [], []
+        for request, (first, end), row in zip(requests, ranges, rows):
+            windows, wrote = _chunk_windows(request.slots, row, "cpu")
+            mapping = []
+            for s, slot in enumerate(request.slots):
+                c = joined.get(slot.key)
+                if c is None:
+                    c = joined[slot.key] = len(order)
+                    order.append(slot)
+                    spans.append([])
+                    writes.append([])
+                mapping.append(c)
+                if windows[s][1] > windows[s][0]:
+                    spans[c].append(windows[s])
+                if wrote[s] is not None:
+                    writes[c].append(wrote[s])
+            steps.append((request.spec, request.image, first, end, tuple(mapping)))
+        slots, windows, modes, outputs, checks = [], [], [], [], []
+        for c, slot in enumerate(order):
+            span = hull(spans[c] + [owned[slot.key]] if slot.key in owned else spans[c])
+            windows.append(span or (0, 0))
+            ghost = hull(writes[c])
+            if slot.key in owned:
+                modes.append("direct")
+                outputs.append(owned[slot.key])
+                checks.append(hull([ghost, owned[slot.key]]) if ghost else owned[slot.key])
+            else:
+                modes.append("scratch" if ghost else "read")
+                outputs.append(None)
+                checks.append(None)
+            slots.append(Slot(slot.pieces, slot.name, slot.key in owned or bool(ghost), None,
+                              slot.key))
+        key = f"dptx-chunk-{name}-{launch}-{i}"
+        info = dict(annotations, index=i, blocks=sum(end - first for first, end in ranges),
+                    share=ranges[-1][1] - ranges[-1][0])
+        outs = _add_chunk(graph, cuts, launch, key, steps, slots, windows, modes, outputs, {},
+                          worker, "cpu", page_bytes, info, checks)
+        for (c, _), out_key in _output_keys(graph, key, outs, f"dptx-out-{name}-{launch}-{i}").items():
+            made.setdefault(order[c].key, []).append((outputs[c], out_key, worker, order[c]))
+        keys.append(key)
+    wanted = list(dict.fromkeys(keys + [k for parts in made.values() for _, k, _, _ in parts]))
+    futures = graph.submit(client, wanted)
+    new = {}
+    for buf, parts in made.items():
+        slot = parts[0][3]
+        new[buf] = slot.pieces.replaced([Piece(lo, hi, futures[k], 0, w)
+                                         for (lo, hi), k, w, _ in parts if hi > lo])
     return new, [futures[k] for k in wanted]

@@ -130,8 +130,10 @@ class LaunchSpec:
 class SlotWindow:
     """One buffer as one chunk sees it: bytes [lo, hi) of a buffer of ``nbytes``, assembled
     from ``parts`` ((input index, src offset, dst offset, size)); ``mode`` is "read" (the
-    chunk never writes the buffer), "direct" (bytes [write_lo, write_hi) are returned) or
-    "merge" (the changed pages inside each of ``ranges`` are returned)."""
+    chunk never writes the buffer), "direct" (bytes [write_lo, write_hi) are returned; any
+    change outside [check_lo, check_hi), by default the same bytes, is a footprint
+    violation), "merge" (the changed pages inside each of ``ranges`` are returned) or
+    "scratch" (written, nothing returned: ghost zones of a fused group)."""
     lo: int
     hi: int
     nbytes: int
@@ -140,6 +142,15 @@ class SlotWindow:
     write_lo: int = 0
     write_hi: int = 0
     ranges: tuple = ()
+    check_lo: int = None
+    check_hi: int = None
+
+    @property
+    def allowed(self) -> tuple:
+        """The bytes the chunk may change."""
+        lo = self.write_lo if self.check_lo is None else self.check_lo
+        hi = self.write_hi if self.check_hi is None else self.check_hi
+        return lo, hi
 
 
 @dataclass(frozen=True)
@@ -245,7 +256,7 @@ def run_chunk(chunk: ChunkPlan, *inputs):
         if slot.mode == "merge":
             kept[s] = _copy(data)
         elif slot.mode == "direct":
-            a, b = slot.write_lo - slot.lo, slot.write_hi - slot.lo
+            a, b = (x - slot.lo for x in slot.allowed)
             kept[s] = (_copy(data[:a]), _copy(data[b:]))
         whole = slot.lo == 0 and slot.hi == slot.nbytes
         views.append(data if whole else Window(data, slot.lo, slot.nbytes))
@@ -263,9 +274,9 @@ def run_chunk(chunk: ChunkPlan, *inputs):
     for s, slot in enumerate(chunk.slots):
         data = datas[s]
         if slot.mode == "direct":
-            a, b = slot.write_lo - slot.lo, slot.write_hi - slot.lo
+            a, b = (x - slot.lo for x in slot.allowed)
             left, right = kept[s]
-            for before, after, base in ((left, data[:a], slot.lo), (right, data[b:], slot.write_hi)):
+            for before, after, base in ((left, data[:a], slot.lo), (right, data[b:], slot.lo + b)):
                 if not np.array_equal(before, after):
                     at = base + _first_difference(before, after)
                     kernels = ", ".join(dict.fromkeys(st.spec.kernel for st in chunk.steps))
@@ -273,9 +284,9 @@ def run_chunk(chunk: ChunkPlan, *inputs):
                     raise FootprintViolation(
                         f"kernel {kernels}, blocks [{first.first}, {first.end}): a store "
                         f"changed byte {at} of {chunk.names[s]}, outside bytes "
-                        f"[{slot.write_lo}, {slot.write_hi}) that the kernel's access "
+                        f"[{slot.lo + a}, {slot.lo + b}) that the kernel's access "
                         f"footprint says these blocks may write", kernels, chunk.names[s])
-            out = data[a:b]
+            out = data[slot.write_lo - slot.lo:slot.write_hi - slot.lo]
             # Keep the window alive only when it is little more than the output.
             outputs.append(out if 4 * out.size >= 3 * data.size else _copy(out))
         elif slot.mode == "merge":

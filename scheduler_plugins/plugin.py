@@ -192,7 +192,8 @@ class DptxSchedulerPlugin(SchedulerPlugin):
             while len(self.launches) > 1000:  # keep memory bounded on long runs
                 self.launches.pop(next(iter(self.launches)))
         if launch is not None:
-            launch.done[worker] += blocks
+            # a fused chunk ran its share of several launches: count one launch's share
+            launch.done[worker] += int(info.get("share", blocks))
             launch.bytes_returned += int(kwargs.get("nbytes") or (ts.nbytes if ts is not None else 0) or 0)
             if sum(launch.done.values()) >= launch.nblocks:
                 self.last_launch[launch.kernel] = info["launch"]

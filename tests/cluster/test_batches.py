@@ -41,10 +41,10 @@ def test_open_batch_starts_without_synchronization(client, addone):
         addone((1,), (32,), (y, 0))
     deadline = time.time() + 10
     while time.time() < deadline:
-        if dptx.stream.default_stream._open == [] and dptx.stream.default_stream._pending:
+        if dptx.stream.default_stream._open is None and dptx.stream.default_stream._pending:
             break
         time.sleep(0.01)
-    assert dptx.stream.default_stream._open == []
+    assert dptx.stream.default_stream._open is None
     assert np.array_equal(y.get(), np.full(32, 5, np.int32))
 
 

@@ -1,0 +1,121 @@
+"""Launches with the same shares run fused, one task per worker per group (graphs.fusion):
+bitwise the results of running them one by one in-process, ghost zones where a launch reads
+what an earlier one wrote on the other worker's share, one by one where that cannot work,
+and errors that name the launch."""
+import numpy as np
+import pytest
+
+import dptx
+from dptx import cpu
+from dptx.launch import Fused
+
+SRC = r'''
+extern "C" __global__ void jacobi(const float* in, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    if (i == 0 || i == n - 1) { out[i] = in[i]; return; }
+    out[i] = (in[i - 1] + 2.0f * in[i] + in[i + 1]) * 0.25f;
+}
+extern "C" __global__ void heat(const float* in, float* out, int w, int h) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= w || y >= h) return;
+    int i = y * w + x;
+    if (x == 0 || y == 0 || x == w - 1 || y == h - 1) { out[i] = in[i]; return; }
+    out[i] = in[i] + 0.1f * (in[i - 1] + in[i + 1] + in[i - w] + in[i + w] - 4.0f * in[i]);
+}
+extern "C" __global__ void mirror(const float* in, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[n - 1 - i] + 1.0f;      // reads the other end of the array
+}
+extern "C" __global__ void poke(float* a, int at) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    a[i + at] += 1.0f;
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def mod():
+    return dptx.RawModule(SRC)
+
+
+@pytest.fixture
+def fused_groups(monkeypatch):
+    """How many launches each fused group took, and whether it ran fused."""
+    groups = []
+    fuse = Fused._fuse
+
+    def recording(self):
+        found = fuse(self)
+        groups.append((len(self.ops), found is not None))
+        return found
+    monkeypatch.setattr(Fused, "_fuse", recording)
+    return groups
+
+
+def ping_pong(kernel, grid, block, arrays, scalars, steps, launch):
+    for step in range(steps):
+        src, dst = (arrays[0], arrays[1]) if step % 2 == 0 else (arrays[1], arrays[0])
+        launch(kernel, grid, block, [src, dst, *scalars])
+
+
+def test_jacobi_fused_with_ghost_zones(client, mod, fused_groups):
+    k = mod.get_function("jacobi")
+    n = 1 << 20
+    host = np.random.default_rng(1).random(n).astype(np.float32)
+    ref = [host.copy(), np.zeros_like(host)]
+    ping_pong(k, (n // 256,), (256,), ref, [np.int32(n)], 40, lambda *a: cpu.launch(*a))
+    dev = [dptx.asarray(host), dptx.zeros(n, np.float32)]
+    for _ in range(2):       # the first launches learn the speeds; then they fuse
+        ping_pong(k, (n // 256,), (256,), dev, [np.int32(n)], 20, lambda kk, g, b, a: kk(g, b, a))
+        dptx.synchronize()
+    assert np.array_equal(dev[0].get(), ref[0]) and np.array_equal(dev[1].get(), ref[1])
+    assert any(size > 1 and fused for size, fused in fused_groups), fused_groups
+
+
+def test_2d_stencil_fused(client, mod, fused_groups):
+    k = mod.get_function("heat")
+    w, h = 128, 1024        # 32 rows of blocks per worker: ghost zones of 8 launches fit
+    host = np.random.default_rng(2).random(w * h).astype(np.float32)
+    ref = [host.copy(), np.zeros_like(host)]
+    ping_pong(k, (w // 16, h // 16), (16, 16), ref, [np.int32(w), np.int32(h)], 24,
+              lambda *a: cpu.launch(*a))
+    dev = [dptx.asarray(host), dptx.zeros(w * h, np.float32)]
+    ping_pong(k, (w // 16, h // 16), (16, 16), dev, [np.int32(w), np.int32(h)], 24,
+              lambda kk, g, b, a: kk(g, b, a))
+    assert np.array_equal(dev[0].get(), ref[0]) and np.array_equal(dev[1].get(), ref[1])
+    assert any(size > 1 and fused for size, fused in fused_groups), fused_groups
+
+
+def test_far_reads_run_one_by_one(client, mod, fused_groups):
+    """Each launch reads the far end of the array, which the other worker wrote: ghost zones
+    would be half the grid, so the group runs launch by launch, and right."""
+    k = mod.get_function("mirror")
+    n = 1 << 18
+    host = np.arange(n, dtype=np.float32)
+    ref = [host.copy(), np.zeros_like(host)]
+    ping_pong(k, (n // 256,), (256,), ref, [np.int32(n)], 12, lambda *a: cpu.launch(*a))
+    dev = [dptx.asarray(host), dptx.zeros(n, np.float32)]
+    for _ in range(2):
+        ping_pong(k, (n // 256,), (256,), dev, [np.int32(n)], 6, lambda kk, g, b, a: kk(g, b, a))
+        dptx.synchronize()
+    assert np.array_equal(dev[0].get(), ref[0]) and np.array_equal(dev[1].get(), ref[1])
+    assert fused_groups and not any(fused for size, fused in fused_groups if size > 1)
+
+
+def test_error_in_a_fused_group_names_the_launch(client, mod):
+    k = mod.get_function("poke")
+    n = 1 << 16
+    a = dptx.zeros(n, np.float32)
+    for _ in range(3):                           # learn the speeds, then fuse
+        k((n // 256,), (256,), (a, 0))
+    a.get()
+    for at in (0, 0, 0, n, 0):
+        k((n // 256,), (256,), (a, at))
+    with pytest.raises(dptx.DptxMemoryError) as info:
+        a.get()
+    text = str(info.value) + "".join(getattr(info.value, "__notes__", []))
+    assert "poke" in text
+    got = a.get()
+    # the launches before the failing one are kept (3 warm-up + 3), the later one undone
+    assert np.array_equal(got, np.full(n, 6, np.float32)), np.unique(got)

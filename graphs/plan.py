@@ -27,7 +27,9 @@ from .launch import Chunk, window_of
 
 HORIZON = 8                # launches over which a rebalance must pay for itself
 IMBALANCE = 0.1            # predicted imbalance below which shares stay (measurements are noisy)
+LARGE_IMBALANCE = 1.5      # a makespan this much over the balanced one moves at once
 MOVE_MARGIN = 2.0          # the gain must beat the cost of moving by this factor
+PERSIST = 3                # model updates in a row that must find the imbalance to move
 SMALL_BYTES = 1 << 20      # a launch touching less than this may run away from its data
 
 
@@ -36,6 +38,8 @@ class Shares:
     workers: tuple          # addresses, in block order
     bounds: tuple           # len(workers) + 1 block boundaries
     launches: int = 0
+    uneven: int = 0         # model updates in a row that found these shares worth moving
+    seen: tuple = ()        # the speeds the last of them was read from
 
 
 def grid_unit(grid: tuple, parts: int) -> int:
@@ -121,8 +125,11 @@ class LaunchPlanner:
         bounds = share_bounds(counts, unit)
         if previous is not None and [w.address for w in order] == list(previous.workers):
             bounds = self._keep_or_move(previous, bounds, order, throughput, nblocks, maps, grid)
+        moved = previous is not None and tuple(bounds) != previous.bounds
         shares = Shares(tuple(w.address for w in order), tuple(bounds),
-                        (previous.launches if previous else 0) + 1)
+                        (previous.launches if previous else 0) + 1,
+                        0 if moved or previous is None else previous.uneven,
+                        () if moved or previous is None else previous.seen)
         self.shares[key] = shares
         counts = [b - a for a, b in zip(bounds, bounds[1:])]
         chunks = split_shares(order, counts, rates, is_measured, unit)
@@ -141,13 +148,22 @@ class LaunchPlanner:
                        default=0.0)
         before, after = makespan(old), makespan(bounds)
         if before < (1 + IMBALANCE) * after:
+            previous.uneven = 0
             return old          # within the noise of the measurements: stay
+        reading = tuple(sorted(throughput.items()))
+        if reading != previous.seen:     # a new measurement, not the same one read again
+            previous.seen = reading
+            previous.uneven += 1
+        large = before > LARGE_IMBALANCE * after
+        if previous.uneven < PERSIST and not large:
+            return old          # one reading is not a trend
         gain = (before - after) * min(HORIZON, previous.launches)
-        # Move half-way: one noisy measurement cannot swing a range of blocks far, and a
-        # real change of speed is followed within a few launches.
+        # A moderate imbalance moves half-way: one noisy measurement cannot swing a range of
+        # blocks far, and a real change of speed is followed within a few launches.
         unit = max(1, grid_unit(grid, len(order)))
-        halfway = [old[0]] + [a + round((b - a) / 2 / unit) * unit
-                              for a, b in zip(old[1:-1], bounds[1:-1])] + [old[-1]]
+        halfway = bounds if large else \
+            [old[0]] + [a + round((b - a) / 2 / unit) * unit
+                        for a, b in zip(old[1:-1], bounds[1:-1])] + [old[-1]]
         moved_blocks = sum(abs(a - b) for a, b in zip(old, halfway))
         bytes_per_block = sum(p.nbytes for p in maps) / max(1, nblocks)
         cost = moved_blocks * bytes_per_block / self.bandwidth

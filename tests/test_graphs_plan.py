@@ -54,12 +54,18 @@ def test_shares_stay_until_a_move_pays():
     # B becomes 3x slower: the gain pays, the boundary moves half-way (one noisy measurement
     # cannot swing it far), then the rest of the way (same order of workers)
     planner.bandwidth = 1e9
+    for speed in (700.0, 701.0):            # B 30% slower, two new readings: not yet a trend
+        model.rates[B] = speed
+        assert shares(planner.plan("k", (4096, 1, 1), (256, 1, 1), False, maps)) == {A: 2048, B: 2048}
+    for _ in range(3):                      # the same reading again counts once
+        planner.plan("k", (4096, 1, 1), (256, 1, 1), False, maps)
+    model.rates[B] = 700.5                  # the third: the boundary moves half-way
+    moved = planner.plan("k", (4096, 1, 1), (256, 1, 1), False, maps)
+    assert 2100 < shares(moved)[A] < 2300 and moved[0].worker == A
+    # B becomes 3x slower: a large imbalance moves at once, all the way
     model.rates[B] = 333.0
     moved = planner.plan("k", (4096, 1, 1), (256, 1, 1), False, maps)
-    assert 2400 < shares(moved)[A] < 2900 and moved[0].worker == A
-    for _ in range(4):
-        moved = planner.plan("k", (4096, 1, 1), (256, 1, 1), False, maps)
-    assert shares(moved)[A] > 2900
+    assert shares(moved)[A] > 2950
 
 
 def test_small_launch_runs_where_its_data_is():

@@ -90,6 +90,7 @@ def _finished(sub: Submitted) -> bool:
 class Stream:
     REPLAYS = 8             # at most this many footprint replays per synchronization
     GROUP_IDLE = 0.002      # seconds without a new launch before an open group is submitted
+    EAGER = 4               # launches after which a group goes if the workers have nothing
     MAX_QUEUED = 4          # operations in flight before a new one waits for the oldest
 
     def __init__(self):
@@ -104,7 +105,9 @@ class Stream:
             self._trim()
             if self._open is not None and self._open.accept(op):
                 self._last_add = time.monotonic()
-                if self._open.full():
+                # A full group goes; so does a group of a few when nothing else is in flight:
+                # the workers would otherwise wait for the whole group to form.
+                if self._open.full() or (not self._pending and len(self._open.ops) >= self.EAGER):
                     self._flush()
                 return
             self._flush()

@@ -13,8 +13,8 @@ runs where the piece is (halos). What the launch writes becomes the new pieces:
   overlaps it; no task receives every chunk's output.
 
 Keys: ``dptx-chunk-<kernel>-<launch>-<i>`` (the scheduler plugin learns from these and their
-``dptx`` annotation), ``dptx-out-...`` (one output of a chunk with several),
-``dptx-cut-...``, ``dptx-merge-<kernel>-<launch>-<slot>-<r>``.
+``dptx`` annotation; a chunk with several outputs returns a tuple, and pieces name their
+element of it), ``dptx-cut-...``, ``dptx-merge-<kernel>-<launch>-<slot>-<r>``.
 """
 from __future__ import annotations
 
@@ -114,33 +114,42 @@ def merge_ranges(pieces: PieceMap, lo: int, hi: int, page_bytes: int) -> list:
 
 
 class _Inputs:
-    """The parts of current pieces a task reads, as (input index, src offset) pairs; small
-    parts of remote pieces become cut tasks (shared between the tasks of the launch)."""
+    """What a task reads of current pieces: its arguments (futures, each once) and its
+    *views*, (argument index, element or None), which parts and images index. A piece on the
+    task's own worker (or mostly needed, or small) comes as it is; a small part of a remote
+    piece, or any remote part of one output among several of a task, comes through a cut task
+    run where it is (shared between the tasks of the launch), so that only its bytes travel."""
 
     def __init__(self, graph: GraphBuilder, cuts: dict, launch: str):
         self.graph, self.cuts, self.launch = graph, cuts, launch
-        self.args, self._index = [], {}
+        self.args, self.views = [], []
+        self._arg, self._view = {}, {}
 
     def add(self, part: Piece, local_to=None) -> tuple:
-        if part.worker == local_to or 2 * part.size >= part.length or part.length <= SMALL_PIECE:
-            ref, src = part.future, part.offset
-        else:
-            k = (part.future.key, part.offset, part.size)
-            key = self.cuts.get(k)
-            if key is None:
-                key = self.cuts[k] = self.graph.task(
-                    f"dptx-cut-{self.launch}-{len(self.cuts)}", tasks.cut, part.future,
-                    part.offset, part.size)
-            ref, src = TaskRef(key), 0
-        return self.add_future(ref), src
+        """(view index, offset of the part's first byte in that array)."""
+        local = part.worker == local_to and local_to is not None
+        mostly = 2 * part.size >= part.length or part.length <= SMALL_PIECE
+        if local or (mostly and part.element is None):
+            return self.view(part.future, part.element), part.offset
+        k = (part.future.key, part.element, part.offset, part.size)
+        key = self.cuts.get(k)
+        if key is None:
+            key = self.cuts[k] = self.graph.task(
+                f"dptx-cut-{self.launch}-{len(self.cuts)}", tasks.cut, part.future,
+                part.offset, part.size, part.element)
+        return self.view(TaskRef(key), None), 0
 
-    def add_future(self, ref) -> int:
-        """The input index of a future (or TaskRef), each once."""
-        name = ref.key
-        if name not in self._index:
-            self._index[name] = len(self.args)
+    def view(self, ref, element=None) -> int:
+        """The view index of element ``element`` of a future (or TaskRef), each once."""
+        arg = self._arg.get(ref.key)
+        if arg is None:
+            arg = self._arg[ref.key] = len(self.args)
             self.args.append(ref)
-        return self._index[name]
+        index = self._view.get((arg, element))
+        if index is None:
+            index = self._view[(arg, element)] = len(self.views)
+            self.views.append((arg, element))
+        return index
 
 
 @dataclass
@@ -197,10 +206,10 @@ def _add_chunk(graph: GraphBuilder, cuts: dict, launch: str, key: str, steps: li
             extra = dict(ranges=tuple(rng for _, rng in mine))
             outs.extend((s, r) for r, _ in mine)
         plans.append(tasks.SlotWindow(lo, hi, slot.pieces.nbytes, tuple(parts), mode, **extra))
-    plan_steps = tuple(tasks.Step(spec, first, end, inputs.add_future(image), tuple(mapping))
+    plan_steps = tuple(tasks.Step(spec, first, end, inputs.view(image), tuple(mapping))
                        for spec, image, first, end, mapping in steps)
-    plan = tasks.ChunkPlan(plan_steps, device, tuple(plans), tuple(s.name for s in slots),
-                           page_bytes)
+    plan = tasks.ChunkPlan(tuple(inputs.views), plan_steps, device, tuple(plans),
+                           tuple(s.name for s in slots), page_bytes)
     graph.task(key, tasks.run_chunk, plan, *inputs.args,
                workers=[worker] if worker else None,
                allow_other_workers=True if worker else None,
@@ -208,12 +217,11 @@ def _add_chunk(graph: GraphBuilder, cuts: dict, launch: str, key: str, steps: li
     return outs
 
 
-def _output_keys(graph: GraphBuilder, key: str, outs: list, prefix: str) -> dict:
-    """(slot, range) -> the key holding that output: the chunk itself, or a getitem."""
+def _outputs(key: str, outs: list) -> dict:
+    """(slot, range) -> (the chunk's key, element of its value or None when it has one)."""
     if len(outs) == 1:
-        return {outs[0]: key}
-    return {o: graph.task(f"{prefix}-{j}", tasks.output, TaskRef(key), j)
-            for j, o in enumerate(outs)}
+        return {outs[0]: (key, None)}
+    return {o: (key, j) for j, o in enumerate(outs)}
 
 
 def submit_launch(client, request: Request, chunks: list, footprints: list, launch: str,
@@ -248,7 +256,7 @@ def submit_launch(client, request: Request, chunks: list, footprints: list, laun
         hi = min(slot.pieces.nbytes, -(-max(b for _, b in spans) // page_bytes) * page_bytes)
         ranges[s] = merge_ranges(slot.pieces, lo, hi, page_bytes)
 
-    chunk_keys, out_keys = [], {}          # out_keys: (chunk, slot, range) -> key
+    chunk_keys, out_keys = [], {}          # (chunk, slot, range) -> (key, element)
     for c, chunk in enumerate(chunks):
         key = f"dptx-chunk-{name}-{launch}-{c}"
         info = dict(annotations, index=c, blocks=chunk.end - chunk.first)
@@ -257,7 +265,7 @@ def submit_launch(client, request: Request, chunks: list, footprints: list, laun
                           slots, windows[c], modes, writes[c], ranges, chunk.worker,
                           chunk.device, page_bytes, info)
         chunk_keys.append(key)
-        for o, k in _output_keys(graph, key, outs, f"dptx-out-{name}-{launch}-{c}").items():
+        for o, k in _outputs(key, outs).items():
             out_keys[(c,) + o] = k
 
     merge_keys = {}
@@ -269,19 +277,23 @@ def submit_launch(client, request: Request, chunks: list, footprints: list, laun
             for part in slot.pieces.overlapping(lo, hi):
                 index, src = inputs.add(part)
                 layout.append((index, src, part.start - lo, part.size))
-            runs = [TaskRef(out_keys[(c, s, r)]) for c in range(nchunks) if (c, s, r) in out_keys]
+            nbase = len(inputs.views)
+            for c in range(nchunks):
+                if (c, s, r) in out_keys:
+                    key, element = out_keys[(c, s, r)]
+                    inputs.view(TaskRef(key), element)
             merge_keys[(s, r)] = graph.task(
                 f"dptx-merge-{name}-{launch}-{s}-{r}", tasks.merge_range, lo, hi, slot.rule,
-                tuple(layout), len(inputs.args), *inputs.args, *runs)
+                tuple(layout), nbase, tuple(inputs.views), *inputs.args)
 
-    wanted = list(dict.fromkeys(chunk_keys + list(out_keys.values()) + list(merge_keys.values())))
+    wanted = list(dict.fromkeys(chunk_keys + list(merge_keys.values())))
     futures = graph.submit(client, wanted)
 
     new = []
     for s, slot in enumerate(slots):
         if modes[s] == "direct":
-            made = [Piece(writes[c][s][0], writes[c][s][1], futures[out_keys[(c, s, None)]],
-                          0, chunks[c].worker)
+            made = [Piece(writes[c][s][0], writes[c][s][1], futures[out_keys[(c, s, None)][0]],
+                          0, chunks[c].worker, element=out_keys[(c, s, None)][1])
                     for c in range(nchunks) if (c, s, None) in out_keys]
             new.append(slot.pieces.replaced(made))
         elif modes[s] == "merge":
@@ -330,15 +342,15 @@ def submit_batch(client, requests: list, footprints: list, worker, device: str, 
     key = f"dptx-batch-{batch}"
     outs = _add_chunk(graph, cuts, batch, key, steps, slots, windows, modes, writes, {},
                       worker, device, page_bytes, {"batch": batch, "launches": len(steps)})
-    out_keys = _output_keys(graph, key, outs, f"dptx-out-batch-{batch}")
-    wanted = list(dict.fromkeys([key] + list(out_keys.values())))
-    futures = graph.submit(client, wanted)
+    out_keys = _outputs(key, outs)
+    futures = graph.submit(client, [key])
     new = {}
     for c, slot in enumerate(slots):
         if (c, None) in out_keys:
-            piece = Piece(writes[c][0], writes[c][1], futures[out_keys[(c, None)]], 0, worker)
+            piece = Piece(writes[c][0], writes[c][1], futures[key], 0, worker,
+                          element=out_keys[(c, None)][1])
             new[slot.key] = slot.pieces.replaced([piece])
-    return new, [futures[k] for k in wanted]
+    return new, [futures[key]]
 
 
 def submit_fused(client, requests: list, workers: list, launch: str, page_bytes: int,
@@ -391,14 +403,14 @@ def submit_fused(client, requests: list, workers: list, launch: str, page_bytes:
                     share=ranges[-1][1] - ranges[-1][0])
         outs = _add_chunk(graph, cuts, launch, key, steps, slots, windows, modes, outputs, {},
                           worker, "cpu", page_bytes, info, checks)
-        for (c, _), out_key in _output_keys(graph, key, outs, f"dptx-out-{name}-{launch}-{i}").items():
-            made.setdefault(order[c].key, []).append((outputs[c], out_key, worker, order[c]))
+        for (c, _), (out_key, element) in _outputs(key, outs).items():
+            made.setdefault(order[c].key, []).append((outputs[c], out_key, element, worker,
+                                                      order[c]))
         keys.append(key)
-    wanted = list(dict.fromkeys(keys + [k for parts in made.values() for _, k, _, _ in parts]))
-    futures = graph.submit(client, wanted)
+    futures = graph.submit(client, keys)
     new = {}
     for buf, parts in made.items():
-        slot = parts[0][3]
-        new[buf] = slot.pieces.replaced([Piece(lo, hi, futures[k], 0, w)
-                                         for (lo, hi), k, w, _ in parts if hi > lo])
-    return new, [futures[k] for k in wanted]
+        slot = parts[0][4]
+        new[buf] = slot.pieces.replaced([Piece(lo, hi, futures[k], 0, w, element=e)
+                                         for (lo, hi), k, e, w, _ in parts if hi > lo])
+    return new, [futures[k] for k in keys]

@@ -91,7 +91,7 @@ def copied(client, pieces: PieceMap) -> PieceMap:
     if not pieces.pieces:
         return PieceMap(pieces.nbytes, [])
     graph, t = GraphBuilder(), token()
-    keys = [graph.task(f"dptx-copy-{t}-{i}", tasks.cut, p.future, p.offset, p.size)
+    keys = [graph.task(f"dptx-copy-{t}-{i}", tasks.cut, p.future, p.offset, p.size, p.element)
             for i, p in enumerate(pieces.pieces)]
     futures = graph.submit(client, keys)
     return PieceMap(pieces.nbytes, [Piece(p.start, p.end, futures[k], 0, p.worker)
@@ -100,15 +100,17 @@ def copied(client, pieces: PieceMap) -> PieceMap:
 
 def download(client, pieces: PieceMap) -> np.ndarray:
     """Device -> host: the pieces gathered straight from the workers (a piece that is a small
-    part of a larger array is cut where it is first)."""
+    part of a larger array, or one output of a task that made several, is cut where it is
+    first)."""
     out = np.empty(pieces.nbytes, np.uint8)
     if not pieces.pieces:
         return out
     graph, t = GraphBuilder(), token()
     sources = []
     for i, p in enumerate(pieces.pieces):
-        if 2 * p.size < p.length:
-            sources.append((graph.task(f"dptx-cut-{t}-{i}", tasks.cut, p.future, p.offset, p.size), 0))
+        if 2 * p.size < p.length or p.element is not None:
+            sources.append((graph.task(f"dptx-cut-{t}-{i}", tasks.cut, p.future, p.offset,
+                                       p.size, p.element), 0))
         else:
             sources.append((p.future, p.offset))
     cut = graph.submit(client, [s for s, _ in sources if isinstance(s, str)])

@@ -22,7 +22,9 @@ class Piece:
     future: object
     offset: int = 0          # where byte ``start`` is in the future's array
     worker: str = None       # expected holder (a hint)
-    length: int = None       # bytes of the future's whole array (None: this piece's size)
+    length: int = None       # bytes of the whole array (None: this piece's size)
+    element: int = None      # the array is this element of the future's value (a tuple: the
+                             # outputs of a task that makes several)
 
     def __post_init__(self):
         if self.length is None:
@@ -35,7 +37,8 @@ class Piece:
     def cut(self, lo: int, hi: int) -> "Piece":
         """The part of this piece inside [lo, hi) (which must overlap it), as a view."""
         a, b = max(lo, self.start), min(hi, self.end)
-        return Piece(a, b, self.future, self.offset + (a - self.start), self.worker, self.length)
+        return Piece(a, b, self.future, self.offset + (a - self.start), self.worker, self.length,
+                     self.element)
 
 
 class PieceMap:

@@ -59,10 +59,17 @@ def _copy(a: np.ndarray) -> np.ndarray:
     return out
 
 
-def cut(array: np.ndarray, offset: int, size: int) -> np.ndarray:
-    """A copy of bytes [offset, offset + size) of a piece's array: run where the array is, so
-    that only these bytes travel (halos, device-to-device copies, reads of part of a piece)."""
+def cut(value, offset: int, size: int, element: int = None) -> np.ndarray:
+    """A copy of bytes [offset, offset + size) of a piece's array (element ``element`` of the
+    value when it is a task's several outputs): run where the array is, so that only these
+    bytes travel (halos, device-to-device copies, reads of part of a piece)."""
+    array = value if element is None else value[element]
     return _copy(array[offset:offset + size])
+
+
+def _arrays(views: tuple, inputs: tuple) -> list:
+    """The arrays a task reads: ``views[k]`` = (input index, element or None)."""
+    return [inputs[i] if e is None else inputs[i][e] for i, e in views]
 
 
 def assemble(nbytes: int, layout: tuple, *arrays) -> np.ndarray:
@@ -167,7 +174,9 @@ class Step:
 @dataclass(frozen=True)
 class ChunkPlan:
     """A task's work: its ``steps`` run in order over the windows of ``slots`` (a chunk of
-    one launch has one step; a batch of small launches has several)."""
+    one launch has one step; a batch of small launches has several). Parts and images index
+    ``views``: (input index, element or None) of the task's inputs."""
+    views: tuple
     steps: tuple
     device: str             # "cpu" | "gpu"
     slots: tuple            # SlotWindow per chunk slot
@@ -249,6 +258,7 @@ def run_chunk(chunk: ChunkPlan, *inputs):
     tuple when there are several). An error of a step carries ``dptx_step``, its index."""
     from dptx.cpu.address_space import Window
 
+    inputs = _arrays(chunk.views, inputs)
     datas, kept, views = [], {}, []
     for s, slot in enumerate(chunk.slots):
         data = _window_data(slot, inputs)
@@ -293,11 +303,6 @@ def run_chunk(chunk: ChunkPlan, *inputs):
             for rlo, rhi in slot.ranges:
                 outputs.append(_changed_runs(kept[s], data, slot.lo, rlo, rhi, chunk.page_bytes))
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
-
-
-def output(result: tuple, index: int):
-    """One output of a chunk that has several."""
-    return result[index]
 
 
 def _report(kernel_seconds: float) -> None:
@@ -353,7 +358,8 @@ def _combine(out: np.ndarray, base: np.ndarray, written: np.ndarray, rule) -> No
             raise ValueError(f"no merge rule for atomic {op}")
 
 
-def merge_range(lo: int, hi: int, rule, layout: tuple, nbase: int, *inputs) -> np.ndarray:
+def merge_range(lo: int, hi: int, rule, layout: tuple, nbase: int, views: tuple,
+                *inputs) -> np.ndarray:
     """The next version of bytes [lo, hi) of a buffer written by several chunks (or by
     reduction atomics). ``inputs[:nbase]`` hold the current bytes (``layout`` has (input
     index, src offset, dst offset, size) of each part); the rest are the chunks' changed runs
@@ -362,7 +368,9 @@ def merge_range(lo: int, hi: int, rule, layout: tuple, nbase: int, *inputs) -> n
     One writer of a byte: its value. Several: their differences against the base, applied in
     chunk order (plain stores to the same byte from two blocks are a race in CUDA too).
     Reduction atomics (``rule`` = (op, type)): the contributions combined by the operation.
+    ``views`` says which input (and element of it) each of them is.
     """
+    inputs = _arrays(views, inputs)
     base = assemble(hi - lo, layout, *inputs[:nbase])
     out = None
     for runs in inputs[nbase:]:

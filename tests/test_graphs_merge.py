@@ -10,6 +10,7 @@ from graphs.tasks import (ChunkPlan, LaunchSpec, SlotWindow, Step, _changed_runs
 from scheduler_plugins.planner import WorkerInfo
 
 PAGE = 16
+VIEWS = ((0, None), (1, None))      # a chunk's inputs here: the PTX text, one buffer
 
 
 # -- pieces -----------------------------------------------------------------------------------------
@@ -65,24 +66,29 @@ def test_changed_runs_are_page_aligned_and_clipped():
     assert [s for s, _ in _changed_runs(before, after, 8, 36, 48, PAGE)] == [36]
 
 
+def views(n):
+    return tuple((i, None) for i in range(n))
+
+
 def test_merge_range_writers_and_reductions():
     base = np.arange(64, dtype=np.uint8)
     layout = ((0, 0, 0, 64),)
     a = [(0, np.array([200, 1, 2, 3], np.uint8))]          # changes byte 0 only
     b = [(0, np.array([0, 100, 2, 3], np.uint8)), (40, np.array([101], np.uint8))]
-    merged = merge_range(0, 64, None, layout, 1, base, a, b)
+    merged = merge_range(0, 64, None, layout, 1, views(3), base, a, b)
     expected = base.copy()
     expected[[0, 1, 40]] = [200, 100, 101]
     assert np.array_equal(merged, expected)
-    assert merge_range(0, 64, None, layout, 1, base) is not None      # no writer: the base
+    assert merge_range(0, 64, None, layout, 1, views(1), base) is not None  # no writer: the base
     # reductions: each run is a chunk's own version of the bytes
     v = np.array([10, 20], np.uint32)
     runs1 = [(0, (v + 5).view(np.uint8))]
     runs2 = [(0, (v + 7).view(np.uint8))]
-    got = merge_range(0, 8, ("add", "u32"), ((0, 0, 0, 8),), 1, v.view(np.uint8), runs1, runs2)
+    got = merge_range(0, 8, ("add", "u32"), ((0, 0, 0, 8),), 1, views(3), v.view(np.uint8),
+                      runs1, runs2)
     assert got.view(np.uint32).tolist() == [22, 32]
     w = np.array([0xFFFFFFF0], np.uint32)
-    wrap = merge_range(0, 4, ("add", "u32"), ((0, 0, 0, 4),), 1, w.view(np.uint8),
+    wrap = merge_range(0, 4, ("add", "u32"), ((0, 0, 0, 4),), 1, views(3), w.view(np.uint8),
                        [(0, (w + np.uint32(10)).view(np.uint8))], [(0, (w + np.uint32(10)).view(np.uint8))])
     assert wrap.view(np.uint32)[0] == (0xFFFFFFF0 + 20) % 2**32
 
@@ -98,7 +104,7 @@ def test_reduction_rules(op, dtype, combine):
     runs = [[(0, combine(base, c).view(np.uint8))] for c in contributions]
     ptx_type = {np.int32: "s32", np.float64: "f64", np.uint32: "u32", np.uint64: "u64"}[dtype]
     got = merge_range(0, base.nbytes, (op, ptx_type), ((0, 0, 0, base.nbytes),), 1,
-                      base.view(np.uint8), *runs).view(dtype)
+                      views(4), base.view(np.uint8), *runs).view(dtype)
     assert np.array_equal(got, combine.reduce([base] + contributions))
 
 
@@ -107,6 +113,8 @@ def test_memcpy_task_helpers():
     assert np.array_equal(host_bytes(data).view(np.int16), data)
     assert fill(7, b"\x01\x02").tolist() == [1, 2, 1, 2, 1, 2, 1]
     assert cut(np.arange(10, dtype=np.uint8), 3, 4).tolist() == [3, 4, 5, 6]
+    pair = (np.zeros(4, np.uint8), np.arange(10, dtype=np.uint8))
+    assert cut(pair, 3, 4, element=1).tolist() == [3, 4, 5, 6]      # one output of several
 
 
 def test_run_chunk_direct_output_and_footprint_check():
@@ -121,7 +129,7 @@ def test_run_chunk_direct_output_and_footprint_check():
     window = SlotWindow(128, 384, 512, ((1, 128, 0, 256),), "direct", 128, 256)
 
     def chunk(spec, steps=1):
-        return ChunkPlan(tuple(Step(spec, 1, 2, 0, (0,)) for _ in range(steps)), "cpu",
+        return ChunkPlan(VIEWS, tuple(Step(spec, 1, 2, 0, (0,)) for _ in range(steps)), "cpu",
                          (window,), ("argument 0 (y)",), PAGE)
     out = run_chunk(chunk(spec), ptx, y)
     assert np.array_equal(out.view(np.float32), np.arange(32, 64, dtype=np.float32))
@@ -141,9 +149,9 @@ def test_run_chunk_steps_run_in_order_and_errors_name_their_step():
     y = np.zeros(4, np.int32).view(np.uint8)
     window = SlotWindow(0, 16, 16, ((1, 0, 0, 16),), "direct", 0, 16)
     steps = tuple(Step(good, 0, 1, 0, (0,)) for _ in range(3))
-    out = run_chunk(ChunkPlan(steps, "cpu", (window,), ("argument 0 (y)",), PAGE), ptx, y)
+    out = run_chunk(ChunkPlan(VIEWS, steps, "cpu", (window,), ("argument 0 (y)",), PAGE), ptx, y)
     assert out.view(np.int32).tolist() == [3, 3, 3, 3]
     with pytest.raises(dptx.DptxMemoryError) as info:
-        run_chunk(ChunkPlan(steps[:2] + (Step(bad, 0, 1, 0, (0,)),), "cpu", (window,),
+        run_chunk(ChunkPlan(VIEWS, steps[:2] + (Step(bad, 0, 1, 0, (0,)),), "cpu", (window,),
                             ("argument 0 (y)",), PAGE), ptx, y)
     assert info.value.dptx_step == 2

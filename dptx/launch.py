@@ -227,7 +227,7 @@ class _BatchGroup(Group):
 
 class _FusedGroup(Group):
     """Launches in a row with the same shares (see ``Fused``)."""
-    limit = 16          # a group is one task per worker: few enough that they pipeline
+    limit = 32          # a group is one task per worker: few enough that they pipeline
 
     def __init__(self, shares: tuple, op: LaunchOp):
         self.shares, self.ops = shares, [op]
@@ -245,17 +245,16 @@ class _FusedGroup(Group):
         launches that fuse with nothing, alone."""
         out, i, ops = [], 0, self.ops
         while i < len(ops):
-            size = len(ops) - i
-            while size > 1:
+            best, low, high = None, 2, len(ops) - i     # the longest run from i that fuses
+            while low <= high:
+                size = (low + high) // 2
                 fused = Fused(self.shares, ops[i:i + size])
                 if fused.plan() is not None:
-                    out.append(fused)
-                    break
-                size //= 2
-            if size <= 1:
-                out.append(ops[i])
-                size = 1
-            i += size
+                    best, low = fused, size + 1
+                else:
+                    high = size - 1
+            out.append(best if best is not None else ops[i])
+            i += len(best.ops) if best is not None else 1
         return out
 
 
@@ -307,8 +306,10 @@ class Fused(Operation):
                 return None
             out = []
             for (worker, a, b), mine in zip(self.shares, owned):
+                # ghost zones of at most an eighth of the share on each side: what they
+                # cost in computing twice must stay below what a task round trip costs
                 ranges = extend_ranges(fp, len(self.ops), (a, b), n, unit,
-                                       limit=max(unit, (b - a) // 4))
+                                       limit=max(unit, (b - a) // 8))
                 if ranges is None:
                     return None
                 rows = [op.footprints([r])[0] for op, r in zip(self.ops, ranges)]

@@ -312,63 +312,33 @@ def submit_batch(client, requests: list, footprints: list, worker, device: str, 
                  page_bytes: int) -> tuple:
     """Consecutive small launches as one task on one worker (like a CUDA graph): each runs
     whole (its grid is one chunk), in order, over windows that are the hulls of the launches'
-    windows per buffer. ``footprints[i]`` is launch i's footprint row. Slots of the same
-    buffer are joined by ``Slot.key``. Returns ({buffer key: new PieceMap}, futures)."""
-    graph = GraphBuilder()
-    cuts: dict = {}
-    joined, order = {}, []            # buffer key -> chunk slot index
-    steps, spans, written = [], [], []
-    for request, row in zip(requests, footprints):
-        windows, writes = _chunk_windows(request.slots, row, device)
-        mapping = []
-        for s, slot in enumerate(request.slots):
-            c = joined.get(slot.key)
-            if c is None:
-                c = joined[slot.key] = len(order)
-                order.append(slot)
-                spans.append([])
-                written.append([])
-            mapping.append(c)
-            if windows[s][1] > windows[s][0]:
-                spans[c].append(windows[s])
-            if writes[s] is not None:
-                written[c].append(writes[s])
-        nblocks = request.spec.grid[0] * request.spec.grid[1] * request.spec.grid[2]
-        steps.append((request.spec, request.image, 0, nblocks, tuple(mapping)))
-    slots = [Slot(sl.pieces, sl.name, bool(written[c]), None, sl.key) for c, sl in enumerate(order)]
-    windows = [(min(a for a, _ in sp), max(b for _, b in sp)) if sp else (0, 0) for sp in spans]
-    writes = [hull(w) for w in written]
-    modes = ["direct" if w else "read" for w in written]
-    key = f"dptx-batch-{batch}"
-    outs = _add_chunk(graph, cuts, batch, key, steps, slots, windows, modes, writes, {},
-                      worker, device, page_bytes, {"batch": batch, "launches": len(steps)})
-    out_keys = _outputs(key, outs)
-    futures = graph.submit(client, [key])
-    new = {}
-    for c, slot in enumerate(slots):
-        if (c, None) in out_keys:
-            piece = Piece(writes[c][0], writes[c][1], futures[key], 0, worker,
-                          element=out_keys[(c, None)][1])
-            new[slot.key] = slot.pieces.replaced([piece])
-    return new, [futures[key]]
+    windows per buffer. ``footprints[i]`` is launch i's footprint row. A fused group of one
+    worker that owns everything it writes. Returns ({buffer key: new PieceMap}, futures)."""
+    ranges = [(0, r.spec.grid[0] * r.spec.grid[1] * r.spec.grid[2]) for r in requests]
+    return submit_fused(client, requests, [(worker, ranges, footprints, None)], batch,
+                        page_bytes, {"batch": batch, "launches": len(requests)},
+                        prefix=f"dptx-batch-{batch}", device=device)
 
 
 def submit_fused(client, requests: list, workers: list, launch: str, page_bytes: int,
-                 annotations: dict) -> tuple:
+                 annotations: dict, prefix: str = None, device: str = "cpu") -> tuple:
     """A group of launches with the same shares as one task per worker (``graphs.fusion``).
     ``workers[i]`` = (address, ranges, rows, owned): the block range of each launch that the
     worker runs (its share, grown by ghost zones), the footprint row of each launch over its
-    range, and per buffer key the bytes it returns (what its own blocks write). Slots of the
-    same buffer are joined by ``Slot.key``. Returns ({buffer key: new PieceMap}, futures)."""
+    range, and per buffer key the bytes it returns (what its own blocks write; None: all it
+    writes). Slots of the same buffer are joined by ``Slot.key``. Tasks are named
+    ``dptx-chunk-<kernel>-<launch>-<i>`` (or ``prefix-<i>``). Returns ({buffer key: new
+    PieceMap}, futures)."""
     graph = GraphBuilder()
     cuts: dict = {}
     kernels = list(dict.fromkeys(r.spec.kernel for r in requests))
     name = safe_name(kernels[0]) if len(kernels) == 1 else "fused"
+    prefix = prefix or f"dptx-chunk-{name}-{launch}"
     made, keys = {}, []
     for i, (worker, ranges, rows, owned) in enumerate(workers):
         joined, order, spans, writes, steps = {}, [], [], [], []
         for request, (first, end), row in zip(requests, ranges, rows):
-            windows, wrote = _chunk_windows(request.slots, row, "cpu")
+            windows, wrote = _chunk_windows(request.slots, row, device)
             mapping = []
             for s, slot in enumerate(request.slots):
                 c = joined.get(slot.key)
@@ -383,6 +353,8 @@ def submit_fused(client, requests: list, workers: list, launch: str, page_bytes:
                 if wrote[s] is not None:
                     writes[c].append(wrote[s])
             steps.append((request.spec, request.image, first, end, tuple(mapping)))
+        if owned is None:
+            owned = {slot.key: hull(writes[c]) for c, slot in enumerate(order) if writes[c]}
         slots, windows, modes, outputs, checks = [], [], [], [], []
         for c, slot in enumerate(order):
             span = hull(spans[c] + [owned[slot.key]] if slot.key in owned else spans[c])
@@ -398,11 +370,11 @@ def submit_fused(client, requests: list, workers: list, launch: str, page_bytes:
                 checks.append(None)
             slots.append(Slot(slot.pieces, slot.name, slot.key in owned or bool(ghost), None,
                               slot.key))
-        key = f"dptx-chunk-{name}-{launch}-{i}"
+        key = f"{prefix}-{i}"
         info = dict(annotations, index=i, blocks=sum(end - first for first, end in ranges),
                     share=ranges[-1][1] - ranges[-1][0])
         outs = _add_chunk(graph, cuts, launch, key, steps, slots, windows, modes, outputs, {},
-                          worker, "cpu", page_bytes, info, checks)
+                          worker, device, page_bytes, info, checks)
         for (c, _), (out_key, element) in _outputs(key, outs).items():
             made.setdefault(order[c].key, []).append((outputs[c], out_key, element, worker,
                                                       order[c]))

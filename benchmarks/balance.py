@@ -7,6 +7,13 @@ worker alone.
 
     python benchmarks/balance.py
 """
+import os as _os
+import sys as _sys
+
+# benchmarks/distributed.py has the name of the package these scripts import, and Python puts
+# a script's folder first on the import path: take this folder off it.
+_sys.path[:] = [p for p in _sys.path
+                if _os.path.abspath(p or _os.curdir) != _os.path.dirname(_os.path.abspath(__file__))]
 import logging
 import os
 import time
@@ -60,10 +67,10 @@ def main():
                 kernel((NBLOCKS,), (THREADS,), (out, ITERS))
                 out.get()
             adaptive = timed(kernel, out)
+            state = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins["dptx"].state())
             with dask.config.set({"dptx.chunks": 2}):
                 # two equal chunks, one per worker (the plugin is bypassed by dptx.chunks)
                 even = timed(kernel, out)
-            state = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins["dptx"].state())
             client.retire_workers([slow])
             alone = timed(kernel, out)
         finally:

@@ -7,6 +7,13 @@
 
     python benchmarks/cluster_scaling.py
 """
+import os as _os
+import sys as _sys
+
+# benchmarks/distributed.py has the name of the package these scripts import, and Python puts
+# a script's folder first on the import path: take this folder off it.
+_sys.path[:] = [p for p in _sys.path
+                if _os.path.abspath(p or _os.curdir) != _os.path.dirname(_os.path.abspath(__file__))]
 import logging
 import time
 
@@ -104,8 +111,8 @@ def main():
         overhead_ms = (timings[64] - timings[1]) / 63 * 1e3
         print(f"{label}: small launch {timings[1] * 1e3:.1f} ms as 1 chunk, "
               f"{timings[64] * 1e3:.1f} ms as 64 chunks -> {overhead_ms:.2f} ms per extra chunk")
-        print(f"    a launch updating a 256 KiB array: chunks returned {moved[0]:,} bytes of dirty "
-              f"pages; workers fetched {moved[1]:,} bytes from each other")
+        print(f"    a launch updating a 256 KiB array: chunks returned {moved[0]:,} bytes "
+              f"(what they wrote); workers fetched {moved[1]:,} bytes from each other")
 
 
 if __name__ == "__main__":

@@ -8,15 +8,17 @@ against what the halos need, and queued one-block launches per second.
 
     python benchmarks/distributed.py [--quick] [--runs N]
 """
+import os as _os
+import sys as _sys
+
+# benchmarks/distributed.py has the name of the package these scripts import, and Python puts
+# a script's folder first on the import path: take this folder off it.
+_sys.path[:] = [p for p in _sys.path
+                if _os.path.abspath(p or _os.curdir) != _os.path.dirname(_os.path.abspath(__file__))]
+
 import argparse
 import logging
-import os
-import sys
 import time
-
-# This script is named like the package it uses: keep its own folder off the import path.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
 
 import numpy as np  # noqa: E402
 from distributed import Client, LocalCluster  # noqa: E402

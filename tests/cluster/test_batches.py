@@ -17,7 +17,7 @@ def addone():
 
 
 def test_small_launches_run_as_batches(client, addone, monkeypatch):
-    from dptx.launch import Batch
+    from dptx.groups import Batch
     sizes = []
     submit = Batch.submit
 

@@ -7,7 +7,7 @@ import pytest
 
 import dptx
 from dptx import cpu
-from dptx.launch import Fused
+from dptx.groups import Fused
 
 SRC = r'''
 extern "C" __global__ void jacobi(const float* in, float* out, int n) {

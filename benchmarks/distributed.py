@@ -2,8 +2,8 @@
 
 A cluster of 2 worker processes x 1 thread (scheduler plugin and worker preload, as the
 embedded default) against ``dptx.cpu.launch`` in-process on 2 threads, same kernels, same
-results (checked bitwise). Data is on the cluster before timing and every kernel has been
-compiled on every worker. Also: the bytes workers fetched from each other during each run,
+results (checked bitwise), runs of the two taken in turn. Data is on the cluster before timing
+and every kernel has been compiled on every worker. Also: the bytes workers fetched from each other during each run,
 against what the halos need, and queued one-block launches per second.
 
     python benchmarks/distributed.py [--quick] [--runs N]
@@ -82,41 +82,44 @@ class Workload:
         self.name, self.kernel, self.make, self.steps = name, kernel, make, steps
         self.halo_bytes = halo_bytes     # bytes per launch per cut between workers
 
-    def in_process(self, mod, runs):
-        k = mod.get_function(self.kernel)
+    def in_process_once(self, k):
+        """One timed run with ``dptx.cpu.launch`` on 2 threads: (seconds, arrays after)."""
         arrays, schedule = self.make()
-        for grid, block, args in schedule(arrays)[:1]:
-            cpu.launch(k, grid, block, args, threads=2)      # compile
-        best = float("inf")
-        for _ in range(runs):
-            arrays, schedule = self.make()
-            t0 = time.perf_counter()
-            for grid, block, args in schedule(arrays):
-                cpu.launch(k, grid, block, args, threads=2)
-            best = min(best, time.perf_counter() - t0)
-        return best, arrays
+        t0 = time.perf_counter()
+        for grid, block, args in schedule(arrays):
+            cpu.launch(k, grid, block, args, threads=2)
+        return time.perf_counter() - t0, arrays
 
-    def on_cluster(self, mod, client, runs):
-        k = mod.get_function(self.kernel)
+    def on_cluster_once(self, k, client):
+        """One timed run on the cluster, data uploaded before: (seconds, arrays after, bytes
+        the workers fetched from each other, launches)."""
         host, schedule = self.make()
         arrays = [dptx.asarray(a) for a in host]
-        for grid, block, args in schedule(arrays)[:1]:
-            k(grid, block, args)                          # compile on every worker it reaches
         dptx.synchronize()
-        best, moved = float("inf"), 0
+        before = transferred(client)
+        t0 = time.perf_counter()
+        launches = schedule(arrays)
+        for grid, block, args in launches:
+            k(grid, block, args)
+        dptx.synchronize()
+        elapsed = time.perf_counter() - t0
+        return elapsed, [a.get() for a in arrays], transferred(client) - before, len(launches)
+
+    def compare(self, mod, client, runs):
+        """In-process and cluster runs taken in turn (the machine's speed drifts; timing all of
+        one and then all of the other would compare two different machines); best of each."""
+        k = mod.get_function(self.kernel)
+        self.in_process_once(k)                       # JIT in this process
+        self.on_cluster_once(k, client)               # JIT on the workers, speeds learnt
+        local = remote = None
         for _ in range(runs):
-            host, schedule = self.make()
-            arrays = [dptx.asarray(a) for a in host]
-            dptx.synchronize()
-            before = transferred(client)
-            t0 = time.perf_counter()
-            for grid, block, args in schedule(arrays):
-                k(grid, block, args)
-            dptx.synchronize()
-            elapsed = time.perf_counter() - t0
-            if elapsed < best:
-                best, moved = elapsed, transferred(client) - before
-        return best, [a.get() for a in arrays], moved, len(schedule(arrays))
+            t, host = self.in_process_once(k)
+            if local is None or t < local[0]:
+                local = (t, host)
+            r = self.on_cluster_once(k, client)
+            if remote is None or r[0] < remote[0]:
+                remote = r
+        return local, remote
 
 
 def workloads(quick):
@@ -197,14 +200,13 @@ def main():
     args = parser.parse_args()
     mod = dptx.RawModule(SOURCE)
     loads = workloads(args.quick)
-    local = {w.name: w.in_process(mod, args.runs) for w in loads}
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                       silence_logs=logging.ERROR, preload=["dptx.worker"],
                       scheduler_kwargs={"preload": ["scheduler_plugins"]}) as cluster, \
             Client(cluster, set_as_default=False) as client:
         dptx.connect(client)
         try:
-            remote = {w.name: w.on_cluster(mod, client, args.runs) for w in loads}
+            results = {w.name: w.compare(mod, client, args.runs) for w in loads}
             rate = queued_launches(mod, 500 if args.quick else 2000)
         finally:
             dptx.shutdown()
@@ -214,8 +216,7 @@ def main():
     print(f"{'workload':<30}{'cluster':>10}{'in-process':>12}{'ratio':>8}  {'same':<6}"
           f"{'moved between workers':>24}{'array x launches':>18}{'halos need':>12}")
     for w in loads:
-        t_local, host = local[w.name]
-        t_remote, got, moved, launches = remote[w.name]
+        (t_local, host), (t_remote, got, moved, launches) = results[w.name]
         same = all(np.array_equal(a, b) for a, b in zip(host, got))
         volume = sum(a.nbytes for a in host[:1]) * launches
         halos = w.halo_bytes * launches      # one cut between the two workers

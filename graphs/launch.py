@@ -195,7 +195,10 @@ def _add_chunk(graph: GraphBuilder, cuts: dict, launch: str, key: str, steps: li
         mode, extra = modes[s], {}
         if mode == "direct":
             if writes[s] is None:
-                mode = "read"     # this chunk writes nothing of it; others may
+                # this chunk writes nothing of it (others may): a private copy checked
+                # unchanged afterwards, never the piece itself, which a wrong footprint
+                # would let the kernel overwrite
+                mode = "check"
             else:
                 extra = dict(write_lo=writes[s][0], write_hi=writes[s][1])
                 if checks is not None and checks[s] is not None:
@@ -368,6 +371,9 @@ def submit_fused(client, requests: list, workers: list, launch: str, page_bytes:
                 modes.append("scratch" if ghost else "read")
                 outputs.append(None)
                 checks.append(None)
+            if modes[-1] == "read" and any(sl.written for r in requests for sl in r.slots
+                                           if sl.key == slot.key):
+                modes[-1] = "check"     # the kernels may write it, the footprints say not here
             slots.append(Slot(slot.pieces, slot.name, slot.key in owned or bool(ghost), None,
                               slot.key))
         key = f"{prefix}-{i}"

@@ -137,10 +137,12 @@ class LaunchSpec:
 class SlotWindow:
     """One buffer as one chunk sees it: bytes [lo, hi) of a buffer of ``nbytes``, assembled
     from ``parts`` ((input index, src offset, dst offset, size)); ``mode`` is "read" (the
-    chunk never writes the buffer), "direct" (bytes [write_lo, write_hi) are returned; any
-    change outside [check_lo, check_hi), by default the same bytes, is a footprint
-    violation), "merge" (the changed pages inside each of ``ranges`` are returned) or
-    "scratch" (written, nothing returned: ghost zones of a fused group)."""
+    kernel never writes the buffer: the piece itself may serve), "check" (the kernel may
+    write it, its footprint says not in this chunk: a private copy that must not change),
+    "direct" (bytes [write_lo, write_hi) are returned; any change outside [check_lo,
+    check_hi), by default the same bytes, is a footprint violation), "merge" (the changed
+    pages inside each of ``ranges`` are returned) or "scratch" (written, nothing returned:
+    ghost zones of a fused group)."""
     lo: int
     hi: int
     nbytes: int
@@ -155,6 +157,8 @@ class SlotWindow:
     @property
     def allowed(self) -> tuple:
         """The bytes the chunk may change."""
+        if self.mode == "check":
+            return self.lo, self.lo
         lo = self.write_lo if self.check_lo is None else self.check_lo
         hi = self.write_hi if self.check_hi is None else self.check_hi
         return lo, hi
@@ -265,7 +269,7 @@ def run_chunk(chunk: ChunkPlan, *inputs):
         datas.append(data)
         if slot.mode == "merge":
             kept[s] = _copy(data)
-        elif slot.mode == "direct":
+        elif slot.mode in ("direct", "check"):
             a, b = (x - slot.lo for x in slot.allowed)
             kept[s] = (_copy(data[:a]), _copy(data[b:]))
         whole = slot.lo == 0 and slot.hi == slot.nbytes
@@ -283,7 +287,7 @@ def run_chunk(chunk: ChunkPlan, *inputs):
     outputs = []
     for s, slot in enumerate(chunk.slots):
         data = datas[s]
-        if slot.mode == "direct":
+        if slot.mode in ("direct", "check"):
             a, b = (x - slot.lo for x in slot.allowed)
             left, right = kept[s]
             for before, after, base in ((left, data[:a], slot.lo), (right, data[b:], slot.lo + b)):
@@ -291,11 +295,16 @@ def run_chunk(chunk: ChunkPlan, *inputs):
                     at = base + _first_difference(before, after)
                     kernels = ", ".join(dict.fromkeys(st.spec.kernel for st in chunk.steps))
                     first = chunk.steps[0]
+                    allowed = (f"outside bytes [{slot.lo + a}, {slot.lo + b}) that the "
+                               f"kernel's access footprint says these blocks may write"
+                               if b > a else "which the kernel's access footprint says "
+                               "these blocks do not write")
                     raise FootprintViolation(
                         f"kernel {kernels}, blocks [{first.first}, {first.end}): a store "
-                        f"changed byte {at} of {chunk.names[s]}, outside bytes "
-                        f"[{slot.lo + a}, {slot.lo + b}) that the kernel's access "
-                        f"footprint says these blocks may write", kernels, chunk.names[s])
+                        f"changed byte {at} of {chunk.names[s]}, {allowed}", kernels,
+                        chunk.names[s])
+            if slot.mode == "check":
+                continue
             out = data[slot.write_lo - slot.lo:slot.write_hi - slot.lo]
             # Keep the window alive only when it is little more than the output.
             outputs.append(out if 4 * out.size >= 3 * data.size else _copy(out))

@@ -155,3 +155,19 @@ def test_run_chunk_steps_run_in_order_and_errors_name_their_step():
         run_chunk(ChunkPlan(VIEWS, steps[:2] + (Step(bad, 0, 1, 0, (0,)),), "cpu", (window,),
                             ("argument 0 (y)",), PAGE), ptx, y)
     assert info.value.dptx_step == 2
+
+
+def test_run_chunk_check_mode_catches_a_write_the_footprint_denied():
+    """A buffer the kernel may write but whose footprint says this chunk does not: the chunk
+    works on a private copy (never the piece itself) and any change is a violation."""
+    import dptx
+    from dptx.errors import FootprintViolation
+    ptx = dptx.RawModule(r'''extern "C" __global__ void put(float* y, int shift) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x; y[i + shift] = i; }''').ptx
+    spec = LaunchSpec("put", (4, 1, 1), (32, 1, 1), 0, (("buffer", 0), ("scalar", np.int32(0))), ())
+    y = np.full(128, -1, np.float32).view(np.uint8)
+    window = SlotWindow(128, 384, 512, ((1, 128, 0, 256),), "check")
+    plan = ChunkPlan(VIEWS, (Step(spec, 1, 2, 0, (0,)),), "cpu", (window,), ("argument 0 (y)",), PAGE)
+    with pytest.raises(FootprintViolation, match="do not write"):
+        run_chunk(plan, ptx, y)
+    assert np.all(y.view(np.float32) == -1)           # the input piece was never touched

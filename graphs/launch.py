@@ -70,7 +70,6 @@ class Slot:
 class Submitted:
     pieces: list            # per slot: the new PieceMap, or None where nothing is written
     futures: list           # everything the launch produces (to wait on and to hold)
-    modes: list             # per slot: "read", "direct" or "merge"
 
 
 def hull(intervals) -> tuple:
@@ -308,7 +307,7 @@ def submit_launch(client, request: Request, chunks: list, footprints: list, laun
             new.append(slot.pieces.replaced(made))
         else:
             new.append(None)
-    return Submitted(new, [futures[k] for k in wanted], modes)
+    return Submitted(new, [futures[k] for k in wanted])
 
 
 def submit_batch(client, requests: list, footprints: list, worker, device: str, batch: str,

@@ -36,6 +36,12 @@ NO_DESTINATION_OPCODES = frozenset({
 })
 
 
+def _plus(offset: int) -> str:
+    """``+8``, ``+-8`` (what NVRTC writes: ptxas rejects ``[%rd1-8]`` and ``sym-8``), or
+    nothing for 0."""
+    return f"+{offset}" if offset else ""
+
+
 def type_size(ptx_type: str) -> int:
     """Size in bytes of a fundamental type name (without the leading dot)."""
     return TYPE_SIZES[ptx_type]
@@ -86,7 +92,7 @@ class Sym:
     offset: int = 0
 
     def __str__(self) -> str:
-        return self.name + (f"{self.offset:+d}" if self.offset else "")
+        return self.name + _plus(self.offset)
 
 
 @dataclass(frozen=True)
@@ -100,7 +106,7 @@ class Addr:
             return f"[{self.offset}]"
         if self.offset == 0:
             return f"[{self.base}]"
-        return f"[{self.base}{self.offset:+d}]"
+        return f"[{self.base}{_plus(self.offset)}]"
 
 
 @dataclass(frozen=True)
@@ -155,7 +161,7 @@ class SymInit:
 
     def __str__(self) -> str:
         text = f"generic({self.name})" if self.generic else self.name
-        return text + (f"{self.offset:+d}" if self.offset else "")
+        return text + _plus(self.offset)
 
 
 # An initializer is an Imm, a SymInit, or a (nested) tuple of initializers.

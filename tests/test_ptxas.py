@@ -1,0 +1,72 @@
+"""Every corpus module, as NVRTC compiles it, as dptx prints it back, and as the block-offset
+rewrite makes it for each of its kernels (what GPU chunks load), assembles with NVIDIA's
+``ptxas`` for sm_75, sm_80 and sm_90. (CUDA 13's NVRTC and ptxas dropped sm_70; checking it
+needs the CUDA 12 tools.) dptx's own parser accepts more than ptxas does (it reads
+``[%rd1-8]`` as well as ``[%rd1+-8]``), so round trips through it alone cannot show that the
+printed PTX is valid.
+
+``ptxas`` comes from the ``nvidia-cuda-nvcc`` wheel (the ``test`` extra); no GPU is needed.
+"""
+import functools
+import pathlib
+import subprocess
+
+import pytest
+
+from dptx.errors import CompileError
+from dptx.nvrtc import compile_to_ptx
+from dptx.ptx import parse, print_module
+from dptx.ptx.rewrite import add_block_offset
+from tests.corpus import CASES, source
+
+ARCHS = ("sm_75", "sm_80", "sm_90")
+
+
+@functools.lru_cache(maxsize=None)
+def ptxas() -> str:
+    import nvidia
+    for root in nvidia.__path__:
+        for found in sorted(pathlib.Path(root).glob("*/bin/ptxas")):
+            return str(found)
+    return ""
+
+
+def assemble(ptx: str, arch: str, tmp_path, what: str) -> None:
+    path = tmp_path / "module.ptx"
+    path.write_text(ptx)
+    done = subprocess.run([ptxas(), f"-arch={arch}", str(path), "-o", str(tmp_path / "out.cubin")],
+                          capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        lines = ptx.splitlines()
+        context = ""
+        for word in done.stderr.split():
+            if word.rstrip(";").isdigit() and ", line" in done.stderr:
+                n = int(word.rstrip(";"))
+                if 0 < n <= len(lines):
+                    context = f"\n  line {n}: {lines[n - 1].strip()}"
+                break
+        pytest.fail(f"ptxas -arch={arch} rejects {what}:\n{done.stderr.strip()}{context}")
+
+
+MODULES = sorted({(c.file, tuple(c.options)) for c in CASES})
+
+
+@pytest.mark.skipif(not ptxas(), reason="needs ptxas from the nvidia-cuda-nvcc wheel (the test extra)")
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("file, options", MODULES, ids=[f"{f}{'-' + '-'.join(o) if o else ''}"
+                                                        for f, o in MODULES])
+def test_corpus_module_assembles(file, options, arch, tmp_path):
+    try:
+        ptx = compile_to_ptx(source(file), options, "compute_" + arch[3:])
+    except CompileError as exc:
+        if arch >= "sm_80":
+            raise
+        pytest.skip(f"{file} uses what {arch} lacks (the corpus targets sm_80): "
+                    f"{str(exc).splitlines()[1].strip() if len(str(exc).splitlines()) > 1 else exc}")
+    assemble(ptx, arch, tmp_path, f"{file} as NVRTC compiled it")
+    module = parse(ptx)
+    assemble(print_module(module), arch, tmp_path, f"{file} printed back by dptx")
+    kernels = sorted({c.kernel for c in CASES if c.file == file and tuple(c.options) == options})
+    for name in kernels:
+        assemble(print_module(add_block_offset(module, name)), arch, tmp_path,
+                 f"{file}: kernel {name} after the block-offset rewrite")

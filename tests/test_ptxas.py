@@ -7,13 +7,12 @@ printed PTX is valid.
 
 ``ptxas`` comes from the ``nvidia-cuda-nvcc`` wheel (the ``test`` extra); no GPU is needed.
 """
-import functools
-import pathlib
 import subprocess
 
 import pytest
 
 from dptx.errors import CompileError
+from dptx.gpu import toolchain
 from dptx.nvrtc import compile_to_ptx
 from dptx.ptx import parse, print_module
 from dptx.ptx.rewrite import add_block_offset
@@ -22,13 +21,9 @@ from tests.corpus import CASES, source
 ARCHS = ("sm_75", "sm_80", "sm_90")
 
 
-@functools.lru_cache(maxsize=None)
 def ptxas() -> str:
-    import nvidia
-    for root in nvidia.__path__:
-        for found in sorted(pathlib.Path(root).glob("*/bin/ptxas")):
-            return str(found)
-    return ""
+    found = toolchain.newest_ptxas()
+    return found.path if found else ""
 
 
 def assemble(ptx: str, arch: str, tmp_path, what: str) -> None:

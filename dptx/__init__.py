@@ -14,6 +14,18 @@ from .stream import synchronize
 
 __version__ = "0.1.0"
 
+# The executors and the front-end as attributes of the package, imported on first use
+# (``import dptx; dptx.cpu.launch(...)``): dptx.cpu brings in LLVM, which a program that only
+# uses the cluster need not load.
+_LAZY = ("cpu", "gpu", "ptx", "check")
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'dptx' has no attribute {name!r}")
+
 __all__ = [
     "ndarray", "array", "asarray", "asnumpy", "empty", "empty_like", "zeros", "zeros_like",
     "ones", "full", "connect", "shutdown", "synchronize",

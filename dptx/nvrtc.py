@@ -16,6 +16,7 @@ from .errors import CompileError
 
 _lock = threading.Lock()
 _memory_cache: dict = {}
+SHIMS = pathlib.Path(__file__).parent / "include"
 
 
 def _nvrtc():
@@ -51,6 +52,9 @@ def include_dirs() -> tuple:
                         dirs.append(str(sub / "cccl"))
     except ImportError:
         pass
+    # Last, so that any real header wins: device-side stand-ins for the C library headers
+    # that CUDA sources include (NVRTC ships none).
+    dirs.append(str(SHIMS))
     return tuple(dict.fromkeys(dirs))
 
 
@@ -106,7 +110,8 @@ def _compile(source: str, options: tuple, arch: str, name: str) -> str:
         nvrtc.nvrtcGetProgramLog(prog, log)
         log = log.rstrip(b"\0 ").decode(errors="replace")
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            raise CompileError(f"CUDA C compilation of {name} failed (arch {arch}):", log)
+            raise CompileError(f"CUDA C compilation of {name} failed (arch {arch}):"
+                               f"{_missing_header_hint(log)}", log)
         err, size = nvrtc.nvrtcGetPTXSize(prog)
         _check(err, "nvrtcGetPTXSize")
         buf = b" " * size
@@ -115,3 +120,23 @@ def _compile(source: str, options: tuple, arch: str, name: str) -> str:
         return buf.rstrip(b"\0").decode()
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
+
+
+def _missing_header_hint(log: str) -> str:
+    """Why a header NVRTC cannot open is missing, and what to do."""
+    import re
+    hosts = sorted({pathlib.Path(f).name for f in re.findall(r"([^\s(]+\.h)\(\d+\): error: A function "
+                                                           r"without execution space", log)})
+    if hosts:
+        return (f" {', '.join(hosts)} declares host functions, which NVRTC cannot compile: it "
+                f"is a host API header (cuda.h is the driver API for host code); device code "
+                f"does not need it: remove the include or guard it with #ifndef __CUDACC_RTC__.")
+    missing = re.findall(r'cannot open source file "([^"]+)"', log)
+    if not missing:
+        return ""
+    shims = sorted(p.name for p in SHIMS.iterdir() if p.suffix == ".h")
+    return (f" {', '.join(sorted(set(missing)))} is not available to NVRTC, which compiles "
+            f"device code only and has no C library: dptx provides device-side "
+            f"{', '.join(shims)} (and their <c...> forms); host-only headers (cuda.h, "
+            f"host I/O, OS headers) must stay out of the kernel source, or be guarded with "
+            f"#ifndef __CUDACC_RTC__.")

@@ -9,6 +9,7 @@ from typing import Optional
 import numpy as np
 
 from .errors import DptxError, KernelNotFoundError
+from .module_variables import ModuleVariables, variable_array
 from .nvrtc import compile_to_ptx
 from .ptx import ir, parse
 from .ptx.analysis import KernelFacts, kernel_facts
@@ -57,7 +58,7 @@ class RawModule:
         self.ptx: str = ptx
         self.module: ir.Module = parse(ptx)
         self._kernels: dict = {}
-        self._global_buffers = None  # name -> DeviceBuffer, made on first launch/get_global
+        self.variables = ModuleVariables(self)   # __device__/__constant__ state
 
     @property
     def kernel_names(self) -> list:
@@ -82,49 +83,23 @@ class RawModule:
                 if v.space in ("global", "const") and v.size and "extern" not in v.linkage]
 
     def global_buffers(self) -> dict:
-        """Device buffers of the module variables, created from their initializers on first
-        use and kept across launches (the module's device state)."""
-        if self._global_buffers is None:
-            from .array import DeviceBuffer
-            from .cpu import global_image
-            image = global_image(self.module)
-            self._global_buffers = {name: DeviceBuffer.from_host(image[name])
-                                    for name in self.global_names}
-        return self._global_buffers
+        """Device buffers of the module variables on the cluster (moving them there from
+        this process if they live here), kept across launches (the module's device state)."""
+        return self.variables.cluster()
 
     def get_global(self, name: str, dtype=None):
         """A ``dptx.ndarray`` over a ``__device__`` or ``__constant__`` variable: read it with
-        ``get()``, write it with ``set()`` (as cudaMemcpyToSymbol); launches see the writes.
-        ``dtype`` views the bytes as that type (NVRTC declares most variables as ``.b8``
-        arrays, so their PTX type says little); by default the PTX element type."""
-        from .array import ndarray
-        variables = {v.name: v for v in self.module.global_variables}
+        ``get()``, write it with ``set()`` (as cudaMemcpyToSymbol); launches see the writes,
+        in this process (``dptx.cpu.launch``) and on the cluster alike. Its element type and
+        shape come from the declaration in the CUDA source (else from the PTX); ``dtype``
+        views the bytes as another type."""
         if name not in self.global_names:
             listed = ", ".join(self.global_names) or "none"
             raise KeyError(f"no module variable named {name!r}; variables: {listed}")
-        v = variables[name]
-        if dtype is None:
-            dtype = np.dtype(_GLOBAL_DTYPES.get(v.type, np.uint8))
-            if v.vector:
-                dtype = np.dtype((dtype, (v.vector,)))
-        dtype = np.dtype(dtype)
-        if v.size % dtype.itemsize:
-            raise DptxError(f"module variable {name} has {v.size} bytes, not a whole number "
-                            f"of {dtype} elements")
-        count = v.size // dtype.itemsize
-        shape = (count,) if v.dims or count != 1 else ()
-        return ndarray(shape, dtype, _buffer=self.global_buffers()[name])
+        return variable_array(self.variables, name, dtype)
 
     def __repr__(self):
         return f"<dptx.RawModule kernels={self.kernel_names}>"
-
-
-_GLOBAL_DTYPES = {
-    "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
-    "s8": np.int8, "s16": np.int16, "s32": np.int32, "s64": np.int64,
-    "b8": np.uint8, "b16": np.uint16, "b32": np.uint32, "b64": np.uint64,
-    "f16": np.float16, "f32": np.float32, "f64": np.float64,
-}
 
 
 class RawKernel:
@@ -167,6 +142,11 @@ class RawKernel:
     @property
     def param_size(self) -> int:
         return self.function.param_size
+
+    def module_variables(self) -> dict:
+        """The module's variables in this process (``dptx.cpu.launch`` runs on these), brought
+        back from the cluster first if a launch there has them."""
+        return self.raw_module.variables.host()
 
     def __call__(self, grid, block, args, shared_mem: int = 0):
         from .launch import launch

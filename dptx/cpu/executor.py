@@ -271,8 +271,11 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
         return
     nthreads = b[0] * b[1] * b[2]
 
-    # buffer table: module variables first (fixed windows), then array arguments
-    state = module_state(kernel.module)
+    # buffer table: module variables first (fixed windows), then array arguments; a kernel
+    # that knows where its module's variables live in this process says so (dptx.RawKernel:
+    # they may have been on the cluster)
+    located = getattr(kernel, "module_variables", None)
+    state = located() if globals is None and located is not None else module_state(kernel.module)
     buffers = _Buffers()
     for v in ck.variables:
         buf = (globals or {}).get(v.name, state[v.name])

@@ -102,7 +102,7 @@ def test_module_globals_persist(client, chunks8):
     }''')
     assert sorted(mod.global_names) == ["calls", "offset", "scale"]
     assert np.array_equal(mod.get_global("scale", np.float32).get(), np.array([2, 3], np.float32))
-    assert mod.get_global("scale").dtype == np.uint8   # NVRTC declares it .b8 [8]
+    assert mod.get_global("scale").dtype == np.float32   # from the declaration (PTX: .b8 [8])
     assert int(mod.get_global("offset", np.int32).get()) == 5
     k = mod.get_function("apply")
     x = dptx.asarray(np.ones(1000, np.float32))
@@ -115,6 +115,15 @@ def test_module_globals_persist(client, chunks8):
     assert int(mod.get_global("calls", np.uint32).get()) == 2  # the device counter persisted
     with pytest.raises(KeyError, match="variables: "):
         mod.get_global("nope")
+    # one current copy: in-process launches continue from the cluster's, and back
+    host = np.ones(1000, np.float32)
+    dptx.cpu.launch(k, (8,), (128,), [host, 1000])
+    assert np.array_equal(host, np.where(np.arange(1000) % 2 == 0, 9, 19).astype(np.float32))
+    assert int(mod.get_global("calls").get()) == 3
+    mod.get_global("offset").set(np.array(100, np.int32))       # set in this process
+    k((8,), (128,), (x, 1000))                                  # seen on the cluster
+    assert np.array_equal(x.get(), np.where(np.arange(1000) % 2 == 0, 790, 3280).astype(np.float32))
+    assert int(mod.get_global("calls").get()) == 4
 
 
 def test_atomics_merge_across_chunks(client, chunks8):

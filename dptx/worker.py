@@ -1,9 +1,13 @@
 """Worker preload: ``dask worker ADDR --preload dptx.worker``.
 
 Finds the worker's devices (CuPy GPUs where present, CPU threads), declares the Dask resources
-``CPU`` and ``GPU`` that chunk tasks ask for, and records the device facts on the worker for the
-scheduler plugin. The JIT cache is per process (``dptx.cpu`` keeps it), so every worker process
-compiles a kernel once.
+``CPU`` and ``GPU`` (= number of CUDA devices) that chunk tasks ask for, and records the device
+facts on the worker for the scheduler plugin, with why a worker uses no GPU (``gpu_error``).
+Each GPU chunk holds one CUDA device while it runs (``dptx.gpu.runner.lane``: the free device
+idle longest), so a worker with N GPUs runs N GPU chunks at once, one per device. A kernel
+fault that corrupts a device's CUDA context restarts the worker (CUDA cannot recover the
+context in the same process). The JIT cache is per process (``dptx.cpu`` keeps it), so every
+worker process compiles a kernel once.
 """
 from __future__ import annotations
 
@@ -11,37 +15,48 @@ import logging
 import os
 
 logger = logging.getLogger("dptx.worker")
+# After a GPU fault, the worker restarts this much later: the failed chunk's error then
+# reaches the scheduler before the worker leaves (else its chunk would rerun elsewhere).
+RESTART_DELAY = 1.0
 
 
-def detect_gpus() -> list:
-    """Names of the CUDA devices CuPy can see; empty without CuPy or without a GPU."""
+def detect_gpus() -> tuple:
+    """(names of the CUDA devices this process can use, why it can use none or None). The
+    reasons (CuPy not installed or broken, a driver older than CuPy's CUDA, no device) are
+    the ones ``dptx.gpu.runner.probe`` names; any other exception is a bug and propagates."""
+    from dptx.gpu import runner
     try:
-        import cupy
-        count = cupy.cuda.runtime.getDeviceCount()
-    except Exception:  # no CuPy, no driver, or no device
-        return []
-    names = []
-    for i in range(count):
-        try:
-            props = cupy.cuda.runtime.getDeviceProperties(i)
-            names.append(props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"]))
-        except Exception:
-            names.append(f"cuda:{i}")
-    return names
+        infos = runner.devices()
+    except runner.GpuUnavailable as exc:
+        return [], str(exc)
+    return [i.name for i in infos], None
 
 
 def device_facts(nthreads: int) -> dict:
-    gpus = [] if os.environ.get("DPTX_DISABLE_GPU") else detect_gpus()
+    """What the worker reports in its ``dptx`` metrics (the scheduler plugin's state and the
+    dashboard show it): its kind, its GPUs, and ``gpu_error`` when it has none it can use."""
+    if os.environ.get("DPTX_DISABLE_GPU"):
+        gpus, error = [], None
+    else:
+        gpus, error = detect_gpus()
+    if error is not None:
+        not_installed = error.startswith("CuPy (cupy) cannot be imported: No module named 'cupy'")
+        # a CPU node without CuPy is normal; anything else is a GPU node that went wrong
+        logger.log(logging.INFO if not_installed else logging.WARNING,
+                   "dptx worker: no GPU: %s", error)
     return {
         "device": "gpu" if gpus else "cpu",
         "gpus": gpus,
+        "gpu_error": error,
         "cpu_threads": nthreads,
         "cpu_count": os.cpu_count() or 1,
     }
 
 
 def declare_resources(worker) -> dict:
-    """Set the worker's CPU/GPU resources before it registers with the scheduler."""
+    """Set the worker's CPU/GPU resources before it registers with the scheduler: ``GPU`` is
+    its number of CUDA devices, so that it runs at most one GPU chunk per device at a time
+    (each chunk holds a device of its own, ``dptx.gpu.runner.lane``)."""
     facts = device_facts(worker.state.nthreads)
     resources = {"CPU": float(worker.state.nthreads)}
     if facts["gpus"]:
@@ -55,7 +70,33 @@ def declare_resources(worker) -> dict:
     # Metrics travel to the scheduler with registration and every heartbeat; the dptx
     # scheduler plugin reads them from WorkerState.metrics["dptx"].
     worker.metrics["dptx"] = lambda w: w.dptx_devices
+    if facts["gpus"]:
+        from dptx.gpu import runner
+        runner.on_device_lost(lambda device, message: _device_lost(worker, device, message))
     return facts
+
+
+def _device_lost(worker, device: int, message: str) -> None:
+    """A kernel fault corrupted a CUDA context: CUDA needs a new process before that device
+    works again. Say so on the dashboard and restart the worker through its nanny (after the
+    scheduler moves its data away, as a worker reaching its lifetime does); its other GPU
+    chunks run on the CPU meanwhile. Called from the thread that ran the chunk."""
+    logger.error("dptx worker: CUDA device %d lost: %s", device, message)
+    worker.dptx_devices = dict(worker.dptx_devices,
+                               gpu_error=f"device {device} lost, restarting: {message}")
+    if worker.nanny is None:
+        logger.error("dptx worker: no nanny to restart this worker; it goes on without the "
+                     "device")
+        return
+    if getattr(worker, "_dptx_restarting", False):
+        return
+    worker._dptx_restarting = True
+
+    def restart():
+        worker.loop.call_later(RESTART_DELAY, lambda: worker.loop.add_callback(
+            worker.close_gracefully, restart=True,
+            reason=f"dptx: CUDA device {device} lost to a kernel fault"))
+    worker.loop.add_callback(restart)
 
 
 class _QuietFootprintViolations(logging.Filter):

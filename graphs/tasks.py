@@ -16,7 +16,9 @@ returns per written buffer:
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import threading
 from dataclasses import dataclass
 
@@ -235,8 +237,10 @@ def _first_difference(before: np.ndarray, after: np.ndarray) -> int:
     return int(np.flatnonzero(before != after)[0])
 
 
-def _run_step(step: Step, device: str, views: list, inputs: tuple) -> float:
-    """Run one launch of the chunk; returns the seconds its kernel ran (JIT excluded)."""
+def _run_step(step: Step, device: str, views: list, inputs: tuple, lane: int = None,
+              slots: tuple = ()) -> float:
+    """Run one launch of the chunk; returns the seconds its kernel ran (JIT excluded). On the
+    GPU, ``lane`` is the CUDA device the chunk holds."""
     import time
     spec = step.spec
     kernel = load_kernel(inputs[step.image], spec.kernel)
@@ -244,16 +248,66 @@ def _run_step(step: Step, device: str, views: list, inputs: tuple) -> float:
     global_buffers = {name: views[step.slots[s]] for name, s in spec.globals}
     blocks = range(step.first, step.end)
     if device == "gpu":
-        from dptx import gpu as executor
-        run = dict()
-    else:
-        from dptx import cpu as executor
-        executor.compile_kernel(kernel)
-        run = dict(threads=1)
+        from dptx import gpu
+        from dptx.gpu.runner import GpuModuleError
+        t0 = time.perf_counter()
+        try:
+            gpu.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
+                       blocks=blocks, globals=global_buffers, device=lane,
+                       writes=_gpu_writes(step, slots, views))
+            return time.perf_counter() - t0
+        except GpuModuleError as exc:
+            # the device cannot take this kernel (driver too old for what it uses...): the
+            # chunk's blocks run on this worker's CPU instead
+            _note_once(("module", spec.kernel), "%s; its GPU chunks run on the CPU", exc)
+    from dptx import cpu
+    cpu.compile_kernel(kernel)
     t0 = time.perf_counter()
-    executor.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
-                    blocks=blocks, globals=global_buffers, **run)
+    cpu.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
+               blocks=blocks, globals=global_buffers, threads=1)
     return time.perf_counter() - t0
+
+
+def _gpu_writes(step: Step, slots: tuple, views: list) -> dict:
+    """What a GPU step copies back: every buffer the kernel may write, whole (GPU chunks get
+    whole buffers; the chunk's checks and merges then see every byte it changed), and
+    nothing of the buffers it only reads."""
+    writes = {}
+    for i, (kind, v) in enumerate(step.spec.params):
+        if kind == "buffer" and slots[step.slots[v]].mode != "read":
+            writes[i] = (0, views[step.slots[v]].nbytes)
+    for name, s in step.spec.globals:
+        if slots[step.slots[s]].mode != "read":
+            writes[name] = (0, views[step.slots[s]].nbytes)
+    return writes
+
+
+_noted: set = set()
+_logger = logging.getLogger("graphs.tasks")
+
+
+def _note_once(key, message: str, *args) -> None:
+    if key not in _noted:
+        _noted.add(key)
+        _logger.warning(message, *args)
+
+
+@contextlib.contextmanager
+def _chunk_device(chunk: ChunkPlan):
+    """(device kind, CUDA device) the chunk runs on: a GPU chunk holds one of the worker's
+    devices (``dptx.gpu.lane``: one chunk per device at a time) for all its steps; without a
+    usable GPU (none, or all lost to faults until the worker restarts) it runs on the CPU."""
+    if chunk.device != "gpu":
+        yield "cpu", None
+        return
+    from dptx.gpu import runner
+    with runner.lane() as device:
+        if device is None:
+            _note_once(("no-gpu",), "no usable GPU in this worker process: GPU chunks run on "
+                       "the CPU")
+            yield "cpu", None
+        else:
+            yield "gpu", device
 
 
 def run_chunk(chunk: ChunkPlan, *inputs):
@@ -276,12 +330,13 @@ def run_chunk(chunk: ChunkPlan, *inputs):
         views.append(data if whole else Window(data, slot.lo, slot.nbytes))
 
     kernel_seconds = 0.0
-    for i, step in enumerate(chunk.steps):
-        try:
-            kernel_seconds += _run_step(step, chunk.device, views, inputs)
-        except Exception as exc:
-            exc.dptx_step = i
-            raise
+    with _chunk_device(chunk) as (device, lane):
+        for i, step in enumerate(chunk.steps):
+            try:
+                kernel_seconds += _run_step(step, device, views, inputs, lane, chunk.slots)
+            except Exception as exc:
+                exc.dptx_step = i
+                raise
     _report(kernel_seconds)
 
     outputs = []

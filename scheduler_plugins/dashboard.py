@@ -26,6 +26,15 @@ class StateHandler(web.RequestHandler):
         self.write(json.dumps(state))
 
 
+def gpu_text(worker: dict) -> str:
+    """The GPU column of a worker: its devices, and why it has none it can use."""
+    gpus = worker.get("gpus") or []
+    text = f"{len(gpus)}: {', '.join(gpus)}" if gpus else "none"
+    if worker.get("gpu_error"):
+        text += f" ({worker['gpu_error']})"
+    return text
+
+
 def dptx_doc(scheduler, extra, doc):
     """Bokeh document: per-worker device table, shares of each kernel's last launch, and
     throughput over time."""
@@ -34,11 +43,12 @@ def dptx_doc(scheduler, extra, doc):
     from bokeh.palettes import Category10
     from bokeh.plotting import figure
 
-    table_source = ColumnDataSource(dict(worker=[], name=[], device=[], nthreads=[], kernel=[],
-                                         blocks_per_s=[], blocks=[], share=[]))
+    table_source = ColumnDataSource(dict(worker=[], name=[], device=[], gpu=[], nthreads=[],
+                                         kernel=[], blocks_per_s=[], blocks=[], share=[]))
     table = DataTable(source=table_source, width=1000, height=220, index_position=None, columns=[
         TableColumn(field="worker", title="worker"), TableColumn(field="name", title="name"),
-        TableColumn(field="device", title="device"), TableColumn(field="nthreads", title="threads"),
+        TableColumn(field="device", title="device"), TableColumn(field="gpu", title="GPU"),
+        TableColumn(field="nthreads", title="threads"),
         TableColumn(field="kernel", title="kernel"),
         TableColumn(field="blocks_per_s", title="blocks/s"),
         TableColumn(field="blocks", title="blocks (last launch)"),
@@ -67,6 +77,7 @@ def dptx_doc(scheduler, extra, doc):
                 rows["worker"].append(addr)
                 rows["name"].append(w["name"])
                 rows["device"].append(w["device"])
+                rows["gpu"].append(gpu_text(w))
                 rows["nthreads"].append(w["nthreads"])
                 rows["kernel"].append(kernel)
                 rows["blocks_per_s"].append(round(k["blocks_per_s"], 1) if k else 0.0)

@@ -70,6 +70,33 @@ def keep_chunks_from_stealing(scheduler) -> None:
     stealing._dptx_wrapped = True
 
 
+def keep_chunks_runnable(scheduler) -> None:
+    """Work around a Dask scheduler bug: a task with a loose worker restriction whose workers
+    are gone falls back to *any* worker, even one without the resources it asks for, and
+    ``acquire_resources`` then fails (KeyError 'GPU') in the middle of a transition, which
+    leaves the scheduler's state broken. That is what happens to GPU chunks when their GPU
+    worker dies or restarts after a kernel fault. A dptx chunk goes instead to a worker with
+    its resources; with no GPU left in the cluster, a GPU chunk asks for a CPU (it then runs
+    on the worker's CPU executor, ``graphs.tasks``: same bytes)."""
+    if getattr(scheduler, "_dptx_valid_workers", False):
+        return
+    original = scheduler.valid_workers
+
+    def valid_workers(ts):
+        found = original(ts)
+        if (found is None or found or not ts.loose_restrictions or not ts.resource_restrictions
+                or not _key_str(ts.key).startswith(OWN_PREFIXES)):
+            return found
+        able = {ws for ws in scheduler.running if _may_run_on(ts, ws)}
+        if not able and "GPU" in ts.resource_restrictions:
+            logger.warning("dptx: no GPU worker left for %s; it runs on a CPU", ts.key)
+            ts.resource_restrictions = {"CPU": 1}
+            able = {ws for ws in scheduler.running if _may_run_on(ts, ws)}
+        return able
+    scheduler.valid_workers = valid_workers
+    scheduler._dptx_valid_workers = True
+
+
 def _key_str(key) -> str:
     return key if isinstance(key, str) else str(key)
 
@@ -100,6 +127,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         self.host_replicas = install_host_replicas(scheduler)
         self.bandwidth = float(dask.config.get("dptx.transfer-bandwidth", 1e9))
         keep_chunks_from_stealing(scheduler)
+        keep_chunks_runnable(scheduler)
         for address in scheduler.workers:
             _quick_stream(scheduler, address)
         # Clients plan launches from a copy of the model (DESIGN.md point 8): publish it
@@ -265,6 +293,9 @@ class DptxSchedulerPlugin(SchedulerPlugin):
                 "name": str(ws.name),
                 "device": metrics.get("device") or ("gpu" if gpus else "cpu"),
                 "nthreads": ws.nthreads,
+                "gpus": list(metrics.get("gpus") or []),
+                # why the worker uses no GPU (or lost one): CuPy missing, driver too old...
+                "gpu_error": metrics.get("gpu_error"),
                 "kernels": {},
             }
         for kernel in self.model.kernels():

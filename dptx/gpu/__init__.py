@@ -1,6 +1,9 @@
 """GPU execution of PTX through CuPy: a range of blocks of a launch runs as a sub-grid of the
-block-offset-rewritten kernel (``dptx.ptx.rewrite``). CuPy is the ``gpu`` extra; nothing here
-is imported on a CPU-only install until a GPU chunk runs."""
-from .runner import available, launch
+block-offset-rewritten kernel (``dptx.ptx.rewrite``), loaded as ``ptx_for_device`` gives it for
+the worker's driver and device. CuPy is the ``gpu`` extra (``runner.cupy_module``, set by
+``DPTX_CUPY_MODULE``); nothing here imports it on a CPU-only install until a GPU chunk runs."""
+from .runner import (GpuFault, GpuModuleError, GpuUnavailable, available, devices, lane,
+                     launch)
 
-__all__ = ["available", "launch"]
+__all__ = ["available", "devices", "lane", "launch", "GpuFault", "GpuModuleError",
+           "GpuUnavailable"]

@@ -9,7 +9,8 @@ from . import config  # registers the dptx.* settings with dask.config
 from .array import (array, asarray, asnumpy, empty, empty_like, full, ndarray, ones, zeros,
                     zeros_like)
 from .module import KernelParam, RawKernel, RawModule
-from .runtime import connect, shutdown
+from .handle import LaunchHandle
+from .runtime import client, connect, dashboard_link, shutdown
 from .stream import synchronize
 
 __version__ = "0.1.0"
@@ -28,7 +29,8 @@ def __getattr__(name):
 
 __all__ = [
     "ndarray", "array", "asarray", "asnumpy", "empty", "empty_like", "zeros", "zeros_like",
-    "ones", "full", "connect", "shutdown", "synchronize",
+    "ones", "full", "connect", "shutdown", "synchronize", "client", "dashboard_link",
+    "LaunchHandle",
     "RawModule", "RawKernel", "KernelParam", "DptxError", "CompileError", "PtxSyntaxError",
     "PtxUnsupportedError", "LaunchError", "DptxMemoryError", "KernelNotFoundError",
     "__version__",

@@ -9,6 +9,7 @@ synchronizes).
 from __future__ import annotations
 
 import numbers
+import weakref
 
 import numpy as np
 
@@ -54,11 +55,31 @@ class DeviceBuffer:
         default_stream.enqueue(_Copy(out, self))
         return out
 
+    def lose(self, why: str) -> None:
+        """Its bytes are gone (their cluster closed): any later use says so."""
+        if self.nbytes:
+            self.pieces = _Lost(why, self.nbytes)
+
+    def is_lost(self) -> bool:
+        return type(self.pieces) is _Lost
+
     def read(self) -> np.ndarray:
         """The current bytes, after every pending operation (raises a launch's error)."""
         from graphs.memcpy import download
         default_stream.synchronize()
         return download(runtime.get_session().client, self.pieces)
+
+
+class _Lost:
+    """The pieces of a buffer whose cluster is gone: every use raises a clear DptxError
+    (rather than a Future of a closed client failing somewhere inside)."""
+
+    def __init__(self, why: str, nbytes: int):
+        self.why, self.nbytes = why, nbytes
+
+    def __getattr__(self, name):
+        raise DptxError(f"this dptx array's {self.nbytes} bytes are lost: {self.why}; "
+                        f"create it again (or get() it before closing)")
 
 
 class _SetPieces(Operation):
@@ -119,6 +140,7 @@ class ndarray:
     ``get()`` or ``numpy.asarray``."""
 
     __array_priority__ = 100
+    live = weakref.WeakSet()       # every array alive (connect() must not strand them)
 
     def __init__(self, shape, dtype=np.float64, _buffer: DeviceBuffer = None):
         self._shape = _shape(shape)
@@ -130,6 +152,7 @@ class ndarray:
             raise DptxError(f"buffer of {_buffer.nbytes} bytes does not hold shape "
                             f"{self._shape} of {self._dtype}")
         self._buffer = _buffer
+        ndarray.live.add(self)
 
     # -- attributes ----------------------------------------------------------------------------
     shape = property(lambda self: self._shape)

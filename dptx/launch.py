@@ -14,6 +14,7 @@ from . import config, runtime
 from .errors import FootprintViolation, LaunchError
 from .launch_config import check_arg_count, check_shape, convert_scalar
 from .groups import BatchGroup, FusedGroup
+from .handle import LaunchHandle
 from .stream import Operation, Submitted, default_stream
 
 
@@ -186,4 +187,6 @@ def launch(kernel, grid, block, args, shared_mem: int = 0):
             params.append(("scalar", convert_scalar(p, i, a, kernel.name)))
     for name, buf in kernel.raw_module.global_buffers().items():
         slot_for(buf, ("var", name), f"module variable {name}")
-    default_stream.enqueue(LaunchOp(kernel, g, b, params, buffers, names, targets, shared_mem))
+    op = LaunchOp(kernel, g, b, params, buffers, names, targets, shared_mem)
+    default_stream.enqueue(op)
+    return LaunchHandle(op, default_stream)

@@ -90,6 +90,8 @@ class ModuleVariables:
         from .cpu import module_state
         with self._lock:
             if self.home == "host":
+                from . import runtime
+                runtime.before_disconnect(self)
                 state = module_state(self.raw.module)
                 if self._buffers is None:
                     self._buffers = {n: DeviceBuffer.from_host(state[n]) for n in self.raw.global_names}
@@ -98,6 +100,13 @@ class ModuleVariables:
                         buf.upload(state[n])
                 self.home = "cluster"
             return self._buffers
+
+    def before_disconnect(self) -> None:
+        """dptx leaves its cluster: the variables come back to this process."""
+        with self._lock:
+            if self.home == "cluster":
+                self.host()
+            self._buffers = None
 
     def element(self, name: str, dtype=None) -> tuple:
         """(dtype, shape) of ``get_global(name)``: ``dtype`` if given, else the declaration's."""

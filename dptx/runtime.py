@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import atexit
+import weakref
 import os
 import threading
 
@@ -29,25 +30,73 @@ def connect(address_or_client=None):
 
     ``address_or_client`` is a scheduler address (``"tcp://10.0.0.1:8786"``), a
     ``distributed.Client``, or None for the ``dptx.scheduler-address`` setting or, unset, the
-    embedded local cluster. Returns the Client."""
+    embedded local cluster. Returns the Client. Live dptx arrays move to the new cluster
+    (their bytes pass through this process)."""
+    _close_at_exit()
+    with _lock:
+        if _client is not None and address_or_client is _client:
+            return _client          # already connected to it
+        moving = []
+        if _client is not None:
+            moving = _bring_back_arrays()
+            _leave()
+            _close_locked()
+        _connect_locked(address_or_client)
+        for buf, data in moving:        # the arrays follow the program to the new cluster
+            buf.upload(data)
+        return _client
+
+
+def _connect_locked(address_or_client) -> None:
     global _client, _cluster, _owns_client
     from distributed import Client
 
-    _close_at_exit()
-    with _lock:
-        if _client is not None:
-            _close_locked()
-        if isinstance(address_or_client, Client):
-            _client, _owns_client = address_or_client, False
-            return _client
-        address = address_or_client or config.get("scheduler-address")
-        if address:
-            _client = Client(address, set_as_default=False)
-        else:
-            _cluster = _start_local_cluster()
-            _client = Client(_cluster, set_as_default=False)
-        _owns_client = True
-        return _client
+    if isinstance(address_or_client, Client):
+        _client, _owns_client = address_or_client, False
+        return
+    address = address_or_client or config.get("scheduler-address")
+    # dptx's own client becomes Dask's default unless the program already has one, so
+    # that distributed.wait/progress(handle) and performance_report work as with any
+    # Dask client; a program's own default client is never displaced.
+    as_default = _no_default_client()
+    if address:
+        _client = Client(address, set_as_default=as_default)
+    else:
+        _cluster = _start_local_cluster()
+        _client = Client(_cluster, set_as_default=as_default)
+    _owns_client = True
+
+
+def _bring_back_arrays() -> list:
+    """The current bytes of every live dptx array's buffer, read from the cluster being left,
+    so that ``connect`` elsewhere moves them rather than stranding them."""
+    import gc
+    from .array import ndarray
+
+    gc.collect()                        # arrays only a reference cycle still holds
+    buffers = {id(a._buffer): a._buffer for a in list(ndarray.live)
+               if a.nbytes and not a._buffer.is_lost()}
+    moving = []
+    for buf in buffers.values():
+        try:
+            moving.append((buf, buf.read()))
+        except Exception as e:
+            raise DptxError(
+                f"cannot move the {len(buffers)} live dptx array(s) to the new cluster: "
+                f"reading one back failed ({e}). get() what you need and delete them, or call "
+                f"dptx.shutdown() first (it drops them)") from e
+    for buf, _ in moving:
+        buf.pieces = None
+    return moving
+
+
+def _no_default_client() -> bool:
+    from distributed import default_client
+    try:
+        default_client()
+    except ValueError:
+        return True
+    return False
 
 
 def _start_local_cluster():
@@ -75,6 +124,17 @@ def get_client():
         return _client
 
 
+def client():
+    """The ``distributed.Client`` dptx runs on (connecting on first use): for
+    ``performance_report``, ``progress``, the dashboard..."""
+    return get_client()
+
+
+def dashboard_link() -> str:
+    """The Dask dashboard of dptx's cluster (its ``dptx`` page is ``/individual-dptx``)."""
+    return get_client().dashboard_link
+
+
 def get_session():
     """The ``graphs.session.Session`` of the current cluster (model copy, planner, kernel
     images), connecting on first use."""
@@ -85,6 +145,15 @@ def get_session():
             from graphs.session import Session
             _session = Session(client, float(config.get("transfer-bandwidth")))
         return _session
+
+
+_disconnect_hooks = weakref.WeakSet()
+
+
+def before_disconnect(obj) -> None:
+    """``obj.before_disconnect()`` runs before dptx leaves its cluster (module variables that
+    live there come back to this process)."""
+    _disconnect_hooks.add(obj)
 
 
 def is_running() -> bool:
@@ -108,11 +177,25 @@ def _close_locked():
             pass
 
 
+def _leave() -> None:
+    for obj in list(_disconnect_hooks):
+        try:
+            obj.before_disconnect()
+        except Exception:  # a cluster already gone: nothing to bring back
+            logging.getLogger("dptx").debug("before_disconnect failed", exc_info=True)
+
+
 def shutdown():
     """Close the cluster dptx started (a Client given to ``connect`` stays open)."""
     from .stream import default_stream
+    from .array import ndarray
     with _lock:
+        if _client is not None and _client.status == "running":
+            _leave()
         default_stream.forget()
+        if _client is not None:
+            for a in list(ndarray.live):    # their bytes go with the cluster: say so on use
+                a._buffer.lose("dptx.shutdown() closed the cluster that held it")
         _close_locked()
 
 

@@ -40,6 +40,7 @@ class Submitted:
 class Operation(abc.ABC):
     """A launch or a memcpy in a stream."""
     description = "operation"
+    submitted = None        # the Submitted of its last submission (a group's, if grouped)
 
     @abc.abstractmethod
     def submit(self) -> Submitted:
@@ -113,7 +114,7 @@ class Stream:
             self._flush()
             group = op.open_group()
             if group is None:
-                self._pending.append((op, op.submit()))
+                self._submit(op)
                 return
             self._open = group
             self._last_add = time.monotonic()
@@ -137,12 +138,23 @@ class Stream:
             while self._pending and _finished(self._pending[0][1]):
                 self._pending.pop(0)
 
+    def _submit(self, op: Operation) -> None:
+        sub = op.submit()
+        self._pending.append((op, sub))
+        for member in getattr(op, "ops", None) or [op]:   # a group's launches share its tasks
+            member.submitted = sub
+
+    def flush(self) -> None:
+        """Submit the group being formed now (a handle's futures are wanted)."""
+        with self._lock:
+            self._flush()
+
     # -- batches ---------------------------------------------------------------------------------
     def _flush(self) -> None:
         group, self._open = self._open, None
         if group is not None:
             for op in group.operations():
-                self._pending.append((op, op.submit()))
+                self._submit(op)
 
     def _start_timer(self, delay: float) -> None:
         self._timer = threading.Timer(delay, self._on_timer)
@@ -199,11 +211,11 @@ class Stream:
                 self._pending = self._pending[:failed]
                 if replay:
                     for o, _ in suffix:
-                        self._pending.append((o, o.submit()))
+                        self._submit(o)
                     continue
                 redo, culprit = op.succeeded_before(exc)
                 if redo is not None:
-                    self._pending.append((redo, redo.submit()))
+                    self._submit(redo)
                 if hasattr(exc, "add_note"):
                     exc.add_note(f"raised by {culprit}; the arrays it and later launches would "
                                  f"have written keep their previous contents")

@@ -1,5 +1,6 @@
 """Consecutive small launches run as one task (a batch), in stream order, with errors that name
 the launch that failed and keep the results of the launches before it."""
+import re
 import time
 
 import dask.config
@@ -56,7 +57,8 @@ def test_error_inside_a_batch_names_the_launch_and_keeps_earlier_results(client,
         with pytest.raises(dptx.DptxMemoryError) as info:
             y.get()
     text = str(info.value) + "".join(getattr(info.value, "__notes__", []))
-    assert "addone" in text and "launch 4 of 6 batched into one task" in text
+    # the group goes after 4 launches when the workers are idle (Stream.EAGER), else after 6
+    assert "addone" in text and re.search(r"launch 4 of [46] batched into one task", text)
     # the three launches before the failing one keep their results; the later ones are undone
     assert np.array_equal(y.get(), np.full(4, 3, np.int32))
     addone((1,), (4,), (y, 0))

@@ -18,6 +18,10 @@ DEFAULTS = {
         },
         # Chunks per launch; None: planned by the scheduler plugin's model.
         "chunks": None,
+        # How a launch's blocks are shared among workers: "adaptive" (in proportion to each
+        # worker's measured speed for the kernel) or "even" (the same share for every
+        # worker: a static split, whatever its devices).
+        "split": "adaptive",
         # Consecutive small launches (one chunk each, on the same worker) run as one task.
         "batch": True,
         # Consecutive launches with the same shares of blocks run as one task per worker.

@@ -73,9 +73,13 @@ class LaunchOp(Operation):
             if config.get("chunks") and facts.mergeable:
                 self.chunks = _fixed_chunks(self.nblocks)
             else:
+                split = config.get("split")
+                if split not in ("adaptive", "even"):
+                    raise LaunchError(f"dptx.split is {split!r}: it must be 'adaptive' or "
+                                      f"'even'")
                 self.chunks = runtime.get_session().planner.plan(
                     self.kernel.name, self.grid, self.block, not facts.mergeable,
-                    [buf.pieces for buf in self.buffers])
+                    [buf.pieces for buf in self.buffers], split=split)
         return self.chunks
 
     def footprints(self, ranges: list):

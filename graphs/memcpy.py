@@ -47,6 +47,30 @@ def _placed(worker) -> dict:
     return {"workers": [worker], "allow_other_workers": True} if worker else {}
 
 
+# How long a scatter waits for the worker the plan chose before placing the piece anywhere:
+# the client's model of the cluster can name a worker that has just left (it learns of it a
+# moment later), and Dask would wait its whole connect timeout for it.
+PLACED_SCATTER_WAIT = 2.0
+
+
+def _scatter(client, key: str, raw: np.ndarray, worker):
+    """(future, worker holding it or None) for ``raw`` scattered to ``worker``, else to any
+    running worker when that one is gone; through the scheduler when the client cannot reach
+    the workers."""
+    try:
+        if worker is not None:
+            try:
+                return client.scatter({key: raw}, workers=[worker], direct=True, hash=False,
+                                      timeout=PLACED_SCATTER_WAIT)[key], worker
+            except TimeoutError:        # "No valid workers found": it left, or is leaving
+                pass
+        return client.scatter({key: raw}, direct=True, hash=False)[key], None
+    except TimeoutError:
+        raise
+    except OSError:   # the client cannot reach the workers: send through the scheduler
+        return client.scatter({key: raw}, direct=False, hash=False)[key], None
+
+
 def upload(client, data: np.ndarray, workers: list, replicate: bool) -> PieceMap:
     """Host -> device: the bytes of ``data`` as pieces on the workers."""
     raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
@@ -63,12 +87,7 @@ def upload(client, data: np.ndarray, workers: list, replicate: bool) -> PieceMap
     pieces = []
     for i, (worker, a, b) in enumerate(spots):
         key = f"dptx-host-{t}-{i}"
-        try:
-            future = client.scatter({key: raw[a:b]}, workers=[worker] if worker else None,
-                                    direct=True, hash=False)[key]
-        except OSError:   # the client cannot reach the workers: send through the scheduler
-            future = client.scatter({key: raw[a:b]}, workers=[worker] if worker else None,
-                                    direct=False, hash=False)[key]
+        future, worker = _scatter(client, key, raw[a:b], worker)
         pieces.append(Piece(a, b, future, 0, worker))
     if replicate and len(workers) > 1:
         client.replicate([p.future for p in pieces], n=2)

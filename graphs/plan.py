@@ -90,19 +90,26 @@ class LaunchPlanner:
         self.bandwidth = bandwidth      # bytes/s between workers, for the cost of a move
         self.shares: dict = {}          # (kernel, grid, block) -> Shares
 
-    def plan(self, kernel: str, grid: tuple, block: tuple, single: bool, maps: list) -> list:
-        """The chunks of a launch. ``maps`` are the PieceMaps of the buffers it touches."""
+    def plan(self, kernel: str, grid: tuple, block: tuple, single: bool, maps: list,
+             split: str = "adaptive") -> list:
+        """The chunks of a launch. ``maps`` are the PieceMaps of the buffers it touches.
+        ``split="even"`` gives every worker the same share, whatever its speed (a static
+        split, the ``dptx.split`` setting), placed along the data as the adaptive one."""
         nblocks = grid[0] * grid[1] * grid[2]
         workers = [w for w in self.model.workers() if w.device == "cpu" or w.gpus]
         if not workers:
             return [Chunk(0, nblocks)]
         by_address = {w.address: w for w in workers}
-        measured = self.model.measured(kernel)
-        priors = {w.address: w.prior for w in workers}
-        rates = rates_for({w: r for w, (r, _) in measured.items()}, priors)
-        rates = exploring_rates(rates, {w: n for w, (_, n) in measured.items()})
+        if split == "even":
+            measured, rates = {}, {a: 1.0 for a in by_address}
+            throughput = dict(rates)
+        else:
+            measured = self.model.measured(kernel)
+            priors = {w.address: w.prior for w in workers}
+            rates = rates_for({w: r for w, (r, _) in measured.items()}, priors)
+            rates = exploring_rates(rates, {w: n for w, (_, n) in measured.items()})
+            throughput = {a: rates[a] * by_address[a].lanes for a in by_address}
         is_measured = any(w in by_address for w in measured)
-        throughput = {a: rates[a] * by_address[a].lanes for a in by_address}
 
         if single:
             best = max(throughput, key=throughput.get)

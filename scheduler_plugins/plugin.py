@@ -156,6 +156,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
     def remove_worker(self, scheduler, worker, **kwargs) -> None:
         self.model.forget_worker(worker)
         self._dirty = True
+        self.publish()      # now: clients must stop placing data and chunks on it
 
     # -- the device model of the cluster ---------------------------------------------------------
     def worker_infos(self, need: str = "CPU") -> list:

@@ -91,3 +91,12 @@ def test_cuts_fall_on_whole_rows():
 def test_unmergeable_launch_is_one_chunk_on_the_fastest_worker():
     chunks = LaunchPlanner(Model({A: 10.0, B: 30.0})).plan("k", (500, 1, 1), (128, 1, 1), True, [spread(1 << 20)])
     assert [(c.first, c.end, c.worker) for c in chunks] == [(0, 500, B)]
+
+
+def test_even_split_ignores_speeds():
+    model = Model({A: 3000.0, B: 1000.0})           # A measured 3x faster
+    maps = [spread(1 << 24)]
+    adaptive = LaunchPlanner(model).plan("k", (4096, 1, 1), (256, 1, 1), False, maps)
+    assert shares(adaptive) == {A: 3072, B: 1024}
+    even = LaunchPlanner(model).plan("k", (4096, 1, 1), (256, 1, 1), False, maps, split="even")
+    assert shares(even) == {A: 2048, B: 2048}

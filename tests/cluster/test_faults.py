@@ -101,3 +101,30 @@ def test_killed_worker_keeps_host_uploads():
             assert all(len(h) == 2 for h in holders.values()), holders
         finally:
             dptx.shutdown()
+
+
+@pytest.mark.timeout(300)
+def test_uploads_right_after_a_worker_leaves():
+    """The client's model learns a moment later that a worker left: an upload planned onto it
+    goes to the workers still there (not a 30 s wait for it), and the data is right."""
+    from graphs import memcpy
+    data = np.arange(1 << 20, dtype=np.float32)            # large: scattered, one piece each
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                      silence_logs=logging.CRITICAL, preload=["dptx.worker"],
+                      scheduler_kwargs={"preload": ["scheduler_plugins"]}) as cluster, \
+            Client(cluster, set_as_default=False) as client:
+        dptx.connect(client)
+        try:
+            session = dptx.runtime.get_session()
+            before = session.model.workers()
+            assert len(before) == 2
+            gone = before[0].address
+            client.retire_workers([gone])
+            # the plan made with the model from before the worker left
+            pieces = memcpy.upload(client, data, before, False)
+            assert {p.worker for p in pieces.pieces} <= {None, before[1].address}
+            assert np.array_equal(memcpy.download(client, pieces).view(np.float32), data)
+            a = dptx.asarray(data)
+            assert np.array_equal(a.get(), data)
+        finally:
+            dptx.shutdown()

@@ -1,11 +1,13 @@
 """Every corpus module, as NVRTC compiles it, as dptx prints it back, and as the block-offset
 rewrite makes it for each of its kernels (what GPU chunks load), assembles with NVIDIA's
-``ptxas`` for sm_75, sm_80 and sm_90. (CUDA 13's NVRTC and ptxas dropped sm_70; checking it
-needs the CUDA 12 tools.) dptx's own parser accepts more than ptxas does (it reads
+``ptxas`` for sm_75, sm_80 and sm_90, and for sm_70 with CUDA 12's ptxas (CUDA 13's NVRTC and
+ptxas dropped sm_70: the sm_70 modules are NVRTC's compute_75 PTX retargeted to sm_70 at
+``.version`` 8.4, what a CUDA 12.4 driver on a Volta loads). dptx's own parser accepts more than ptxas does (it reads
 ``[%rd1-8]`` as well as ``[%rd1+-8]``), so round trips through it alone cannot show that the
 printed PTX is valid.
 
-``ptxas`` comes from the ``nvidia-cuda-nvcc`` wheel (the ``test`` extra); no GPU is needed.
+``ptxas`` comes from the ``nvidia-cuda-nvcc`` and ``nvidia-cuda-nvcc-cu12`` wheels (the ``test``
+extra); no GPU is needed.
 """
 import subprocess
 
@@ -26,10 +28,10 @@ def ptxas() -> str:
     return found.path if found else ""
 
 
-def assemble(ptx: str, arch: str, tmp_path, what: str) -> None:
+def assemble(ptx: str, arch: str, tmp_path, what: str, tool: str = None) -> None:
     path = tmp_path / "module.ptx"
     path.write_text(ptx)
-    done = subprocess.run([ptxas(), f"-arch={arch}", str(path), "-o", str(tmp_path / "out.cubin")],
+    done = subprocess.run([tool or ptxas(), f"-arch={arch}", str(path), "-o", str(tmp_path / "out.cubin")],
                           capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
         lines = ptx.splitlines()
@@ -65,3 +67,29 @@ def test_corpus_module_assembles(file, options, arch, tmp_path):
     for name in kernels:
         assemble(print_module(add_block_offset(module, name)), arch, tmp_path,
                  f"{file}: kernel {name} after the block-offset rewrite")
+
+
+def volta_ptxas() -> str:
+    found = toolchain.newest_ptxas("sm_70")
+    return found.path if found else ""
+
+
+@pytest.mark.skipif(not volta_ptxas(), reason="needs a ptxas that targets sm_70 (CUDA 12: the "
+                    "nvidia-cuda-nvcc-cu12 wheel, in the test extra)")
+@pytest.mark.parametrize("file, options", MODULES, ids=[f"{f}{'-' + '-'.join(o) if o else ''}"
+                                                        for f, o in MODULES])
+def test_corpus_module_assembles_for_sm_70(file, options, tmp_path):
+    try:
+        module = parse(compile_to_ptx(source(file), options, "compute_75"))
+    except CompileError as exc:
+        pytest.skip(f"{file} uses what sm_75 lacks (the corpus targets sm_80): "
+                    f"{str(exc).splitlines()[1].strip() if len(str(exc).splitlines()) > 1 else exc}")
+    assert module.target[0] == "sm_75"
+    module.target = ("sm_70",) + tuple(module.target[1:])
+    module.version = "8.4"
+    tool = volta_ptxas()
+    assemble(print_module(module), "sm_70", tmp_path, f"{file} printed for sm_70", tool)
+    kernels = sorted({c.kernel for c in CASES if c.file == file and tuple(c.options) == options})
+    for name in kernels:
+        assemble(print_module(add_block_offset(module, name)), "sm_70", tmp_path,
+                 f"{file}: kernel {name} after the block-offset rewrite, for sm_70", tool)

@@ -8,6 +8,8 @@ once, and the call returns without waiting (stream order).
 """
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from . import config, runtime
@@ -24,6 +26,23 @@ def _merge_facts(kernel):
         from .ptx.analysis import merge_facts
         facts = kernel._merge_facts = merge_facts(kernel.module, kernel.function)
     return facts
+
+
+def _gpu_can_take(kernel) -> bool:
+    """False (said once per kernel in the log) when no GPU worker could run the kernel's
+    chunks: the launch is then planned onto CPU workers."""
+    reason = getattr(kernel, "_gpu_refusal", False)
+    if reason is False:
+        from .gpu.loadable import gpu_refusal
+        reason = kernel._gpu_refusal = gpu_refusal(kernel)
+    if reason is not None and kernel.name not in _refused:
+        _refused.add(kernel.name)
+        logger.warning("kernel %s runs on CPU workers only: %s", kernel.name, reason)
+    return reason is None
+
+
+_refused: set = set()
+logger = logging.getLogger("dptx.launch")
 
 
 def _fixed_chunks(nblocks: int) -> list:
@@ -77,9 +96,11 @@ class LaunchOp(Operation):
                 if split not in ("adaptive", "even"):
                     raise LaunchError(f"dptx.split is {split!r}: it must be 'adaptive' or "
                                       f"'even'")
-                self.chunks = runtime.get_session().planner.plan(
+                planner = runtime.get_session().planner
+                gpu = not planner.has_gpus() or _gpu_can_take(self.kernel)
+                self.chunks = planner.plan(
                     self.kernel.name, self.grid, self.block, not facts.mergeable,
-                    [buf.pieces for buf in self.buffers], split=split)
+                    [buf.pieces for buf in self.buffers], split=split, gpu=gpu)
         return self.chunks
 
     def footprints(self, ranges: list):

@@ -90,13 +90,21 @@ class LaunchPlanner:
         self.bandwidth = bandwidth      # bytes/s between workers, for the cost of a move
         self.shares: dict = {}          # (kernel, grid, block) -> Shares
 
+    def has_gpus(self) -> bool:
+        """Whether any worker runs GPU chunks."""
+        return any(w.device == "gpu" and w.gpus for w in self.model.workers())
+
     def plan(self, kernel: str, grid: tuple, block: tuple, single: bool, maps: list,
-             split: str = "adaptive") -> list:
+             split: str = "adaptive", gpu: bool = True) -> list:
         """The chunks of a launch. ``maps`` are the PieceMaps of the buffers it touches.
         ``split="even"`` gives every worker the same share, whatever its speed (a static
-        split, the ``dptx.split`` setting), placed along the data as the adaptive one."""
+        split, the ``dptx.split`` setting), placed along the data as the adaptive one.
+        ``gpu=False``: the GPU path cannot take the kernel, so CPU workers run it all (GPU
+        workers only where there is no CPU worker; they then run it on their CPUs)."""
         nblocks = grid[0] * grid[1] * grid[2]
         workers = [w for w in self.model.workers() if w.device == "cpu" or w.gpus]
+        if not gpu:
+            workers = [w for w in workers if w.device == "cpu"] or workers
         if not workers:
             return [Chunk(0, nblocks)]
         by_address = {w.address: w for w in workers}

@@ -93,6 +93,18 @@ def _sm(arch: str) -> int:
 _loaded: dict = {}
 
 
+def gpu_refusal(kernel):
+    """Why no GPU worker can take ``kernel``'s chunks, whatever its driver and device (the
+    block-offset rewrite refuses the kernel: a device function reads ``%ctaid``...), or None.
+    The client plans such a kernel onto CPU workers only; what depends on a worker's driver
+    is found on that worker (``ptx_for_device``), which then runs the chunk on its own CPU."""
+    try:
+        add_block_offset(kernel.module, kernel.name)
+    except PtxUnsupportedError as exc:
+        return str(exc)
+    return None
+
+
 def ptx_for_device(kernel, *, driver_version: int, arch: str) -> str:
     """The PTX text a GPU worker whose driver reports ``driver_version`` (``cuDriverGetVersion``,
     e.g. 12040) and whose device is ``arch`` (e.g. ``"sm_90"``) loads to run ``kernel``'s

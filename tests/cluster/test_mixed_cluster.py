@@ -14,6 +14,7 @@ from distributed import Client, Nanny, Scheduler, SpecCluster
 
 import dptx
 from dptx import cpu
+from dptx.ptx.analysis import merge_facts
 from tests.corpus import CASES, check, source
 from tests.test_ptxas import ptxas
 
@@ -116,7 +117,9 @@ def test_corpus_kernels_on_the_mixed_cluster(mixed, case):
             check(got, want, 0, 0, f"{case.name} argument {i}: mixed cluster vs in-process CPU")
         if i in expected:
             check(got, expected[i], case.rtol, case.atol, f"{case.name} argument {i} vs numpy")
-    if np.prod(case.grid) > 1:
+    # a launch whose chunks cannot be merged (atomics whose results are used...) runs as one
+    # chunk on one worker, either one; test_gpu_standin runs those through dptx.gpu
+    if np.prod(case.grid) > 1 and merge_facts(kernel.module, kernel.function).mergeable:
         assert standin_launches(mixed) > before      # some blocks ran on the "GPU"
 
 
@@ -154,6 +157,35 @@ def test_multi_launch_program_bitwise_and_on_the_gpu(mixed):
     for name in ("relax", "scale"):
         assert {"GPU": 1} in chunk_resources(mixed, name)     # the GPU worker's chunks
         assert {"CPU": 1} in chunk_resources(mixed, name)     # the CPU worker's
+
+
+BLOCK_ID = r'''__device__ __noinline__ unsigned block_id() { return blockIdx.x; }
+extern "C" __global__ void stamp_blocks(unsigned* out) {
+    out[blockIdx.x * blockDim.x + threadIdx.x] = block_id() * 1000u + threadIdx.x;
+}'''
+
+
+def test_a_kernel_the_gpu_path_refuses_runs_on_the_cpu_worker(mixed, caplog):
+    """A device function reads %ctaid: the block-offset rewrite (what a GPU chunk runs) cannot
+    take it, so the client plans the launch onto the CPU worker, and says so once."""
+    kernel = dptx.RawModule(BLOCK_ID).get_function("stamp_blocks")
+    assert ".func" in kernel.ptx and "%ctaid.x" in kernel.ptx.split(".entry")[0]
+    grid, block = 16, 64
+    before = standin_launches(mixed)
+    out = dptx.zeros(grid * block, np.uint32)
+    with caplog.at_level(logging.WARNING, logger="dptx.launch"), \
+            dask.config.set({"dptx.split": "even"}):
+        for _ in range(2):
+            kernel((grid,), (block,), (out,))
+        got = out.get()
+    want = np.arange(grid)[:, None] * 1000 + np.arange(block)[None, :]
+    np.testing.assert_array_equal(got, want.ravel())
+    assert standin_launches(mixed) == before
+    assert chunk_resources(mixed, "stamp_blocks") and \
+        all(r == {"CPU": 1} for r in chunk_resources(mixed, "stamp_blocks"))
+    said = [r.getMessage() for r in caplog.records if "stamp_blocks" in r.getMessage()]
+    assert len(said) == 1 and "runs on CPU workers only" in said[0] and \
+        "device function" in said[0] and "%ctaid" in said[0], said
 
 
 FAULTY = r'''extern "C" __global__ void faults_on_gpu(float* y, int n) {

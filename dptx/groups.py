@@ -17,8 +17,8 @@ class Batch(Operation):
     graph): a launch too small to be worth splitting costs a Dask task round trip otherwise.
     An error names the launch that raised it; the launches before it keep their results."""
 
-    def __init__(self, worker: str, ops: list):
-        self.worker = worker
+    def __init__(self, worker: str, ops: list, device: str = "cpu"):
+        self.worker, self.device = worker, device
         self.ops = list(ops)
 
     @property
@@ -37,7 +37,7 @@ class Batch(Operation):
             rows.append(fps[0] if fps is not None else None)
         buffers = {id(b): b for op in self.ops for b in op.buffers}
         before = {k: b.pieces for k, b in buffers.items()}
-        new, futures = submit_batch(session.client, requests, rows, self.worker, "cpu",
+        new, futures = submit_batch(session.client, requests, rows, self.worker, self.device,
                                     token(), int(config.get("page-bytes")))
         for k, pieces in new.items():
             buffers[k].pieces = pieces
@@ -60,27 +60,29 @@ class Batch(Operation):
             return None, self.description
         ops = self.ops[:step]
         position = f"launch {step + 1} of {len(self.ops)} batched into one task"
-        return (Batch(self.worker, ops) if ops else None,
+        return (Batch(self.worker, ops, self.device) if ops else None,
                 f"{self.ops[step].description}, {position}")
 
 
 class BatchGroup(Group):
-    """Small launches in a row on one worker (see ``Batch``)."""
+    """Small launches in a row on one worker and device kind (see ``Batch``)."""
 
-    def __init__(self, worker: str, op):
-        self.worker, self.ops = worker, [op]
+    def __init__(self, worker: str, device: str, op):
+        self.worker, self.device, self.ops = worker, device, [op]
 
     def accept(self, op) -> bool:
         if getattr(op, "kind", None) != "launch":
             return False
         chunks = op.plan()
-        if len(chunks) == 1 and chunks[0].device == "cpu" and chunks[0].worker == self.worker:
+        if len(chunks) == 1 and chunks[0].device == self.device and \
+                chunks[0].worker == self.worker:
             self.ops.append(op)
             return True
         return False
 
     def operations(self) -> list:
-        return [self.ops[0] if len(self.ops) == 1 else Batch(self.worker, self.ops)]
+        return [self.ops[0] if len(self.ops) == 1 else
+                Batch(self.worker, self.ops, self.device)]
 
 
 class FusedGroup(Group):

@@ -118,11 +118,13 @@ class LaunchOp(Operation):
 
     def open_group(self):
         """A group later launches may join: a batch when the plan is one whole-grid chunk on
-        a CPU worker, a fused group when it is a share per CPU worker and the launch can be
-        fused (mergeable, no reduction atomics, footprints known); None otherwise."""
+        one worker (its CPU or its GPU), a fused group when it is a share per CPU worker and
+        the launch can be fused (mergeable, no reduction atomics, footprints known); None
+        otherwise. (GPU chunks take whole buffers, so there are no ghost zones to fuse by.)"""
         chunks = self.plan()
-        if len(chunks) == 1 and chunks[0].device == "cpu" and chunks[0].worker is not None:
-            return BatchGroup(chunks[0].worker, self) if config.get("batch") else None
+        if len(chunks) == 1 and chunks[0].worker is not None:
+            return BatchGroup(chunks[0].worker, chunks[0].device, self) \
+                if config.get("batch") else None
         shares = self.shares()
         if shares is not None and config.get("fuse") and self.fusable():
             return FusedGroup(shares, self)

@@ -1,12 +1,11 @@
 """Which Dask cluster dptx runs on: one set with ``dptx.connect``, the ``dptx.scheduler-address``
-setting, or else an embedded ``LocalCluster`` of worker processes, started on first use and
-closed at exit."""
+setting, or else the embedded cluster of worker processes (``dptx.local_cluster``), started
+on first use and closed at exit."""
 from __future__ import annotations
 
 import logging
 import atexit
 import weakref
-import os
 import threading
 
 from . import config
@@ -19,12 +18,6 @@ _owns_client = False
 _session = None
 
 
-def _machine_defaults():
-    cores = os.cpu_count() or 1
-    n_workers = min(cores, 4)
-    return n_workers, max(1, cores // n_workers)
-
-
 def connect(address_or_client=None):
     """Use this cluster for every dptx array and launch from now on.
 
@@ -32,7 +25,6 @@ def connect(address_or_client=None):
     ``distributed.Client``, or None for the ``dptx.scheduler-address`` setting or, unset, the
     embedded local cluster. Returns the Client. Live dptx arrays move to the new cluster
     (their bytes pass through this process)."""
-    _close_at_exit()
     with _lock:
         if _client is not None and address_or_client is _client:
             return _client          # already connected to it
@@ -42,6 +34,7 @@ def connect(address_or_client=None):
             _leave()
             _close_locked()
         _connect_locked(address_or_client)
+        _close_at_exit()
         for buf, data in moving:        # the arrays follow the program to the new cluster
             buf.upload(data)
         return _client
@@ -62,8 +55,10 @@ def _connect_locked(address_or_client) -> None:
     if address:
         _client = Client(address, set_as_default=as_default)
     else:
-        _cluster = _start_local_cluster()
+        from . import local_cluster
+        _cluster = local_cluster.start()
         _client = Client(_cluster, set_as_default=as_default)
+        local_cluster.wait_for(_client, _cluster)
     _owns_client = True
 
 
@@ -97,23 +92,6 @@ def _no_default_client() -> bool:
     except ValueError:
         return True
     return False
-
-
-def _start_local_cluster():
-    from distributed import LocalCluster
-
-    n_default, t_default = _machine_defaults()
-    n_workers = int(config.get("local.n-workers") or n_default)
-    threads = int(config.get("local.threads-per-worker") or t_default)
-    if n_workers < 1 or threads < 1:
-        raise DptxError("dptx.local.n-workers and dptx.local.threads-per-worker must be >= 1")
-    return LocalCluster(
-        n_workers=n_workers, threads_per_worker=threads, processes=True,
-        dashboard_address=":0", silence_logs=logging.ERROR,
-        # The preload declares the CPU/GPU resources that chunk tasks ask for.
-        worker_class="distributed.Nanny", preload=["dptx.worker"],
-        scheduler_kwargs={"preload": ["scheduler_plugins"]},
-    )
 
 
 def get_client():
@@ -203,9 +181,9 @@ _exit_hook = []
 
 
 def _close_at_exit() -> None:
-    """Close dptx's client and cluster at exit, before distributed's own exit handlers close
-    the cluster under it (atexit runs handlers last-registered first, so this is registered
-    once distributed is imported, at the first connect): the client releases its data first,
-    and the shutdown is quiet."""
+    """Close dptx's client and cluster at exit, before distributed's (and tornado's) own exit
+    handlers close the cluster under it: atexit runs handlers last-registered first, so this
+    is registered once the first connection is made (distributed and tornado imported, their
+    handlers registered). The client releases its data first, and the shutdown is quiet."""
     if not _exit_hook:
         _exit_hook.append(atexit.register(shutdown))

@@ -1,32 +1,74 @@
-"""A cluster of 2 worker processes with 1 thread each (as the issue asks), shared by the
-distributed tests of a session."""
+"""The clusters the distributed tests share: 2 worker processes with 1 thread each, first two
+CPU workers, then one GPU worker (the CuPy stand-in of ``tests/cupy_standin``, tests only) and
+one CPU worker. Every test that takes ``client`` runs on both (ids ``[cpu]`` and ``[mixed]``);
+``DPTX_TEST_CLUSTER=cpu`` (or ``mixed``) runs one kind. A test whose subject only CPU workers
+have (the CPU executor's bounds checks, fused launches) says so with
+``@pytest.mark.cpu_workers("why")`` and is skipped on the mixed cluster."""
 import logging
+import os
+
 import dask.config
 import pytest
-from distributed import Client, LocalCluster
+from distributed import Client, LocalCluster, Nanny, Scheduler, SpecCluster
 
 import dptx
 
+KINDS = [k for k in os.environ.get("DPTX_TEST_CLUSTER", "cpu,mixed").split(",") if k]
+STANDIN_ENV = {"DPTX_CUPY_MODULE": "tests.cupy_standin", "DPTX_STANDIN_DEVICES": "1"}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "cpu_workers(reason): the test needs a cluster of CPU "
+                            "workers only (skipped on the mixed one)")
+
+
+def _cpu_cluster():
+    return LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                        dashboard_address=":0", silence_logs=logging.ERROR,
+                        preload=["dptx.worker"], scheduler_kwargs={"preload": ["scheduler_plugins"]})
+
+
+def _mixed_cluster():
+    def worker(env):
+        return {"cls": Nanny, "options": {"nthreads": 1, "preload": ["dptx.worker"], "env": env,
+                                          "silence_logs": logging.ERROR}}
+    scheduler = {"cls": Scheduler, "options": {"dashboard_address": ":0",
+                                               "preload": ["scheduler_plugins"]}}
+    return SpecCluster(workers={"gpu": worker(STANDIN_ENV),
+                                "cpu": worker({"DPTX_DISABLE_GPU": "1"})},
+                       scheduler=scheduler, silence_logs=logging.ERROR)
+
+
+@pytest.fixture(scope="session", params=KINDS)
+def cluster_kind(request):
+    if request.param == "mixed":
+        from tests.test_ptxas import ptxas
+        if not ptxas():
+            pytest.skip("the CuPy stand-in needs ptxas (nvidia-cuda-nvcc, the test extra)")
+    return request.param
+
 
 @pytest.fixture(scope="session")
-def cluster():
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                      silence_logs=logging.ERROR, preload=["dptx.worker"],
-                      scheduler_kwargs={"preload": ["scheduler_plugins"]}) as c:
+def cluster(cluster_kind):
+    with (_mixed_cluster() if cluster_kind == "mixed" else _cpu_cluster()) as c:
         yield c
 
 
 @pytest.fixture(scope="session")
 def session_client(cluster):
     with Client(cluster, set_as_default=False) as c:
+        c.wait_for_workers(2, timeout=120)
         yield c
         dptx.shutdown()
 
 
 @pytest.fixture
-def client(session_client):
+def client(request, cluster_kind, session_client):
     """The session cluster, made dptx's cluster again for each test (tests with clusters of
     their own connect dptx elsewhere)."""
+    marker = request.node.get_closest_marker("cpu_workers")
+    if marker is not None and cluster_kind != "cpu":
+        pytest.skip(f"CPU workers only: {marker.args[0] if marker.args else ''}")
     dptx.connect(session_client)
     return session_client
 

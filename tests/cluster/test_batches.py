@@ -49,6 +49,8 @@ def test_open_batch_starts_without_synchronization(client, addone):
     assert np.array_equal(y.get(), np.full(32, 5, np.int32))
 
 
+@pytest.mark.cpu_workers("an overrun of a few bytes is caught by the CPU executor's bounds "
+                         "checks; a GPU (and the stand-in) lets it land in padding")
 def test_error_inside_a_batch_names_the_launch_and_keeps_earlier_results(client, addone):
     y = dptx.zeros(4, np.int32)
     with dask.config.set({"dptx.batch": True}):

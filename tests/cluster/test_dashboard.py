@@ -31,7 +31,7 @@ def test_state_json_and_page(client):
     workers = state["workers"]
     assert set(workers) == set(client.nthreads())
     for addr, w in workers.items():
-        assert w["device"] == "cpu" and w["nthreads"] == 1 and w["name"]
+        assert w["device"] == ("gpu" if w["gpus"] else "cpu") and w["nthreads"] == 1 and w["name"]
     blocks = {addr: w["kernels"].get("bump", {}).get("blocks", 0) for addr, w in workers.items()}
     assert sum(blocks.values()) == 32          # the last launch, all its blocks
     shares = [w["kernels"]["bump"]["share"] for w in workers.values() if "bump" in w["kernels"]]

@@ -9,6 +9,9 @@ import dptx
 from dptx import cpu
 from dptx.groups import Fused
 
+pytestmark = pytest.mark.cpu_workers("launches fuse across CPU workers' shares only (GPU "
+                                     "chunks take whole buffers: no ghost zones)")
+
 SRC = r'''
 extern "C" __global__ void jacobi(const float* in, float* out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

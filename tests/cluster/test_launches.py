@@ -41,12 +41,13 @@ def test_chunk_tasks_carry_resources(client, chunks8, saxpy):
     assert [p.future.key[:10] for p in x._buffer.pieces.pieces] == ["dptx-htod-"]
 
 
-def test_workers_declare_resources(client):
+def test_workers_declare_resources(client, cluster_kind):
     info = client.scheduler_info()["workers"]
     assert len(info) == 2
     assert all(w["resources"].get("CPU") == 1 for w in info.values())
     facts = client.run(lambda dask_worker: dask_worker.dptx_devices["device"])
-    assert set(facts.values()) == {"cpu"}
+    assert sorted(facts.values()) == (["cpu", "gpu"] if cluster_kind == "mixed" else ["cpu", "cpu"])
+    assert all((w["resources"].get("GPU") == 1) == (facts[a] == "gpu") for a, w in info.items())
 
 
 def test_argument_errors(client, saxpy):

@@ -159,6 +159,32 @@ def test_multi_launch_program_bitwise_and_on_the_gpu(mixed):
         assert {"CPU": 1} in chunk_resources(mixed, name)     # the CPU worker's
 
 
+ADD = r'''extern "C" __global__ void add_one(int* y) { y[threadIdx.x] += 1; }'''
+
+
+def test_small_launches_on_the_gpu_worker_run_as_gpu_batches(mixed, monkeypatch):
+    """Small launches in a row on data the GPU worker holds run there as one task (a batch
+    of GPU steps, like a CUDA graph), not one Dask round trip each."""
+    from dptx.groups import Batch
+    devices = []
+    submit = Batch.submit
+
+    def recording(self):
+        devices.append((self.device, len(self.ops)))
+        return submit(self)
+    monkeypatch.setattr(Batch, "submit", recording)
+    kernel = dptx.RawModule(ADD).get_function("add_one")
+    arrays = [dptx.zeros(32, np.int32) for _ in range(2)]    # small uploads alternate workers
+    y = next(a for a in arrays if a._buffer.pieces.pieces[0].worker == gpu_worker(mixed))
+    before = standin_launches(mixed)
+    with dask.config.set({"dptx.batch": True}):
+        for _ in range(40):
+            kernel((1,), (32,), (y,))
+        np.testing.assert_array_equal(y.get(), np.full(32, 40, np.int32))
+    assert devices and all(d == "gpu" for d, _ in devices) and sum(n for _, n in devices) >= 30
+    assert standin_launches(mixed) - before == 40
+
+
 BLOCK_ID = r'''__device__ __noinline__ unsigned block_id() { return blockIdx.x; }
 extern "C" __global__ void stamp_blocks(unsigned* out) {
     out[blockIdx.x * blockDim.x + threadIdx.x] = block_id() * 1000u + threadIdx.x;

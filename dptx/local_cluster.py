@@ -1,0 +1,100 @@
+"""The embedded cluster dptx starts when nothing else is configured.
+
+Its workers are ``python -m dask spec`` processes (Dask's own ``SubprocessWorker``), each a
+nanny and its worker: nothing of them is started with ``multiprocessing`` from the user's
+program, so a plain script without ``if __name__ == "__main__":`` works (``LocalCluster``'s
+spawned workers re-import the program's ``__main__``, and a script with top-level launches
+then fails with "Nanny failed to start"). The scheduler runs in this process, as in a
+``LocalCluster``; closing the cluster closes the workers first."""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+from . import config
+from .errors import DptxError
+
+# How long the workers have to start and register (a cold start imports numpy, llvmlite and
+# Dask in each): past it, the error says so rather than launches waiting forever.
+START_TIMEOUT = 120
+
+
+def machine_defaults() -> tuple:
+    """(workers, threads per worker) for this machine: up to 4 workers sharing the cores."""
+    cores = os.cpu_count() or 1
+    n_workers = min(cores, 4)
+    return n_workers, max(1, cores // n_workers)
+
+
+def sizes() -> tuple:
+    """(workers, threads per worker) from the ``dptx.local.*`` settings or the machine."""
+    n_default, t_default = machine_defaults()
+    n_workers = int(config.get("local.n-workers") or n_default)
+    threads = int(config.get("local.threads-per-worker") or t_default)
+    if n_workers < 1 or threads < 1:
+        raise DptxError("dptx.local.n-workers and dptx.local.threads-per-worker must be >= 1")
+    return n_workers, threads
+
+
+def start():
+    """A started cluster of ``sizes()`` workers (close it with ``.close()``); its workers may
+    still be registering: ``wait_for(client)`` waits for them."""
+    from distributed import Scheduler, SpecCluster
+
+    n_workers, threads = sizes()
+    worker_options = {"nthreads": threads, "host": "127.0.0.1", "silence_logs": logging.ERROR,
+                      # the preload declares the CPU/GPU resources chunk tasks ask for
+                      "preload": ["dptx.worker"],
+                      "memory_limit": _memory_limit(n_workers)}
+    if sys.platform == "win32":     # Dask's subprocess workers do not run on Windows
+        from distributed import Nanny
+        worker = {"cls": Nanny, "options": dict(worker_options)}
+    else:
+        worker = {"cls": _worker_process_class(),
+                  "options": {"worker_class": "distributed.Nanny",
+                              "worker_kwargs": worker_options}}
+    scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard_address": ":0",
+                                               "preload": ["scheduler_plugins"]}}
+    return SpecCluster(workers={i: worker for i in range(n_workers)}, scheduler=scheduler,
+                       worker=worker, silence_logs=logging.ERROR, name="dptx-local")
+
+
+def wait_for(client, cluster) -> None:
+    """Wait until the cluster's workers have registered, or raise naming what did not start."""
+    wanted = len(cluster.worker_spec)
+    try:
+        client.wait_for_workers(wanted, timeout=START_TIMEOUT)
+    except TimeoutError as exc:
+        have = len(client.scheduler_info(n_workers=-1)["workers"])
+        raise DptxError(
+            f"the embedded dptx cluster started {have} of its {wanted} workers within "
+            f"{START_TIMEOUT} s (their output, above, says why); set dptx.local.n-workers, or "
+            f"connect to a cluster with dptx.connect(address)") from exc
+
+
+def _memory_limit(n_workers: int) -> int:
+    """Each worker's share of the machine's memory (what LocalCluster gives by default)."""
+    from distributed.worker_memory import parse_memory_limit
+    return parse_memory_limit("auto", 1, n_workers, logger=logging.getLogger("dptx"))
+
+
+def _worker_process_class():
+    from distributed.deploy.subprocess import SubprocessWorker
+
+    class QuietSubprocessWorker(SubprocessWorker):
+        """Dask's ``SubprocessWorker``, with the nanny process's own ``distributed`` logs at
+        the level the worker gets (``silence_logs``): at INFO, the connections closing at
+        every exit print tracebacks into the user's terminal. ``dptx`` logs (a GPU that
+        cannot be used, a fault) still show. Its input is not the user's terminal."""
+
+        async def _start(self) -> None:
+            import asyncio
+            import json
+            cmd = [sys.executable, "-m", "dask", "spec", self.scheduler, "--spec",
+                   json.dumps({"cls": self.worker_class, "opts": {**self.worker_kwargs}})]
+            env = dict(os.environ, DASK_LOGGING__DISTRIBUTED="error")
+            self.process = await asyncio.create_subprocess_exec(
+                *cmd, env=env, stdin=asyncio.subprocess.DEVNULL)
+
+    return QuietSubprocessWorker

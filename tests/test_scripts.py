@@ -1,0 +1,69 @@
+"""Programs as users write them, run as files from a scratch folder: top-level code with no
+``if __name__ == "__main__":`` guard on the embedded cluster, and a clean exit (no error
+lines, exit status 0)."""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def using_it_snippet() -> str:
+    """The first Python block of the README's "Using it" section, as written there."""
+    text = README.read_text()
+    section = text[text.index("## Using it"):]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+def run_script(tmp_path, code: str) -> subprocess.CompletedProcess:
+    script = tmp_path / "script.py"
+    script.write_text(code)
+    return subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+
+
+def assert_clean(done: subprocess.CompletedProcess) -> None:
+    assert done.returncode == 0, done.stderr
+    for word in ("Traceback", "ERROR", "Error", "Exception", "Warning"):
+        assert word not in done.stderr, done.stderr
+
+
+@pytest.mark.timeout(600)
+def test_readme_snippet_runs_as_a_plain_script(tmp_path):
+    code = using_it_snippet()
+    assert "__main__" not in code           # as a CuPy user writes it
+    done = run_script(tmp_path, code)
+    assert_clean(done)
+    assert done.stdout.strip().splitlines()[-1] == "[1. 3. 5. 7.]"
+
+
+LOOP = r'''
+import numpy as np
+import dptx
+
+step = dptx.RawModule(r"""
+extern "C" __global__ void step(float* u, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) u[i] = 0.5f * u[i] + 1.0f;
+}""").get_function("step")
+n = 1 << 16
+u = dptx.zeros(n, dtype=np.float32)
+for _ in range(20):
+    step((n // 256,), (256,), (u, np.int32(n)))
+want = np.zeros(n, np.float32)
+for _ in range(20):
+    want = np.float32(0.5) * want + np.float32(1.0)
+print(bool((u.get() == want).all()), dptx.client().ncores() and len(dptx.client().ncores()))
+# u, the module and the cluster are still alive here: the exit closes them quietly
+'''
+
+
+@pytest.mark.timeout(600)
+def test_a_top_level_loop_of_launches_exits_cleanly_with_arrays_alive(tmp_path):
+    done = run_script(tmp_path, LOOP)
+    assert_clean(done)
+    ok, workers = done.stdout.split()
+    assert ok == "True" and int(workers) >= 1

@@ -143,6 +143,58 @@ class RawKernel:
     def param_size(self) -> int:
         return self.function.param_size
 
+    # -- CuPy's kernel attributes (dptx.kernel_attributes) ----------------------------------------
+    @property
+    def _attrs(self):
+        attrs = self.__dict__.get("_attributes")
+        if attrs is None:
+            from .kernel_attributes import KernelAttributes
+            attrs = self.__dict__["_attributes"] = KernelAttributes(self)
+        return attrs
+
+    @property
+    def attributes(self) -> dict:
+        """CuPy's ``RawKernel.attributes``: max_threads_per_block, shared_size_bytes,
+        const_size_bytes, local_size_bytes, num_regs, ptx_version, binary_version,
+        cache_mode_ca, max_dynamic_shared_size_bytes, preferred_shared_memory_carveout."""
+        return self._attrs.as_dict()
+
+    max_threads_per_block = property(lambda self: self._attrs.max_threads_per_block)
+    shared_size_bytes = property(lambda self: self._attrs.shared_size_bytes)
+    const_size_bytes = property(lambda self: self._attrs.const_size_bytes)
+    local_size_bytes = property(lambda self: self._attrs.local_size_bytes)
+    num_regs = property(lambda self: self._attrs.num_regs)
+    ptx_version = property(lambda self: self._attrs.ptx_version)
+    binary_version = property(lambda self: self._attrs.binary_version)
+    cache_mode_ca = property(lambda self: self._attrs.cache_mode_ca)
+
+    @property
+    def max_dynamic_shared_size_bytes(self) -> int:
+        return self._attrs.max_dynamic_shared_size_bytes
+
+    @max_dynamic_shared_size_bytes.setter
+    def max_dynamic_shared_size_bytes(self, value: int) -> None:
+        from .launch_config import MAX_SHARED_BYTES
+        value = int(value)
+        room = MAX_SHARED_BYTES - self.shared_size_bytes
+        if not 0 <= value <= room:
+            raise ValueError(f"kernel {self.name}: max_dynamic_shared_size_bytes must be in "
+                             f"0..{room} (the {MAX_SHARED_BYTES} bytes of shared memory a "
+                             f"block may have, less {self.shared_size_bytes} static)")
+        self._attrs.max_dynamic_shared_size_bytes = value
+
+    @property
+    def preferred_shared_memory_carveout(self) -> int:
+        return self._attrs.preferred_shared_memory_carveout
+
+    @preferred_shared_memory_carveout.setter
+    def preferred_shared_memory_carveout(self, value: int) -> None:
+        value = int(value)
+        if not -1 <= value <= 100:
+            raise ValueError(f"kernel {self.name}: preferred_shared_memory_carveout is a "
+                             f"percentage (0..100) or -1 (no preference), got {value}")
+        self._attrs.preferred_shared_memory_carveout = value
+
     def module_variables(self) -> dict:
         """The module's variables in this process (``dptx.cpu.launch`` runs on these), brought
         back from the cluster first if a launch there has them."""

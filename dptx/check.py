@@ -1,9 +1,11 @@
 """Differential check: run a kernel corpus on the CPU executor and, where CuPy sees a GPU, on
 the GPU, and compare the outputs.
 
-    python -m dptx.check [--corpus tests/corpus] [--only NAME ...] [--sub-grids]
+    python -m dptx.check [--corpus dptx/corpus] [--only NAME ...] [--sub-grids]
 
-A corpus is a Python package (a directory with ``__init__.py``) exposing ``CASES`` (objects
+The default corpus is the one dptx ships (``dptx.corpus``: CUDA samples, Rodinia-style
+kernels, atomics, warp operations, fp16...), so the check runs from any folder on an
+installed package. A corpus is a Python package (a directory with ``__init__.py``) exposing ``CASES`` (objects
 with ``name, kernel, grid, block, make_args(rng), reference(args) -> {index: array}, rtol,
 atol, shared_mem, options, deterministic``) and ``source(case)``. Each case is compared
 against its numpy reference on the CPU, and CPU against GPU: bitwise where the kernel is
@@ -116,13 +118,18 @@ def _check_sub_grids(kernel, case, args, whole) -> list:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dptx.check", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", default="tests/corpus", help="corpus package directory")
+    parser.add_argument("--corpus", default=str(pathlib.Path(__file__).parent / "corpus"),
+                        help="corpus package directory (default: the corpus dptx ships)")
     parser.add_argument("--only", nargs="*", help="case names to run")
     parser.add_argument("--sub-grids", action="store_true",
                         help="also check the block-offset rewrite on sub-ranges (CPU)")
     parser.add_argument("--no-gpu", action="store_true", help="skip the GPU even if present")
     opts = parser.parse_args(argv)
     corpus = load_corpus(opts.corpus)
+    unknown = sorted(set(opts.only or ()) - {case.name for case in corpus.CASES})
+    if unknown:
+        parser.error(f"no case named {', '.join(unknown)} in {opts.corpus}; the cases are: "
+                     f"{', '.join(case.name for case in corpus.CASES)}")
     use_gpu = not opts.no_gpu and gpu.available()
     print(f"dptx.check: {len(corpus.CASES)} cases; GPU: {'yes' if use_gpu else 'no (CPU vs numpy only)'}")
     failures = 0

@@ -1,9 +1,15 @@
 """The dptx error hierarchy (DESIGN.md conventions): one root, messages that say what, where
 and what to do."""
+from .demangle import readable
 
 
 class DptxError(Exception):
-    """Root of every error dptx raises on purpose."""
+    """Root of every error dptx raises on purpose. Its text names C++ kernels and their
+    parameters as the CUDA source does (``put<float>``, ``J_cuda``), not by their mangled
+    PTX names (``dptx.demangle.readable``)."""
+
+    def __str__(self):
+        return readable(super().__str__())
 
 
 class CompileError(DptxError):
@@ -32,6 +38,9 @@ class PtxSyntaxError(DptxError):
         self.column = column
         self.text = text
         self.expected = expected
+
+    def __str__(self):      # the PTX as written: the caret points at a column of it
+        return Exception.__str__(self)
 
 
 class PtxUnsupportedError(DptxError):
@@ -64,4 +73,4 @@ class KernelNotFoundError(DptxError, KeyError):
     """``get_function`` asked for a kernel that the module does not define."""
 
     def __str__(self):
-        return self.args[0] if self.args else ""
+        return readable(self.args[0]) if self.args else ""

@@ -190,7 +190,8 @@ class Fused(Operation):
         before = {k: b.pieces for k, b in buffers.items()}
         launch = token()
         kernels = {op.kernel.name for op in self.ops}
-        annotations = {"kernel": self.ops[0].kernel.name, "launch": launch,
+        annotations = {"kernel": self.ops[0].kernel.name, "title": self.ops[0].kernel.title,
+                       "launch": launch,
                        "nblocks": self.ops[0].nblocks}
         if len(kernels) > 1:
             annotations = {"launch": launch}

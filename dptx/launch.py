@@ -67,7 +67,7 @@ class LaunchOp(Operation):
         self.targets = targets                  # per slot: {("param", i) | ("var", name)}
         self.globals = tuple((t[1], s) for s, ts in enumerate(targets) for t in sorted(ts)
                              if t[0] == "var")
-        self.description = f"launch of kernel {kernel.name} (grid {grid}, block {block})"
+        self.description = f"launch of kernel {kernel.title} (grid {grid}, block {block})"
         self.nblocks = grid[0] * grid[1] * grid[2]
         self.chunks = None                      # the plan, made once per submission
 
@@ -166,7 +166,7 @@ class LaunchOp(Operation):
             chunks, fps = apart, self.footprints([(c.first, c.end) for c in apart])
         launch = token()
         done = submit_launch(session.client, self.request(), chunks, fps, launch,
-                             {"kernel": self.kernel.name, "launch": launch,
+                             {"kernel": self.kernel.name, "title": self.kernel.title, "launch": launch,
                               "nblocks": self.nblocks}, int(config.get("page-bytes")))
         changed, before = [], []
         for buf, old, new in zip(self.buffers, maps, done.pieces):

@@ -10,7 +10,9 @@ import numpy as np
 
 from .errors import DptxError, KernelNotFoundError
 from .module_variables import ModuleVariables, variable_array
-from .nvrtc import compile_to_ptx
+from .demangle import (demangle, readable, register_parameters, short_name,
+                       source_parameters)
+from .nvrtc import compile_module
 from .ptx import ir, parse
 from .ptx.analysis import KernelFacts, kernel_facts
 
@@ -36,7 +38,7 @@ class RawModule:
 
     def __init__(self, code: Optional[str] = None, *, ptx: Optional[str] = None,
                  path: Optional[str] = None, options=(), arch: str = "compute_80",
-                 name: Optional[str] = None):
+                 name: Optional[str] = None, name_expressions=()):
         given = [x is not None for x in (code, ptx, path)]
         if sum(given) != 1:
             raise DptxError("RawModule needs exactly one of code= (CUDA C), ptx= (PTX text) "
@@ -52,11 +54,21 @@ class RawModule:
                 ptx = text
             else:
                 code = self.code = text
+        # C++ names: each name expression ("put<float>") -> its mangled name (NVRTC's name
+        # lowering); get_function and get_global take either
+        self.name_expressions: dict = {}
         if code is not None:
-            ptx = compile_to_ptx(code, self.options, arch,
-                                 name=os.path.basename(path) if path else (name or "module.cu"))
+            ptx, self.name_expressions = compile_module(
+                code, self.options, arch,
+                name=os.path.basename(path) if path else (name or "module.cu"),
+                name_expressions=tuple(name_expressions))
+        elif name_expressions:
+            raise DptxError("name_expressions need CUDA C source (code= or a .cu path): "
+                            "PTX has only mangled names")
         self.ptx: str = ptx
         self.module: ir.Module = parse(ptx)
+        if code is not None:
+            self._register_parameter_names(code)
         self._kernels: dict = {}
         self.variables = ModuleVariables(self)   # __device__/__constant__ state
 
@@ -64,16 +76,42 @@ class RawModule:
     def kernel_names(self) -> list:
         return [f.name for f in self.module.kernels]
 
+    def _register_parameter_names(self, code: str) -> None:
+        """Errors name parameters as the CUDA source does (``J_cuda``, not ``..._param_4``)."""
+        for f in self.module.kernels:
+            names = source_parameters(code, f.name, len(f.params))
+            if names is not None:
+                register_parameters(f.name, names)
+
+    def _resolve(self, name: str) -> str:
+        """The PTX name of the kernel ``name`` asks for: a name expression, the PTX (mangled)
+        name itself, or a C++ name as written (``put<float>``, ``ns::step<4>``,
+        ``J_kernel``) that exactly one kernel of the module demangles to."""
+        if name in self.name_expressions:
+            return self.name_expressions[name]
+        if name in self.kernel_names:
+            return name
+        matches = [k for k in self.kernel_names if short_name(k) == name]
+        if len(matches) != 1:       # an overload by its signature: "twice(float*)"
+            matches = [k for k in self.kernel_names if _signature(k) == name.replace(" ", "")] \
+                or matches
+        if len(matches) == 1:
+            return matches[0]
+        listed = ", ".join(short_name(k) for k in self.kernel_names) or "none"
+        if len(matches) > 1:
+            raise KernelNotFoundError(
+                f"{name!r} names {len(matches)} overloads in this module; ask for one by its "
+                f"signature: {', '.join(repr(_signature(k)) for k in matches)}")
+        hint = ""
+        if "<" in name and self.code is not None:
+            hint = (f" (a template kernel is instantiated by name_expressions: "
+                    f"RawModule(code, name_expressions=({name!r},)))")
+        raise KernelNotFoundError(
+            f"no kernel named {name!r} in this module; kernels: {listed}{hint}")
+
     def get_function(self, name: str) -> "RawKernel":
         if name not in self._kernels:
-            if name not in self.kernel_names:
-                listed = ", ".join(self.kernel_names) or "none"
-                hint = ""
-                if self.code is not None and "extern \"C\"" not in self.code:
-                    hint = " (C++ kernel names are mangled: declare kernels extern \"C\")"
-                raise KernelNotFoundError(
-                    f"no kernel named {name!r} in this module; kernels: {listed}{hint}")
-            self._kernels[name] = RawKernel._from_module(self, name)
+            self._kernels[name] = RawKernel._from_module(self, self._resolve(name))
         return self._kernels[name]
 
     @property
@@ -93,8 +131,12 @@ class RawModule:
         in this process (``dptx.cpu.launch``) and on the cluster alike. Its element type and
         shape come from the declaration in the CUDA source (else from the PTX); ``dtype``
         views the bytes as another type."""
+        name = self.name_expressions.get(name, name)
         if name not in self.global_names:
-            listed = ", ".join(self.global_names) or "none"
+            matches = [g for g in self.global_names if short_name(g) == name]
+            if len(matches) == 1:
+                return variable_array(self.variables, matches[0], dtype)
+            listed = ", ".join(short_name(g) for g in self.global_names) or "none"
             raise KeyError(f"no module variable named {name!r}; variables: {listed}")
         return variable_array(self.variables, name, dtype)
 
@@ -204,9 +246,23 @@ class RawKernel:
         from .launch import launch
         return launch(self, grid, block, args, shared_mem=shared_mem)
 
+    @property
+    def title(self) -> str:
+        """The kernel's name as the CUDA source writes it (``put<float>``; ``name`` is the
+        PTX, mangled, name)."""
+        return short_name(self.name)
+
     def __repr__(self):
         params = ", ".join(f"{p.type}{'*' if p.is_pointer else ''} {p.name}" for p in self.params)
-        return f"<dptx.RawKernel {self.name}({params})>"
+        return readable(f"<dptx.RawKernel {self.name}({params})>")
+
+
+def _signature(name: str) -> str:
+    """``twice(float*)`` for ``_Z5twicePf``: the demangled name and parameter types without
+    the return type or spaces, to tell overloads apart."""
+    full = demangle(name)
+    cut = full.find(short_name(name))
+    return full[cut:].replace(" ", "") if cut >= 0 else full.replace(" ", "")
 
 
 def _looks_like_pointer(p: ir.Param) -> bool:

@@ -19,6 +19,7 @@ import threading
 
 import numpy as np
 
+from .demangle import short_name
 from .errors import DptxError
 
 # C scalar types as CUDA sources spell them -> numpy
@@ -111,7 +112,8 @@ class ModuleVariables:
     def element(self, name: str, dtype=None) -> tuple:
         """(dtype, shape) of ``get_global(name)``: ``dtype`` if given, else the declaration's."""
         v = next(v for v in self.raw.module.global_variables if v.name == name)
-        declared = declared_types(self.raw.code or "").get(name)
+        # the source declares it by its C++ name (ns::table is table in namespace ns)
+        declared = declared_types(self.raw.code or "").get(short_name(name).split("::")[-1])
         if dtype is None and declared is not None:
             dtype, dims = declared
             if dims and all(d is not None for d in dims) and \

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import pathlib
 import threading
@@ -73,34 +74,55 @@ def _cache_dir() -> pathlib.Path:
 
 def compile_to_ptx(source: str, options=(), arch: str = "compute_80", name: str = "kernel.cu") -> str:
     """Compile CUDA C ``source`` to PTX text. Raises CompileError with NVRTC's log."""
-    options = tuple(options)
-    key_text = "\0".join([source, arch, *options, repr(version())])
+    return compile_module(source, options, arch, name)[0]
+
+
+def compile_module(source: str, options=(), arch: str = "compute_80", name: str = "kernel.cu",
+                   name_expressions=()) -> tuple:
+    """(PTX text, {name expression: lowered (mangled) name}) for CUDA C ``source``: each of
+    ``name_expressions`` (``"put<float>"``, ``"ns::step<4>"``...) is instantiated and its
+    mangled name found through NVRTC's name lowering, as CuPy's ``name_expressions`` do.
+    Raises CompileError with NVRTC's log."""
+    options, expressions = tuple(options), tuple(dict.fromkeys(name_expressions))
+    key_text = "\0".join([source, arch, *options, repr(version())] +
+                          ([repr(expressions)] if expressions else []))
     key = hashlib.sha256(key_text.encode()).hexdigest()
     with _lock:
         if key in _memory_cache:
             return _memory_cache[key]
     path = _cache_dir() / f"{key}.ptx"
+    names_path = path.with_suffix(".names.json")
     try:
         ptx = path.read_text()
-    except OSError:
-        ptx = _compile(source, options, arch, name)
+        lowered = json.loads(names_path.read_text()) if expressions else {}
+    except (OSError, ValueError):
+        ptx, lowered = _compile(source, options, arch, name, expressions)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(ptx)
-            os.replace(tmp, path)
+            if expressions:
+                _write_atomically(names_path, json.dumps(lowered))
+            _write_atomically(path, ptx)
         except OSError:
             pass  # a read-only cache is not an error
     with _lock:
-        _memory_cache[key] = ptx
-    return ptx
+        _memory_cache[key] = (ptx, lowered)
+    return ptx, lowered
 
 
-def _compile(source: str, options: tuple, arch: str, name: str) -> str:
+def _write_atomically(path: pathlib.Path, text: str) -> None:
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _compile(source: str, options: tuple, arch: str, name: str, expressions: tuple) -> tuple:
     nvrtc = _nvrtc()
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
     _check(err, "nvrtcCreateProgram")
     try:
+        for expression in expressions:
+            (err,) = nvrtc.nvrtcAddNameExpression(prog, expression.encode())
+            _check(err, f"nvrtcAddNameExpression({expression!r})")
         opts = [f"--gpu-architecture={arch}".encode()]
         opts += [f"-I{d}".encode() for d in include_dirs()]
         opts += [o.encode() if isinstance(o, str) else o for o in options]
@@ -112,12 +134,20 @@ def _compile(source: str, options: tuple, arch: str, name: str) -> str:
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             raise CompileError(f"CUDA C compilation of {name} failed (arch {arch}):"
                                f"{_missing_header_hint(log)}", log)
+        lowered = {}
+        for expression in expressions:
+            err, mangled = nvrtc.nvrtcGetLoweredName(prog, expression.encode())
+            if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+                raise CompileError(f"name expression {expression!r} names no __global__ "
+                                   f"function or __device__/__constant__ variable of {name}",
+                                   log)
+            lowered[expression] = mangled.decode() if isinstance(mangled, bytes) else mangled
         err, size = nvrtc.nvrtcGetPTXSize(prog)
         _check(err, "nvrtcGetPTXSize")
         buf = b" " * size
         (err,) = nvrtc.nvrtcGetPTX(prog, buf)
         _check(err, "nvrtcGetPTX")
-        return buf.rstrip(b"\0").decode()
+        return buf.rstrip(b"\0").decode(), lowered
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
 

@@ -79,12 +79,12 @@ def dptx_doc(scheduler, extra, doc):
                 rows["device"].append(w["device"])
                 rows["gpu"].append(gpu_text(w))
                 rows["nthreads"].append(w["nthreads"])
-                rows["kernel"].append(kernel)
+                rows["kernel"].append(k["title"] if k else kernel)
                 rows["blocks_per_s"].append(round(k["blocks_per_s"], 1) if k else 0.0)
                 rows["blocks"].append(k["blocks"] if k else 0)
                 rows["share"].append(round(k["share"], 3) if k else 0.0)
                 if k:
-                    labels.append(f"{kernel} @ {w['name']}")
+                    labels.append(f"{k['title']} @ {w['name']}")
                     values.append(k["share"])
                     colors.append(palette[i % len(palette)])
         table_source.data = rows

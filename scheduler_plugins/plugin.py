@@ -108,6 +108,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         self.model = ThroughputModel()
         self.launches: dict = {}                    # launch id -> LaunchState
         self.last_launch: dict = {}                 # kernel -> launch id (latest finished)
+        self.titles: dict = {}                      # kernel -> its name in the CUDA source
         self.series = deque(maxlen=history)         # (time, worker, kernel, blocks/s)
         self.scheduler = None
         self.moves = 0
@@ -208,6 +209,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
             compute = sum(s["stop"] - s["start"] for s in kwargs.get("startstops", ())
                           if s.get("action") == "compute")
         blocks = int(info["blocks"])
+        self.titles[info["kernel"]] = info.get("title", info["kernel"])
         self.model.observe(info["kernel"], worker, blocks, compute)
         rate = self.model.rate(info["kernel"], worker)
         if rate is not None:
@@ -308,6 +310,8 @@ class DptxSchedulerPlugin(SchedulerPlugin):
                 if rate is None and not blocks:
                     continue
                 entry["kernels"][kernel] = {
+                    # as the CUDA source names it (put<float>), where kernel is the PTX name
+                    "title": self.titles.get(kernel, kernel),
                     "blocks_per_s": (rate or 0.0) * entry["nthreads"],
                     "blocks": int(blocks),
                     "share": blocks / total if total else 0.0,

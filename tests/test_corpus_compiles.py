@@ -1,4 +1,4 @@
-"""The kernel corpus (tests/corpus) compiles through NVRTC, its PTX parses and round-trips
+"""The kernel corpus (dptx/corpus) compiles through NVRTC, its PTX parses and round-trips
 through the printer, and the case list is well formed."""
 import re
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dptx.nvrtc import compile_to_ptx
-from tests.corpus import CASES, copy_args, source
+from dptx.corpus import CASES, copy_args, source
 
 ARCH = "compute_80"
 IDS = [c.name for c in CASES]

@@ -7,7 +7,7 @@ import dptx
 from dptx import cpu
 from dptx.ptx import print_module
 from dptx.ptx.rewrite import add_block_offset, sub_grid_arguments
-from tests.corpus import CASES, check, source
+from dptx.corpus import CASES, check, source
 
 
 def fresh(case):

@@ -6,7 +6,7 @@ import dptx
 from dptx.nvrtc import compile_to_ptx
 from dptx.ptx import parse, print_module
 from dptx.ptx.cfg import build_cfg
-from tests.corpus import CASES, source
+from dptx.corpus import CASES, source
 
 FILES = sorted({c.file for c in CASES})
 

@@ -21,7 +21,7 @@ import dptx
 from dptx import cpu
 from dptx.launch_config import convert_scalar
 from dptx.ptx.footprint import kernel_footprint
-from tests.corpus import CASES, source
+from dptx.corpus import CASES, source
 
 
 def launch_inputs(kernel, args):

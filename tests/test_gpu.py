@@ -5,7 +5,7 @@ import pytest
 
 import dptx
 from dptx import cpu, gpu
-from tests.corpus import CASES, check, source
+from dptx.corpus import CASES, check, source
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not gpu.available(), reason="needs CuPy and an NVIDIA GPU")]

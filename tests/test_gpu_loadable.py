@@ -10,7 +10,7 @@ import pytest
 import dptx
 from dptx.gpu import toolchain
 from dptx.gpu.loadable import driver_for_ptx, max_ptx_version, ptx_for_device
-from tests.corpus import CASES, source
+from dptx.corpus import CASES, source
 
 ELECT = '''.version 9.5
 .target sm_90

@@ -12,7 +12,7 @@ import pytest
 import dptx
 from dptx import cpu, gpu
 from dptx.gpu import runner
-from tests.corpus import CASES, check, source
+from dptx.corpus import CASES, check, source
 from tests.cupy_standin import testing
 from tests.cupy_standin.cuda import driver as standin_driver
 from tests.test_ptxas import ptxas

@@ -18,7 +18,7 @@ from dptx.gpu import toolchain
 from dptx.nvrtc import compile_to_ptx
 from dptx.ptx import parse, print_module
 from dptx.ptx.rewrite import add_block_offset
-from tests.corpus import CASES, source
+from dptx.corpus import CASES, source
 
 ARCHS = ("sm_75", "sm_80", "sm_90")
 

@@ -5,7 +5,7 @@ import pytest
 
 import dptx
 from dptx import cpu
-from tests.corpus import CASES, check, source
+from dptx.corpus import CASES, check, source
 
 # Cases with a struct passed by value need no special handling; printf output goes to the
 # workers' stdout. Every case runs.

@@ -43,3 +43,15 @@ def test_state_json_and_page(client):
     assert status == 200 and "bokeh" in page.lower()
     status, main = fetch(base + "/status")
     assert "individual-dptx" in main        # listed in the "More" menu
+
+
+def test_kernels_appear_under_their_cxx_names(client):
+    mod = dptx.RawModule(r'''template <typename T> __global__ void put(T* out, T v) {
+        out[blockIdx.x * blockDim.x + threadIdx.x] = v; }''', name_expressions=("put<float>",))
+    x = dptx.zeros(16 * 64, np.float32)
+    mod.get_function("put<float>")((16,), (64,), (x, 1.5))
+    assert (x.get() == 1.5).all()
+    status, body = fetch(dashboard_url(client) + "/dptx/api/state")
+    titles = {k["title"] for w in json.loads(body)["workers"].values()
+              for name, k in w["kernels"].items() if name == "_Z3putIfEvPT_S0_"}
+    assert titles == {"put<float>"}

@@ -15,7 +15,7 @@ from distributed import Client, Nanny, Scheduler, SpecCluster
 import dptx
 from dptx import cpu
 from dptx.ptx.analysis import merge_facts
-from tests.corpus import CASES, check, source
+from dptx.corpus import CASES, check, source
 from tests.test_ptxas import ptxas
 
 pytestmark = [pytest.mark.timeout(600),

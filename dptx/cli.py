@@ -1,0 +1,115 @@
+"""The ``dptx`` command.
+
+    dptx check [--only NAME ...] [--sub-grids] [--no-gpu] [--corpus DIR]
+        run the kernel corpus dptx ships on the CPU against numpy, and on the GPU against
+        the CPU where CuPy sees one (``python -m dptx.check`` is the same)
+    dptx info [--scheduler ADDRESS]
+        without a scheduler: this machine (versions, cores, GPUs and why none, the embedded
+        cluster dptx would start); with one (or the ``dptx.scheduler-address`` setting): its
+        workers, their devices, and the kernels the balancer has learned
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="dptx", description="dptx: a distributed PTX virtual "
+                                     "machine", formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=__doc__.split("\n\n", 1)[1])
+    sub = parser.add_subparsers(dest="command", metavar="{check,info}")
+    sub.add_parser("check", help="run the kernel corpus (CPU vs numpy, GPU vs CPU)",
+                   add_help=False)
+    info = sub.add_parser("info", help="this machine, or a cluster's workers and kernels")
+    info.add_argument("--scheduler", help="a scheduler address (default: the "
+                      "dptx.scheduler-address setting, else this machine)")
+    if argv[:1] == ["check"]:            # check has its own options (python -m dptx.check)
+        from .check import main as check_main
+        return check_main(argv[1:])
+    opts = parser.parse_args(argv)
+    if opts.command == "info":
+        return info_command(opts.scheduler)
+    parser.print_help()
+    return 2
+
+
+def info_command(address: str = None) -> int:
+    from . import config
+    address = address or config.get("scheduler-address")
+    print(versions())
+    if not address:
+        print(this_machine())
+        return 0
+    from distributed import Client
+    try:
+        client = Client(address, timeout=10, set_as_default=False)
+    except OSError as exc:
+        print(f"cannot reach the scheduler at {address}: {exc}", file=sys.stderr)
+        return 1
+    with client:
+        print(cluster_text(client, address))
+    return 0
+
+
+def versions() -> str:
+    import llvmlite
+    import numpy
+    import distributed
+    from . import __version__
+    from .nvrtc import version as nvrtc_version
+    from .gpu import toolchain
+    ptxas = ", ".join(p.version_text for p in toolchain.installed()) or "none (pip install " \
+        "nvidia-cuda-nvcc to check PTX for GPUs)"
+    major, minor = nvrtc_version()
+    return (f"dptx {__version__}: NVRTC {major}.{minor}, ptxas {ptxas}, llvmlite "
+            f"{llvmlite.__version__}, Dask distributed {distributed.__version__}, numpy "
+            f"{numpy.__version__}, Python {sys.version.split()[0]}")
+
+
+def this_machine() -> str:
+    from .local_cluster import sizes
+    from .worker import device_facts
+    facts = device_facts(1)
+    n_workers, threads = sizes()
+    gpus = ", ".join(facts["gpus"]) if facts["gpus"] else f"none ({facts['gpu_error'] or 'disabled'})"
+    return (f"this machine: {os.cpu_count()} CPU cores; GPUs: {gpus}\n"
+            f"embedded cluster (no scheduler configured): {n_workers} workers x {threads} "
+            f"threads")
+
+
+def cluster_text(client, address: str) -> str:
+    lines = [f"scheduler {address}"]
+    try:
+        state = client.sync(client.scheduler.dptx_state)
+    except Exception as exc:     # the RPC is missing: the plugin is not loaded
+        lines.append(f"  the dptx scheduler plugin is not loaded ({type(exc).__name__}); start "
+                     f"the scheduler with --preload scheduler_plugins")
+        for addr, w in sorted(client.scheduler_info(n_workers=-1)["workers"].items()):
+            lines.append(f"  worker {w.get('name')} {addr}: {w.get('nthreads')} threads, "
+                         f"resources {w.get('resources') or {}}")
+        return "\n".join(lines)
+    workers = state["workers"]
+    lines.append(f"  {len(workers)} workers")
+    kernels = {}
+    for addr, w in sorted(workers.items()):
+        gpus = ", ".join(w["gpus"]) if w["gpus"] else "none"
+        why = f" ({w['gpu_error']})" if w.get("gpu_error") else ""
+        lines.append(f"  worker {w['name']} {addr}: {w['device']}, {w['nthreads']} threads, "
+                     f"GPUs: {gpus}{why}")
+        for name, k in w["kernels"].items():
+            kernels.setdefault(k.get("title", name), []).append((w["name"], k))
+    if kernels:
+        lines.append("  learned kernels (blocks/s per worker; share of the last launch):")
+        for name, rows in sorted(kernels.items()):
+            text = ", ".join(f"{who} {k['blocks_per_s']:.3g} ({k['share']:.0%})" for who, k in rows)
+            lines.append(f"    {name}: {text}")
+    else:
+        lines.append("  no kernels launched yet")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -39,20 +39,28 @@ class DeviceBuffer:
         buf.fill(pattern)
         return buf
 
-    def upload(self, data: np.ndarray) -> None:
-        """Host -> device. The bytes leave the client now (as ``cudaMemcpy`` does), straight
-        to the workers; the new version takes effect in stream order."""
+    def upload(self, data: np.ndarray, at: int = 0) -> None:
+        """Host -> device, into bytes [at, at + data.nbytes) (a view's). The bytes leave the
+        client now (as ``cudaMemcpy`` does), straight to the workers; the new version takes
+        effect in stream order."""
         from graphs.memcpy import upload
         session = runtime.get_session()
         pieces = upload(session.client, data, session.model.workers(), session.model.host_replicas)
-        default_stream.enqueue(_SetPieces(self, pieces, "host-to-device copy"))
+        if at == 0 and pieces.nbytes == self.nbytes:
+            default_stream.enqueue(_SetPieces(self, pieces, "host-to-device copy"))
+        else:
+            default_stream.enqueue(_SetRange(self, at, pieces, "host-to-device copy"))
 
-    def fill(self, pattern: bytes) -> None:
-        default_stream.enqueue(_Fill(self, pattern))
+    def fill(self, pattern: bytes, lo: int = 0, hi: int = None) -> None:
+        """Bytes [lo, hi) (all by default) repeat ``pattern``."""
+        hi = self.nbytes if hi is None else hi
+        default_stream.enqueue(_Fill(self, pattern, lo, hi))
 
-    def copy(self) -> "DeviceBuffer":
-        out = DeviceBuffer(self.nbytes)
-        default_stream.enqueue(_Copy(out, self))
+    def copy(self, lo: int = 0, hi: int = None) -> "DeviceBuffer":
+        """A new buffer holding a copy of bytes [lo, hi) (all by default)."""
+        hi = self.nbytes if hi is None else hi
+        out = DeviceBuffer(hi - lo)
+        default_stream.enqueue(_Copy(out, self, lo, hi))
         return out
 
     def lose(self, why: str) -> None:
@@ -63,11 +71,14 @@ class DeviceBuffer:
     def is_lost(self) -> bool:
         return type(self.pieces) is _Lost
 
-    def read(self) -> np.ndarray:
-        """The current bytes, after every pending operation (raises a launch's error)."""
+    def read(self, lo: int = 0, hi: int = None) -> np.ndarray:
+        """The current bytes [lo, hi) (all by default), after every pending operation (raises
+        a launch's error)."""
         from graphs.memcpy import download
         default_stream.synchronize()
-        return download(runtime.get_session().client, self.pieces)
+        hi = self.nbytes if hi is None else hi
+        pieces = self.pieces if (lo, hi) == (0, self.nbytes) else self.pieces.window(lo, hi)
+        return download(runtime.get_session().client, pieces)
 
 
 class _Lost:
@@ -91,31 +102,50 @@ class _SetPieces(Operation):
         return Submitted([self.buf], [before], self.pieces.futures())
 
 
+class _SetRange(Operation):
+    """Bytes [at, at + pieces.nbytes) of a buffer become ``pieces`` (a view's new bytes); the
+    rest keeps its current pieces."""
+
+    def __init__(self, buf: DeviceBuffer, at: int, pieces, description: str):
+        self.buf, self.at, self.pieces, self.description = buf, at, pieces, description
+
+    def submit(self) -> Submitted:
+        before = self.buf.pieces
+        self.buf.pieces = before.replaced([p.moved(self.at) for p in self.pieces.pieces])
+        return Submitted([self.buf], [before], self.pieces.futures())
+
+
 class _Fill(Operation):
     description = "fill"
 
-    def __init__(self, buf: DeviceBuffer, pattern: bytes):
-        self.buf, self.pattern = buf, pattern
+    def __init__(self, buf: DeviceBuffer, pattern: bytes, lo: int, hi: int):
+        self.buf, self.pattern, self.lo, self.hi = buf, pattern, lo, hi
 
     def submit(self) -> Submitted:
         from graphs.memcpy import filled
         session = runtime.get_session()
         before = self.buf.pieces
-        self.buf.pieces = filled(session.client, self.buf.nbytes, self.pattern,
-                                 session.model.workers())
-        return Submitted([self.buf], [before], self.buf.pieces.futures())
+        made = filled(session.client, self.hi - self.lo, self.pattern, session.model.workers())
+        if (self.lo, self.hi) == (0, self.buf.nbytes):
+            self.buf.pieces = made
+        else:
+            self.buf.pieces = before.replaced([p.moved(self.lo) for p in made.pieces])
+        return Submitted([self.buf], [before], made.futures())
 
 
 class _Copy(Operation):
     description = "device-to-device copy"
 
-    def __init__(self, dst: DeviceBuffer, src: DeviceBuffer):
-        self.dst, self.src = dst, src
+    def __init__(self, dst: DeviceBuffer, src: DeviceBuffer, lo: int, hi: int):
+        self.dst, self.src, self.lo, self.hi = dst, src, lo, hi
 
     def submit(self) -> Submitted:
         from graphs.memcpy import copied
         before = self.dst.pieces
-        self.dst.pieces = copied(runtime.get_session().client, self.src.pieces)
+        pieces = self.src.pieces
+        if (self.lo, self.hi) != (0, self.src.nbytes):
+            pieces = pieces.window(self.lo, self.hi)
+        self.dst.pieces = copied(runtime.get_session().client, pieces)
         return Submitted([self.dst], [before], self.dst.pieces.futures())
 
 
@@ -135,6 +165,38 @@ def _shape(shape) -> tuple:
     return shape
 
 
+def _contiguous_view(shape: tuple, dtype: np.dtype, key) -> tuple:
+    """(byte offset, shape) of ``key`` applied to a C-contiguous array, found by numpy on a
+    stand-in that has the array's strides but no memory of its size (nothing is read).
+    Raises DptxError when the result is not contiguous."""
+    from numpy.lib.stride_tricks import as_strided
+    if isinstance(key, ndarray) or (isinstance(key, (list, np.ndarray))) or (
+            isinstance(key, tuple) and any(isinstance(k, (list, np.ndarray, ndarray))
+                                           for k in key)):
+        raise DptxError("dptx arrays take basic indexing (integers and slices); integer "
+                        "and boolean array indexing is not supported")
+    if any(s == 0 for s in shape):
+        probe = np.empty(shape, dtype)
+    else:
+        strides, step = [], dtype.itemsize
+        for n in reversed(shape):
+            strides.insert(0, step)
+            step *= n
+        probe = as_strided(np.empty(1, dtype), shape=shape, strides=strides, writeable=False)
+    try:
+        view = probe[key]
+    except IndexError as exc:
+        raise IndexError(f"{exc} (an array of shape {shape})") from None
+    if not isinstance(view, np.ndarray):        # all integers: numpy gives a scalar
+        view = probe[key + (Ellipsis,) if isinstance(key, tuple) else (key, Ellipsis)]
+    if view.size > 1 and not view.flags.c_contiguous:
+        raise DptxError(f"index {key!r} of an array of shape {shape} gives a non-contiguous "
+                        f"view (steps, or a slice of an inner axis); dptx views are "
+                        f"contiguous byte ranges: copy it on the host, or index outer axes")
+    offset = view.__array_interface__["data"][0] - probe.__array_interface__["data"][0]
+    return offset, view.shape
+
+
 class ndarray:
     """A device array. Create one with ``dptx.asarray``, ``dptx.zeros``... and read it back with
     ``get()`` or ``numpy.asarray``."""
@@ -142,16 +204,20 @@ class ndarray:
     __array_priority__ = 100
     live = weakref.WeakSet()       # every array alive (connect() must not strand them)
 
-    def __init__(self, shape, dtype=np.float64, _buffer: DeviceBuffer = None):
+    def __init__(self, shape, dtype=np.float64, _buffer: DeviceBuffer = None,
+                 _offset: int = 0, _base: "ndarray" = None):
         self._shape = _shape(shape)
         self._dtype = _dtype(dtype)
         nbytes = int(np.prod(self._shape, dtype=np.int64)) * self._dtype.itemsize
         if _buffer is None:
             _buffer = DeviceBuffer.filled(nbytes, b"\0")
-        if _buffer.nbytes != nbytes:
+        if (_base is None and _buffer.nbytes != nbytes) or \
+                not 0 <= _offset <= _offset + nbytes <= _buffer.nbytes:
             raise DptxError(f"buffer of {_buffer.nbytes} bytes does not hold shape "
-                            f"{self._shape} of {self._dtype}")
+                            f"{self._shape} of {self._dtype} at byte {_offset}")
         self._buffer = _buffer
+        self._offset = int(_offset)     # a view: where its bytes start in the buffer
+        self._base = _base              # the array it views (None: it owns its buffer)
         ndarray.live.add(self)
 
     # -- attributes ----------------------------------------------------------------------------
@@ -160,7 +226,18 @@ class ndarray:
     ndim = property(lambda self: len(self._shape))
     size = property(lambda self: int(np.prod(self._shape, dtype=np.int64)))
     itemsize = property(lambda self: self._dtype.itemsize)
-    nbytes = property(lambda self: self._buffer.nbytes)
+    nbytes = property(lambda self: self.size * self._dtype.itemsize)
+    base = property(lambda self: self._base, doc="The array this one views, or None (numpy's "
+                    "and CuPy's ``base``).")
+
+    @property
+    def _range(self) -> tuple:
+        """Its bytes in the buffer: [lo, hi)."""
+        return self._offset, self._offset + self.nbytes
+
+    def _describe_view(self) -> str:
+        return (f"a view of {self.nbytes} bytes at byte {self._offset} of a "
+                f"{self._buffer.nbytes}-byte array")
 
     def __len__(self):
         if not self._shape:
@@ -170,23 +247,45 @@ class ndarray:
     # -- data movement -------------------------------------------------------------------------
     def get(self) -> np.ndarray:
         """Copy to the host (synchronizes)."""
-        raw = self._buffer.read()
+        raw = self._buffer.read(*self._range) if self.nbytes else np.empty(0, np.uint8)
         return raw.view(self._dtype).reshape(self._shape).copy() if raw.size else \
             np.empty(self._shape, self._dtype)
 
     def set(self, arr) -> None:
-        """Copy a host array of the same shape and dtype into this array."""
+        """Copy a host array of the same shape and dtype into this array (or view)."""
         arr = np.asarray(arr)
         if arr.shape != self._shape or arr.dtype != self._dtype:
             raise DptxError(f"set() needs an array of shape {self._shape} and dtype "
                             f"{self._dtype}, got shape {arr.shape} and dtype {arr.dtype}")
-        self._buffer.upload(np.ascontiguousarray(arr))
+        if self.nbytes:
+            self._buffer.upload(np.ascontiguousarray(arr), at=self._offset)
 
     def copy(self) -> "ndarray":
-        return ndarray(self._shape, self._dtype, self._buffer.copy())
+        return ndarray(self._shape, self._dtype, self._buffer.copy(*self._range))
 
     def fill(self, value) -> None:
-        self._buffer.fill(np.array(value, dtype=self._dtype).tobytes())
+        if self.nbytes:
+            self._buffer.fill(np.array(value, dtype=self._dtype).tobytes(), *self._range)
+
+    # -- views ---------------------------------------------------------------------------------
+    def __getitem__(self, key) -> "ndarray":
+        """Basic indexing that keeps the data contiguous (``a[500:]``, ``m[10:20]``, ``m[3]``,
+        ``m[2:4, :]``): a ``dptx.ndarray`` over the same bytes, which a kernel receives as the
+        buffer's pointer plus the view's offset (CUDA's ``d_ptr + n``)."""
+        lo, shape = _contiguous_view(self._shape, self._dtype, key)
+        return ndarray(shape, self._dtype, self._buffer, self._offset + lo,
+                       self if self._base is None else self._base)
+
+    def __setitem__(self, key, value) -> None:
+        """``a[100:200] = 0`` (a scalar fills the view), or a host or dptx array of the
+        view's shape."""
+        view = self[key]
+        if isinstance(value, ndarray):
+            value = value.get()
+        if np.ndim(value) == 0:
+            view.fill(value)
+        else:
+            view.set(np.broadcast_to(np.asarray(value, dtype=self._dtype), view.shape))
 
     def __array__(self, dtype=None, copy=None):
         a = self.get()

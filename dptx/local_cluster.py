@@ -85,15 +85,16 @@ def _worker_process_class():
     class QuietSubprocessWorker(SubprocessWorker):
         """Dask's ``SubprocessWorker``, with the nanny process's own ``distributed`` logs at
         the level the worker gets (``silence_logs``): at INFO, the connections closing at
-        every exit print tracebacks into the user's terminal. ``dptx`` logs (a GPU that
-        cannot be used, a fault) still show. Its input is not the user's terminal."""
+        every exit print tracebacks into the user's terminal; and without the worker's copy
+        of a chunk's error, which the program raises itself (``dptx.worker``). ``dptx`` logs
+        (a GPU that cannot be used, a fault) still show. Its input is not the terminal."""
 
         async def _start(self) -> None:
             import asyncio
             import json
             cmd = [sys.executable, "-m", "dask", "spec", self.scheduler, "--spec",
                    json.dumps({"cls": self.worker_class, "opts": {**self.worker_kwargs}})]
-            env = dict(os.environ, DASK_LOGGING__DISTRIBUTED="error")
+            env = dict(os.environ, DASK_LOGGING__DISTRIBUTED="error", DPTX_QUIET_CHUNK_ERRORS="1")
             self.process = await asyncio.create_subprocess_exec(
                 *cmd, env=env, stdin=asyncio.subprocess.DEVNULL)
 

@@ -99,16 +99,31 @@ def _device_lost(worker, device: int, message: str) -> None:
     worker.loop.add_callback(restart)
 
 
-class _QuietFootprintViolations(logging.Filter):
-    """A chunk that oversteps its footprint window is rerun by the client with whole buffers
-    (DESIGN.md point 6): not a failure to report as "Compute Failed" in the worker's log."""
+# Set by the embedded cluster (dptx.local_cluster): its workers share the program's terminal,
+# where every chunk's error is raised by the program itself.
+QUIET_CHUNK_ERRORS = "DPTX_QUIET_CHUNK_ERRORS"
+
+
+class _QuietChunkErrors(logging.Filter):
+    """"Compute Failed" records the worker's log does not need: a chunk that oversteps its
+    footprint window is rerun by the client with whole buffers (DESIGN.md point 6), not a
+    failure; and on the embedded cluster, any dptx chunk's error is raised in the program."""
+
+    def __init__(self, every_chunk: bool):
+        super().__init__()
+        self.every_chunk = every_chunk
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return "FootprintViolation" not in record.getMessage()
+        message = record.getMessage()
+        if "FootprintViolation" in message:
+            return False
+        return not (self.every_chunk and message.startswith("Compute Failed")
+                    and "Key:       dptx-" in message)
 
 
 def dask_setup(worker):
-    logging.getLogger("distributed.worker").addFilter(_QuietFootprintViolations())
+    logging.getLogger("distributed.worker").addFilter(
+        _QuietChunkErrors(bool(os.environ.get(QUIET_CHUNK_ERRORS))))
     # Results reach the scheduler in batches, one send per 2 ms at most; a chunk that the
     # next launch's chunks wait for should not wait for the batch (see scheduler_plugins).
     worker.batched_stream.interval = min(worker.batched_stream.interval, 0.001)

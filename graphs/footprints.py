@@ -56,6 +56,16 @@ def _analysis(key, module, function):
     return fp
 
 
+def _from_pointer(intervals, by: int, size: int) -> list:
+    """Intervals relative to a pointer ``by`` bytes into a buffer of ``size``, in the buffer's
+    terms; "all of it from the pointer" (what the analysis gives when it cannot bound the
+    accesses) is the whole buffer, which a pointer into the middle may reach backwards."""
+    if not by:
+        return list(intervals)
+    return [(0, size) if (lo, hi) == (0, size - by) else (lo + by, hi + by)
+            for lo, hi in intervals]
+
+
 def chunk_footprints(kernel, grid: tuple, block: tuple, params: tuple, globals_: tuple,
                      sizes: list, ranges: list):
     """For each block range, per slot, (read intervals, write intervals); None for a range
@@ -69,21 +79,26 @@ def chunk_footprints(kernel, grid: tuple, block: tuple, params: tuple, globals_:
     fp = _analysis(key, kernel.module, kernel.function)
     if fp is None:
         return None
-    scalars, targets = {}, {}
+    scalars, targets, offsets = {}, {}, {}
     for i, (kind, value) in enumerate(params):
         if kind == "buffer":
             targets[("param", i)] = value
+        elif kind == "pointer":         # a view: the buffer's pointer plus its offset
+            targets[("param", i)], offsets[("param", i)] = value
         else:
             scalars[i] = value if isinstance(value, bytes) else value.tobytes()
     for name, slot in globals_:
         targets[("var", name)] = slot
     memo = (key, tuple(grid), tuple(block), tuple(sorted(scalars.items())), tuple(sizes),
-            tuple(sorted(targets.items())), tuple(ranges))
+            tuple(sorted(targets.items())), tuple(sorted(offsets.items())), tuple(ranges))
     with _lock:
         if memo in _evaluated:
             return _evaluated[memo]
+    # intervals come relative to each pointer; a view's pointer reaches the bytes after its
+    # offset (an access before it is outside the footprint: the chunk's window check
+    # raises FootprintViolation and the launch runs again with whole buffers)
     result = fp.evaluate(grid, block, scalars, ranges,
-                         {t: sizes[s] for t, s in targets.items()})
+                         {t: sizes[s] - offsets.get(t, 0) for t, s in targets.items()})
     out = []
     for per_target in result:
         row = [([], []) for _ in sizes]
@@ -91,8 +106,9 @@ def chunk_footprints(kernel, grid: tuple, block: tuple, params: tuple, globals_:
             slot = targets.get(target)
             if slot is None:
                 continue
-            row[slot][0].extend(access.reads)
-            row[slot][1].extend(access.writes)
+            by = offsets.get(target, 0)
+            row[slot][0].extend(_from_pointer(access.reads, by, sizes[slot]))
+            row[slot][1].extend(_from_pointer(access.writes, by, sizes[slot]))
         out.append(row)
     with _lock:
         _evaluated[memo] = out

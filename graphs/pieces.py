@@ -34,6 +34,12 @@ class Piece:
     def size(self) -> int:
         return self.end - self.start
 
+    def moved(self, by: int) -> "Piece":
+        """The same bytes at buffer position ``start + by`` (a range of a buffer taken as a
+        buffer of its own, or put back)."""
+        return Piece(self.start + by, self.end + by, self.future, self.offset, self.worker,
+                     self.length, self.element)
+
     def cut(self, lo: int, hi: int) -> "Piece":
         """The part of this piece inside [lo, hi) (which must overlap it), as a view."""
         a, b = max(lo, self.start), min(hi, self.end)
@@ -73,6 +79,10 @@ class PieceMap:
                 out.append(p.cut(lo, hi))
             i += 1
         return out
+
+    def window(self, lo: int, hi: int) -> "PieceMap":
+        """Bytes [lo, hi) as a PieceMap of their own (starting at 0): a view's bytes."""
+        return PieceMap(hi - lo, [p.moved(-lo) for p in self.overlapping(lo, hi)])
 
     def replaced(self, new: list) -> "PieceMap":
         """A new version where each of ``new`` (disjoint pieces) replaces the bytes it covers;

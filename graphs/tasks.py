@@ -244,7 +244,7 @@ def _run_step(step: Step, device: str, views: list, inputs: tuple, lane: int = N
     import time
     spec = step.spec
     kernel = load_kernel(inputs[step.image], spec.kernel)
-    args = [views[step.slots[v]] if kind == "buffer" else v for kind, v in spec.params]
+    args = [_argument(kind, v, step, views) for kind, v in spec.params]
     global_buffers = {name: views[step.slots[s]] for name, s in spec.globals}
     blocks = range(step.first, step.end)
     if device == "gpu":
@@ -268,14 +268,26 @@ def _run_step(step: Step, device: str, views: list, inputs: tuple, lane: int = N
     return time.perf_counter() - t0
 
 
+def _argument(kind: str, value, step: Step, views: list):
+    """A kernel argument: a buffer's window, a pointer into one (a view), or a scalar."""
+    if kind == "buffer":
+        return views[step.slots[value]]
+    if kind == "pointer":
+        from dptx.pointer import Pointer
+        slot, offset = value
+        return Pointer(views[step.slots[slot]], offset)
+    return value
+
+
 def _gpu_writes(step: Step, slots: tuple, views: list) -> dict:
     """What a GPU step copies back: every buffer the kernel may write, whole (GPU chunks get
     whole buffers; the chunk's checks and merges then see every byte it changed), and
     nothing of the buffers it only reads."""
     writes = {}
     for i, (kind, v) in enumerate(step.spec.params):
-        if kind == "buffer" and slots[step.slots[v]].mode != "read":
-            writes[i] = (0, views[step.slots[v]].nbytes)
+        slot = v if kind == "buffer" else v[0] if kind == "pointer" else None
+        if slot is not None and slots[step.slots[slot]].mode != "read":
+            writes[i] = (0, views[step.slots[slot]].nbytes)
     for name, s in step.spec.globals:
         if slots[step.slots[s]].mode != "read":
             writes[name] = (0, views[step.slots[s]].nbytes)

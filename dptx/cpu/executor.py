@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import DptxError, DptxMemoryError, FootprintViolation, LaunchError
 from ..launch_config import check_arg_count, check_shape, convert_scalar
+from ..pointer import Pointer
 from ..ptx import ir
 from . import address_space as L
 from .codegen import Module as Translation
@@ -286,16 +287,21 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     param_buf = np.zeros(max(kernel.function.param_size, 8), np.uint8)
     pointer_values = []     # each parameter's 64-bit value (0 for narrower ones)
     for i, ((p, off), a) in enumerate(zip(kernel.function.param_layout(), args)):
-        if isinstance(a, (np.ndarray, L.Window)):
+        if isinstance(a, (np.ndarray, L.Window, Pointer)):
             if p.size != 8:
                 raise LaunchError(f"argument {i} ({p.name}: .{p.type}) of kernel {kernel.name} "
                                   f"is not a pointer, got a numpy array")
-            data = a.data if isinstance(a, L.Window) else a
+            # a Pointer (a view, d_ptr + n) maps its whole buffer: it may reach any byte of it
+            whole = a.base if isinstance(a, Pointer) else a
+            data = whole.data if isinstance(whole, L.Window) else whole
             if not (data.flags.c_contiguous and data.flags.writeable):
                 raise LaunchError(f"argument {i} of kernel {kernel.name}: arrays must be "
                                   f"C-contiguous and writeable (np.ascontiguousarray)")
-            window = buffers.add(a, f"argument {i} ({p.name})")
-            raw = L.buffer_address(window).to_bytes(8, "little")
+            name = f"argument {i} ({p.name}, {a.describe()})" if isinstance(a, Pointer) \
+                else f"argument {i} ({p.name})"
+            window = buffers.add(whole, name)
+            shift = a.offset if isinstance(a, Pointer) else 0
+            raw = (L.buffer_address(window) + shift).to_bytes(8, "little")
         else:
             value = convert_scalar(p, i, a, kernel.name)
             raw = value if isinstance(value, bytes) else value.tobytes()

@@ -46,6 +46,7 @@ import numpy as np
 
 from ..errors import DptxError, LaunchError
 from ..launch_config import check_arg_count, check_shape, convert_scalar
+from ..pointer import Pointer
 from ..ptx.rewrite import sub_grid_arguments
 
 logger = logging.getLogger("dptx.gpu")
@@ -377,9 +378,12 @@ def _value(param, index: int, value, kernel_name: str) -> np.ndarray:
 
 def _plan(kernel, args, globals, writes) -> _Plan:
     from ..cpu.address_space import Window
-    arrays, where = {}, {}
+    arrays, where, shifts = {}, {}, {}
     for i, ((p, _), a) in enumerate(zip(kernel.function.param_layout(), args)):
         what = f"argument {i} ({p.name}) of kernel {kernel.name}"
+        if isinstance(a, Pointer):      # a view: its whole buffer goes, the pointer is offset
+            shifts[i] = a.offset
+            a = a.base
         if isinstance(a, Window):
             raise LaunchError(f"{what}: GPU launches take whole numpy arrays, not windows")
         if isinstance(a, np.ndarray):
@@ -392,7 +396,8 @@ def _plan(kernel, args, globals, writes) -> _Plan:
     params = []
     for i, ((p, _), a) in enumerate(zip(kernel.function.param_layout(), args)):
         if i in member:
-            params.append(("buffer",) + member[i])
+            group, offset = member[i]
+            params.append(("buffer", group, offset + shifts.get(i, 0)))
         else:
             params.append(("value", _value(p, i, a, kernel.name)))
     for g in groups:

@@ -11,7 +11,8 @@ from .array import (array, asarray, asnumpy, empty, empty_like, full, ndarray, o
 from .module import KernelParam, RawKernel, RawModule
 from .handle import LaunchHandle
 from .runtime import client, connect, dashboard_link, shutdown
-from .stream import synchronize
+from .stream import Stream, get_current_stream, synchronize
+from .event import Event, get_elapsed_time
 
 __version__ = "0.1.0"
 
@@ -30,7 +31,7 @@ def __getattr__(name):
 __all__ = [
     "ndarray", "array", "asarray", "asnumpy", "empty", "empty_like", "zeros", "zeros_like",
     "ones", "full", "connect", "shutdown", "synchronize", "client", "dashboard_link",
-    "LaunchHandle",
+    "LaunchHandle", "Stream", "Event", "get_elapsed_time", "get_current_stream",
     "RawModule", "RawKernel", "KernelParam", "DptxError", "CompileError", "PtxSyntaxError",
     "PtxUnsupportedError", "LaunchError", "DptxMemoryError", "KernelNotFoundError",
     "__version__",

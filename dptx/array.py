@@ -15,7 +15,7 @@ import numpy as np
 
 from . import runtime
 from .errors import DptxError
-from .stream import Operation, Submitted, default_stream
+from .stream import Operation, Submitted, stream_for, synchronize
 
 
 class DeviceBuffer:
@@ -39,7 +39,7 @@ class DeviceBuffer:
         buf.fill(pattern)
         return buf
 
-    def upload(self, data: np.ndarray, at: int = 0) -> None:
+    def upload(self, data: np.ndarray, at: int = 0, stream=None) -> None:
         """Host -> device, into bytes [at, at + data.nbytes) (a view's). The bytes leave the
         client now (as ``cudaMemcpy`` does), straight to the workers; the new version takes
         effect in stream order."""
@@ -47,20 +47,20 @@ class DeviceBuffer:
         session = runtime.get_session()
         pieces = upload(session.client, data, session.model.workers(), session.model.host_replicas)
         if at == 0 and pieces.nbytes == self.nbytes:
-            default_stream.enqueue(_SetPieces(self, pieces, "host-to-device copy"))
+            stream_for(stream).enqueue(_SetPieces(self, pieces, "host-to-device copy"))
         else:
-            default_stream.enqueue(_SetRange(self, at, pieces, "host-to-device copy"))
+            stream_for(stream).enqueue(_SetRange(self, at, pieces, "host-to-device copy"))
 
-    def fill(self, pattern: bytes, lo: int = 0, hi: int = None) -> None:
+    def fill(self, pattern: bytes, lo: int = 0, hi: int = None, stream=None) -> None:
         """Bytes [lo, hi) (all by default) repeat ``pattern``."""
         hi = self.nbytes if hi is None else hi
-        default_stream.enqueue(_Fill(self, pattern, lo, hi))
+        stream_for(stream).enqueue(_Fill(self, pattern, lo, hi))
 
-    def copy(self, lo: int = 0, hi: int = None) -> "DeviceBuffer":
+    def copy(self, lo: int = 0, hi: int = None, stream=None) -> "DeviceBuffer":
         """A new buffer holding a copy of bytes [lo, hi) (all by default)."""
         hi = self.nbytes if hi is None else hi
         out = DeviceBuffer(hi - lo)
-        default_stream.enqueue(_Copy(out, self, lo, hi))
+        stream_for(stream).enqueue(_Copy(out, self, lo, hi))
         return out
 
     def lose(self, why: str) -> None:
@@ -75,7 +75,7 @@ class DeviceBuffer:
         """The current bytes [lo, hi) (all by default), after every pending operation (raises
         a launch's error)."""
         from graphs.memcpy import download
-        default_stream.synchronize()
+        synchronize()       # every stream: a copy to the host is a synchronization point
         hi = self.nbytes if hi is None else hi
         pieces = self.pieces if (lo, hi) == (0, self.nbytes) else self.pieces.window(lo, hi)
         return download(runtime.get_session().client, pieces)
@@ -245,27 +245,32 @@ class ndarray:
         return self._shape[0]
 
     # -- data movement -------------------------------------------------------------------------
-    def get(self) -> np.ndarray:
-        """Copy to the host (synchronizes)."""
+    def get(self, stream=None) -> np.ndarray:
+        """Copy to the host (synchronizes: every stream, as CUDA's legacy default stream;
+        ``stream`` is taken for CuPy's signature)."""
+        stream_for(stream)
         raw = self._buffer.read(*self._range) if self.nbytes else np.empty(0, np.uint8)
         return raw.view(self._dtype).reshape(self._shape).copy() if raw.size else \
             np.empty(self._shape, self._dtype)
 
-    def set(self, arr) -> None:
-        """Copy a host array of the same shape and dtype into this array (or view)."""
+    def set(self, arr, stream=None) -> None:
+        """Copy a host array of the same shape and dtype into this array (or view), in
+        ``stream`` (default: the current stream)."""
         arr = np.asarray(arr)
         if arr.shape != self._shape or arr.dtype != self._dtype:
             raise DptxError(f"set() needs an array of shape {self._shape} and dtype "
                             f"{self._dtype}, got shape {arr.shape} and dtype {arr.dtype}")
         if self.nbytes:
-            self._buffer.upload(np.ascontiguousarray(arr), at=self._offset)
+            self._buffer.upload(np.ascontiguousarray(arr), at=self._offset, stream=stream)
 
-    def copy(self) -> "ndarray":
-        return ndarray(self._shape, self._dtype, self._buffer.copy(*self._range))
+    def copy(self, stream=None) -> "ndarray":
+        return ndarray(self._shape, self._dtype,
+                       self._buffer.copy(*self._range, stream=stream))
 
-    def fill(self, value) -> None:
+    def fill(self, value, stream=None) -> None:
         if self.nbytes:
-            self._buffer.fill(np.array(value, dtype=self._dtype).tobytes(), *self._range)
+            self._buffer.fill(np.array(value, dtype=self._dtype).tobytes(), *self._range,
+                              stream=stream)
 
     # -- views ---------------------------------------------------------------------------------
     def __getitem__(self, key) -> "ndarray":

@@ -93,13 +93,20 @@ def short_name(name: str) -> str:
 
 
 def register_parameters(kernel: str, names: list) -> None:
-    """The CUDA source's names of ``kernel``'s parameters (a module compiled from source)."""
+    """The CUDA source's names of ``kernel``'s parameters (a module compiled from source).
+    Two modules whose kernels share a PTX name but not parameter names make that name
+    ambiguous: errors then keep the PTX names rather than risk naming the wrong one."""
     with _lock:
-        _parameters[kernel] = list(names)
+        names = list(names)
+        if _parameters.get(kernel, names) != names:
+            names = None
+        _parameters[kernel] = names
 
 
 def parameter_name(kernel: str, index: int) -> str:
     names = _parameters.get(kernel)
+    if kernel in _parameters and names is None and not kernel.startswith("_Z"):
+        return f"{kernel}_param_{index}"
     if names is not None and 0 <= index < len(names) and names[index]:
         return names[index]
     return f"{short_name(kernel)} parameter {index}"

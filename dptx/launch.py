@@ -17,7 +17,7 @@ from .errors import FootprintViolation, LaunchError
 from .launch_config import check_arg_count, check_shape, convert_scalar
 from .groups import BatchGroup, FusedGroup
 from .handle import LaunchHandle
-from .stream import Operation, Submitted, default_stream
+from .stream import Operation, Submitted, stream_for
 
 
 def _merge_facts(kernel):
@@ -185,7 +185,7 @@ class LaunchOp(Operation):
         return True
 
 
-def launch(kernel, grid, block, args, shared_mem: int = 0):
+def launch(kernel, grid, block, args, shared_mem: int = 0, stream=None):
     from .array import ndarray
 
     g, b = check_shape(grid, block, shared_mem)
@@ -218,5 +218,6 @@ def launch(kernel, grid, block, args, shared_mem: int = 0):
     for name, buf in kernel.raw_module.global_buffers().items():
         slot_for(buf, ("var", name), f"module variable {name}")
     op = LaunchOp(kernel, g, b, params, buffers, names, targets, shared_mem)
-    default_stream.enqueue(op)
-    return LaunchHandle(op, default_stream)
+    target = stream_for(stream)
+    target.enqueue(op)
+    return LaunchHandle(op, target)

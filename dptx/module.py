@@ -242,9 +242,11 @@ class RawKernel:
         back from the cluster first if a launch there has them."""
         return self.raw_module.variables.host()
 
-    def __call__(self, grid, block, args, shared_mem: int = 0):
+    def __call__(self, grid, block, args, shared_mem: int = 0, stream=None):
+        """Launch on the cluster, asynchronously, on ``stream`` (default: the current
+        stream); returns a ``dptx.LaunchHandle``."""
         from .launch import launch
-        return launch(self, grid, block, args, shared_mem=shared_mem)
+        return launch(self, grid, block, args, shared_mem=shared_mem, stream=stream)
 
     @property
     def title(self) -> str:

@@ -165,12 +165,12 @@ def _leave() -> None:
 
 def shutdown():
     """Close the cluster dptx started (a Client given to ``connect`` stays open)."""
-    from .stream import default_stream
+    from .stream import forget_all
     from .array import ndarray
     with _lock:
         if _client is not None and _client.status == "running":
             _leave()
-        default_stream.forget()
+        forget_all()
         if _client is not None:
             for a in list(ndarray.live):    # their bytes go with the cluster: say so on use
                 a._buffer.lose("dptx.shutdown() closed the cluster that held it")

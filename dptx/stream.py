@@ -17,6 +17,16 @@ launches with the same shares of blocks (fused: one task per worker, see
 ``graphs.fusion``); a Dask task round trip costs more than such a launch. A group is
 submitted when a launch that cannot join it comes, when it is full, when no launch joined it
 for ``GROUP_IDLE`` seconds, or at a synchronization.
+
+Streams (``dptx.Stream``, CuPy's calls): each keeps its own order, groups, error reporting
+and replays, and ``stream.synchronize()`` waits for its work only. Operations on different
+streams run concurrently wherever their data allows: every operation reads the versions of
+its buffers that the operations enqueued before it (on any stream) write, so the data
+orderings ``wait_event`` asks for always hold, and a program whose streams race on a buffer
+sees the program-order result (one of those a GPU may give). ``with stream:`` makes a stream
+current in its thread; ``stream=`` on launches and copies names one. Copies back to the host
+(``get()``) and ``dptx.synchronize()`` wait for every stream, as the legacy default stream
+does in CUDA.
 """
 from __future__ import annotations
 
@@ -24,6 +34,7 @@ import abc
 import logging
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 
 from . import config
@@ -89,17 +100,75 @@ def _finished(sub: Submitted) -> bool:
 
 
 class Stream:
+    """A stream of launches and copies (``dptx.Stream()``, as ``cupy.cuda.Stream``)."""
     REPLAYS = 8             # at most this many footprint replays per synchronization
     GROUP_IDLE = 0.002      # seconds without a new launch before an open group is submitted
     EAGER = 4               # launches after which a group goes if the workers have nothing
     MAX_QUEUED = 4          # operations in flight before a new one waits for the oldest
+    null = None             # the default stream (set below)
+    _all = weakref.WeakSet()
 
-    def __init__(self):
+    def __init__(self, null: bool = False, non_blocking: bool = False, ptds: bool = False):
+        # (CuPy's arguments: ``Stream(null=True)`` is the default stream's object; blocking
+        # and per-thread flavours change nothing here, where streams never block each other)
+        if "_lock" in self.__dict__:
+            return                      # Stream(null=True): the default stream, as it is
         self._pending: list = []       # (operation, Submitted), in stream order
         self._open = None              # the Group being formed, not submitted yet
         self._last_add = 0.0
         self._timer = None
         self._lock = threading.RLock()
+        self._awaited: list = []       # events this stream waits for (wait_event)
+        Stream._all.add(self)
+
+    def __new__(cls, null: bool = False, non_blocking: bool = False, ptds: bool = False):
+        if null and cls.null is not None:
+            return cls.null
+        return super().__new__(cls)
+
+    # -- CuPy's stream calls -------------------------------------------------------------------
+    def __enter__(self) -> "Stream":
+        _current_stack().append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _current_stack().pop()
+
+    def use(self) -> "Stream":
+        """Make this the current stream of the calling thread (until another ``use``)."""
+        stack = _current_stack()
+        stack[-1:] = [self] if stack else [self]
+        return self
+
+    @property
+    def done(self) -> bool:
+        """Whether everything enqueued on this stream has finished (CuPy's ``done``)."""
+        with self._lock:
+            self._flush()
+            return all(_finished(sub) for _, sub in self._pending)
+
+    def record(self, event=None):
+        """An ``Event`` (``event``, or a new one) marking this point of the stream."""
+        from .event import Event
+        event = event if event is not None else Event()
+        event.record(self)
+        return event
+
+    def wait_event(self, event) -> None:
+        """Later work on this stream comes after ``event``'s: operations are ordered by the
+        data they touch already; ``synchronize`` also waits for the event."""
+        with self._lock:
+            self._awaited.append(event)
+
+    def pending_futures(self) -> list:
+        """The futures of what this stream has enqueued and not seen finish (its open group
+        is submitted first): what an event recorded now waits for."""
+        with self._lock:
+            self._flush()
+            return [f for _, sub in self._pending for f in sub.futures if f.status != "finished"]
+
+    def __repr__(self):
+        return "<dptx.Stream null>" if self is Stream.null else f"<dptx.Stream {id(self):#x}>"
 
     def enqueue(self, op: Operation) -> None:
         with self._lock:
@@ -181,12 +250,17 @@ class Stream:
     def forget(self) -> None:
         """Drop every pending operation (the cluster is going away)."""
         with self._lock:
-            self._pending, self._open = [], None
+            self._pending, self._open, self._awaited = [], None, []
 
     def synchronize(self) -> None:
+        """Wait for everything enqueued on this stream (and the events it waits for); raise
+        the first error of its launches."""
         from distributed import wait
 
         with self._lock:
+            awaited, self._awaited = self._awaited, []
+            for event in awaited:
+                event.synchronize()
             self._flush()
             for _ in range(self.REPLAYS + 1):
                 if not self._pending:
@@ -238,8 +312,41 @@ def _first_exception(sub: Submitted):
 
 
 default_stream = Stream()
+Stream.null = default_stream
+_local = threading.local()
+
+
+def _current_stack() -> list:
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+def get_current_stream() -> Stream:
+    """The calling thread's current stream (``with stream:``, ``stream.use()``), else the
+    default stream."""
+    stack = _current_stack()
+    return stack[-1] if stack else default_stream
+
+
+def stream_for(stream) -> Stream:
+    """The stream an operation given ``stream=`` goes to."""
+    if stream is None:
+        return get_current_stream()
+    if not isinstance(stream, Stream):
+        raise TypeError(f"stream= takes a dptx.Stream, got {type(stream).__name__}")
+    return stream
 
 
 def synchronize() -> None:
-    """Wait for every launch and memcpy submitted so far; raise the first launch error."""
-    default_stream.synchronize()
+    """Wait for every launch and memcpy submitted so far, on every stream; raise the first
+    launch error."""
+    for stream in [default_stream] + [s for s in list(Stream._all) if s is not default_stream]:
+        stream.synchronize()
+
+
+def forget_all() -> None:
+    """Drop every stream's pending operations (the cluster is going away)."""
+    for stream in list(Stream._all):
+        stream.forget()

@@ -130,7 +130,7 @@ def test_argument_conversion_and_errors():
     out = np.zeros(32, np.int32)
     cpu.launch(k, 1, 32, [out, np.int32(-5)])
     assert out[0] == -5
-    with pytest.raises(dptx.LaunchError, match=r"argument 1 \(ids_param_1: .u32\).*float"):
+    with pytest.raises(dptx.LaunchError, match=r"argument 1 \(bias: .u32\).*float"):
         cpu.launch(k, 1, 32, [out, 1.5])
     with pytest.raises(dptx.LaunchError, match="C-contiguous"):
         cpu.launch(k, 1, 32, [np.zeros((32, 2), np.int32)[:, 0], 0])

@@ -101,5 +101,10 @@ def test_a_bad_name_expression_is_a_compile_error():
 
 
 def test_readable_leaves_extern_c_parameters_of_unknown_kernels_alone():
-    assert readable("saxpy_param_1 of saxpy") == "saxpy_param_1 of saxpy"
+    assert readable("never_compiled_param_1 of x") == "never_compiled_param_1 of x"
+    from dptx.demangle import register_parameters
+    register_parameters("twin", ["a", "b"])
+    assert readable("twin_param_1") == "b"
+    register_parameters("twin", ["x", "y"])          # another module's twin: ambiguous
+    assert readable("twin_param_1") == "twin_param_1"
     assert readable("_Z7unknowni_param_0") == "unknown parameter 0"

@@ -54,7 +54,7 @@ def test_argument_errors(client, saxpy):
     x = dptx.zeros(10, np.float32)
     with pytest.raises(dptx.LaunchError, match="takes 4 arguments"):
         saxpy((1,), (32,), (2.0, x, x))
-    with pytest.raises(dptx.LaunchError, match=r"argument 0 \(saxpy_param_0: .f32\).*not a pointer"):
+    with pytest.raises(dptx.LaunchError, match=r"argument 0 \(a: .f32\).*not a pointer"):
         saxpy((1,), (32,), (x, x, x, 10))
     with pytest.raises(dptx.LaunchError, match="argument 1 .*numpy array"):
         saxpy((1,), (32,), (2.0, np.zeros(10, np.float32), x, 10))

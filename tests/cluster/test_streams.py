@@ -1,0 +1,131 @@
+"""dptx.Stream and dptx.Event with CuPy's calls: stream= on launches and copies, with
+stream:, synchronize, done, record, wait_event, get_elapsed_time; work on two streams runs
+at the same time on the cluster; one stream keeps its order; errors stay in their stream."""
+import time
+
+import numpy as np
+import pytest
+
+import dptx
+
+SRC = r'''
+extern "C" __global__ void spin(float* x, int iters) {
+    // one thread's long dependent loop: seconds of work in one block
+    float v = x[threadIdx.x];
+    for (int k = 0; k < iters; k++) v = v * 0.999999f + 1e-6f;
+    x[threadIdx.x] = v;
+}
+extern "C" __global__ void addk(float* x, float k, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = x[i] * 2.0f + k;
+}
+extern "C" __global__ void poke(float* x, int at) { x[at + threadIdx.x] = 1.0f; }
+'''
+
+
+@pytest.fixture(scope="module")
+def mod():
+    return dptx.RawModule(SRC)
+
+
+def on_other_workers(client):
+    """Two small arrays held by different workers (small uploads alternate)."""
+    arrays = [dptx.asarray(np.zeros(32, np.float32)) for _ in range(2)]
+    dptx.synchronize()
+    holders = [a._buffer.pieces.pieces[0].worker for a in arrays]
+    assert holders[0] != holders[1], holders
+    return arrays
+
+
+def test_two_streams_run_at_the_same_time(client, mod):
+    x, y = on_other_workers(client)
+    slow, fast = dptx.Stream(), dptx.Stream(non_blocking=True)
+    iters = 1_500_000_000       # about 2 s on one core
+    mod.get_function("spin")((1,), (32,), (x, np.int32(iters)), stream=slow)
+    mod.get_function("addk")((1,), (32,), (y, np.float32(5), np.int32(32)), stream=fast)
+    fast.synchronize()          # waits for its own work only
+    assert fast.done and not slow.done      # the slow stream's block is still running
+    slow.synchronize()
+    assert slow.done
+    np.testing.assert_array_equal(y.get(), np.full(32, 5, np.float32))
+
+
+def test_one_stream_keeps_its_order(client, mod):
+    n = 4096
+    host = np.arange(n, dtype=np.float32)
+    x = dptx.asarray(host)
+    s = dptx.Stream()
+    addk = mod.get_function("addk")
+    for k in range(6):
+        addk((n // 256,), (256,), (x, np.float32(k), np.int32(n)), stream=s)
+    s.synchronize()
+    want = host.copy()
+    for k in range(6):
+        want = want * np.float32(2) + np.float32(k)
+    np.testing.assert_array_equal(x.get(), want)
+
+
+def test_with_stream_makes_it_current_and_copies_take_stream(client, mod):
+    s = dptx.Stream()
+    assert dptx.get_current_stream() is dptx.Stream.null
+    x = dptx.zeros(1024, np.float32)
+    with s:
+        assert dptx.get_current_stream() is s
+        x.set(np.arange(1024, dtype=np.float32))
+        mod.get_function("addk")((4,), (256,), (x, np.float32(1), np.int32(1024)))
+        assert s._pending or s._open is not None      # the work went to s
+    assert dptx.get_current_stream() is dptx.Stream.null
+    y = x.copy(stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(y.get(), np.arange(1024, dtype=np.float32) * 2 + 1)
+    with pytest.raises(TypeError, match="dptx.Stream"):
+        mod.get_function("addk")((4,), (256,), (x, 1.0, 1024), stream="s")
+
+
+def test_events_time_the_work_between_them(client, mod):
+    x = dptx.zeros(32, np.float32)
+    dptx.synchronize()
+    s = dptx.Stream()
+    start, end = dptx.Event(), dptx.Event()
+    start.record(s)
+    t0 = time.perf_counter()
+    mod.get_function("spin")((1,), (32,), (x, np.int32(300_000_000)), stream=s)
+    end.record(s)
+    assert not end.done
+    with pytest.raises(dptx.DptxError, match="has not completed"):
+        dptx.get_elapsed_time(start, end)
+    end.synchronize()
+    wall = (time.perf_counter() - t0) * 1000
+    elapsed = dptx.get_elapsed_time(start, end)
+    assert end.done and 0 < elapsed <= wall + 1, (elapsed, wall)
+    with pytest.raises(dptx.DptxError, match="never recorded"):
+        dptx.get_elapsed_time(dptx.Event(), end)
+
+
+def test_wait_event_and_data_order_across_streams(client, mod):
+    n = 2048
+    x = dptx.asarray(np.ones(n, np.float32))
+    a, b = dptx.Stream(), dptx.Stream()
+    addk = mod.get_function("addk")
+    addk((n // 256,), (256,), (x, np.float32(3), np.int32(n)), stream=a)     # x = 2x + 3
+    b.wait_event(a.record())
+    addk((n // 256,), (256,), (x, np.float32(1), np.int32(n)), stream=b)     # then 2x + 1
+    b.synchronize()
+    np.testing.assert_array_equal(x.get(), np.full(n, (1 * 2 + 3) * 2 + 1, np.float32))
+
+
+@pytest.mark.cpu_workers("the error is the CPU executor's bounds check")
+def test_an_error_is_raised_by_its_own_stream(client, mod):
+    bad, good = dptx.Stream(), dptx.Stream()
+    x, y = dptx.zeros(64, np.float32), dptx.zeros(64, np.float32)
+    mod.get_function("poke")((1,), (4,), (x, np.int32(1000)), stream=bad)
+    mod.get_function("addk")((1,), (64,), (y, np.float32(2), np.int32(64)), stream=good)
+    good.synchronize()                       # good's work is fine
+    with pytest.raises(dptx.DptxMemoryError, match="kernel poke"):
+        bad.synchronize()
+    np.testing.assert_array_equal(y.get(), np.full(64, 2, np.float32))
+
+
+def test_null_stream_is_the_default_one():
+    assert dptx.Stream(null=True) is dptx.Stream.null
+    assert repr(dptx.Stream.null) == "<dptx.Stream null>"

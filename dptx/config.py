@@ -32,6 +32,10 @@ DEFAULTS = {
         # Bytes per second between workers, for the planner's cost of moving a range of
         # blocks (with its data) from one worker to another.
         "transfer-bandwidth": 1e9,
+        # A progress bar while a synchronization (get(), dptx.synchronize()) waits more than
+        # a couple of seconds: "auto" (in a terminal or Jupyter, not when output goes to a
+        # file or pipe), True or False.
+        "progress": "auto",
     }
 }
 

@@ -147,6 +147,7 @@ def variable_array(variables: ModuleVariables, name: str, dtype=None):
         def __init__(self):
             dt, shape = variables.element(name, dtype)
             self._shape, self._dtype = _shape(shape), _dtype(dt)
+            self._offset, self._base = 0, None
 
         @property
         def _buffer(self):
@@ -158,13 +159,13 @@ def variable_array(variables: ModuleVariables, name: str, dtype=None):
         def _host(self):
             return variables.host()[name]
 
-        def get(self) -> np.ndarray:
+        def get(self, stream=None) -> np.ndarray:
             with variables._lock:
                 if variables.home == "host":
                     return self._host().view(self._dtype).reshape(self._shape).copy()
-                return ndarray.get(self)
+                return ndarray.get(self, stream)
 
-        def set(self, arr) -> None:
+        def set(self, arr, stream=None) -> None:
             arr = np.asarray(arr)
             if arr.shape != self._shape or arr.dtype != self._dtype:
                 raise DptxError(f"set() needs an array of shape {self._shape} and dtype "
@@ -173,9 +174,9 @@ def variable_array(variables: ModuleVariables, name: str, dtype=None):
                 if variables.home == "host":
                     self._host()[:] = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
                 else:
-                    ndarray.set(self, arr)
+                    ndarray.set(self, arr, stream)
 
-        def fill(self, value) -> None:
+        def fill(self, value, stream=None) -> None:
             self.set(np.full(self._shape, value, self._dtype))
 
         def __repr__(self):

@@ -254,8 +254,9 @@ class Stream:
 
     def synchronize(self) -> None:
         """Wait for everything enqueued on this stream (and the events it waits for); raise
-        the first error of its launches."""
-        from distributed import wait
+        the first error of its launches. A wait of more than a couple of seconds shows a
+        progress bar (``dptx.progress``)."""
+        from . import progress
 
         with self._lock:
             awaited, self._awaited = self._awaited, []
@@ -267,8 +268,7 @@ class Stream:
                     return
                 futures = [f for _, sub in self._pending for f in sub.futures]
                 if futures:
-                    with futures[0].client.as_current():  # dptx's client need not be the default
-                        wait(futures)
+                    progress.wait(futures)
                 failed = next((i for i, (_, sub) in enumerate(self._pending)
                                if any(f.status in ("error", "cancelled") for f in sub.futures)),
                               None)

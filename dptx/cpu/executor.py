@@ -3,6 +3,7 @@ on Python threads (the native call releases the GIL), error reports and printf o
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import ctypes
 import hashlib
 import os
@@ -17,6 +18,7 @@ from ..errors import DptxError, DptxMemoryError, FootprintViolation, LaunchError
 from ..launch_config import check_arg_count, check_shape, convert_scalar
 from ..pointer import Pointer
 from ..ptx import ir
+from ..ptx.source_lines import with_source_lines
 from . import address_space as L
 from .codegen import Module as Translation
 from .jit import compile_ir
@@ -74,6 +76,24 @@ def cache_key(kernel) -> tuple:
     return (_key(kernel), kernel.name, os.environ.get("DPTX_CPU_VECTOR", ""))
 
 
+def _naming_source_lines(fn):
+    """Errors of ``fn(kernel, ...)`` that name a PTX line also name the CUDA source line it
+    came from, where the PTX has line information (``-lineinfo``, ``-G``)."""
+    @functools.wraps(fn)
+    def wrapper(kernel, *args, **kwargs):
+        try:
+            return fn(kernel, *args, **kwargs)
+        except DptxError as exc:
+            ptx = getattr(kernel, "ptx", None)
+            if ptx and exc.args and isinstance(exc.args[0], str):
+                named = with_source_lines(exc.args[0], ptx)
+                if named != exc.args[0]:
+                    exc.args = (named,) + exc.args[1:]
+            raise
+    return wrapper
+
+
+@_naming_source_lines
 def compile_kernel(kernel) -> CompiledKernel:
     """The compiled form of ``kernel`` (anything with ``.module``, ``.name`` and ideally
     ``.ptx``), cached per process by PTX hash and name."""
@@ -254,6 +274,7 @@ def _split(blocks: range, parts: int) -> list:
     return out
 
 
+@_naming_source_lines
 def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=None,
            threads=None, printf_capacity: int = 4096):
     """Run ``kernel`` on numpy arrays in this process. ``blocks`` restricts the run to a range

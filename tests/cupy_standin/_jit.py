@@ -155,7 +155,8 @@ def _param_bytes(params: int, count: int, sizes: list) -> list:
 
 def _argument(process: Process, ctx, param, raw: bytes):
     """A parameter's bytes as dptx.cpu.launch takes them: a device pointer into this device's
-    memory becomes its allocation (from the pointer on), anything else stays a value."""
+    memory becomes its allocation with the pointer's offset (the kernel may reach the whole
+    allocation, as on a GPU), anything else stays a value."""
     if param.type == "b8" and param.size > 1 or param.size > 8:
         return raw                              # a struct (or array) passed by value
     value = np.frombuffer(raw, _SCALARS[param.type])[0]
@@ -163,7 +164,8 @@ def _argument(process: Process, ctx, param, raw: bytes):
         ptr = int.from_bytes(raw, "little")
         alloc = process.find(ctx, ptr) if ptr else None
         if alloc is not None:
-            return alloc.data[ptr - alloc.ptr:]
+            from dptx.pointer import Pointer
+            return Pointer(alloc.data, ptr - alloc.ptr) if ptr != alloc.ptr else alloc.data
     return value
 
 

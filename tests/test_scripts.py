@@ -11,11 +11,12 @@ import pytest
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def using_it_snippet() -> str:
-    """The first Python block of the README's "Using it" section, as written there."""
+def using_it_snippets() -> list:
+    """The Python blocks of the README's "Using it" section, as written there."""
     text = README.read_text()
     section = text[text.index("## Using it"):]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    section = section[:section.index("\n## ", 1)]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
 
 
 def run_script(tmp_path, code: str) -> subprocess.CompletedProcess:
@@ -33,11 +34,25 @@ def assert_clean(done: subprocess.CompletedProcess) -> None:
 
 @pytest.mark.timeout(600)
 def test_readme_snippet_runs_as_a_plain_script(tmp_path):
-    code = using_it_snippet()
+    code = using_it_snippets()[0]
     assert "__main__" not in code           # as a CuPy user writes it
     done = run_script(tmp_path, code)
     assert_clean(done)
     assert done.stdout.strip().splitlines()[-1] == "[1. 3. 5. 7.]"
+
+
+@pytest.mark.timeout(600)
+def test_readme_templates_views_streams_and_handle_snippet(tmp_path):
+    code = using_it_snippets()[1]
+    for shown in ("name_expressions", "dptx.Stream()", "dptx.Event()", "stream=s",
+                  "get_elapsed_time", "distributed.wait(handle)", "[1 << 19:]"):
+        assert shown in code
+    done = run_script(tmp_path, code)
+    assert_clean(done)
+    lines = done.stdout.strip().splitlines()
+    assert lines[0] == "[1. 1. 3. 3.] True"
+    ms, link = lines[1].split(" ms on ")
+    assert float(ms) >= 0 and link.startswith("http://")
 
 
 LOOP = r'''

@@ -11,8 +11,7 @@ from .array import (array, asarray, asnumpy, empty, empty_like, full, ndarray, o
 from .module import KernelParam, RawKernel, RawModule
 from .handle import LaunchHandle
 from .runtime import client, connect, dashboard_link, shutdown
-from .stream import Stream, get_current_stream, synchronize
-from .event import Event, get_elapsed_time
+from .stream import Event, Stream, get_current_stream, get_elapsed_time, synchronize
 
 __version__ = "0.1.0"
 

@@ -9,7 +9,6 @@ synchronizes).
 from __future__ import annotations
 
 import numbers
-import weakref
 
 import numpy as np
 
@@ -26,6 +25,7 @@ class DeviceBuffer:
         from graphs.pieces import PieceMap
         self.nbytes = int(nbytes)
         self.pieces = PieceMap(0, []) if self.nbytes == 0 else None
+        runtime.track_buffer(self)
 
     @classmethod
     def from_host(cls, data: np.ndarray) -> "DeviceBuffer":
@@ -202,7 +202,6 @@ class ndarray:
     ``get()`` or ``numpy.asarray``."""
 
     __array_priority__ = 100
-    live = weakref.WeakSet()       # every array alive (connect() must not strand them)
 
     def __init__(self, shape, dtype=np.float64, _buffer: DeviceBuffer = None,
                  _offset: int = 0, _base: "ndarray" = None):
@@ -218,7 +217,6 @@ class ndarray:
         self._buffer = _buffer
         self._offset = int(_offset)     # a view: where its bytes start in the buffer
         self._base = _base              # the array it views (None: it owns its buffer)
-        ndarray.live.add(self)
 
     # -- attributes ----------------------------------------------------------------------------
     shape = property(lambda self: self._shape)

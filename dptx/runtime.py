@@ -30,8 +30,8 @@ def connect(address_or_client=None):
             return _client          # already connected to it
         moving = []
         if _client is not None:
+            _leave()                    # module variables come home first (not moved twice)
             moving = _bring_back_arrays()
-            _leave()
             _close_locked()
         _connect_locked(address_or_client)
         _close_at_exit()
@@ -66,11 +66,9 @@ def _bring_back_arrays() -> list:
     """The current bytes of every live dptx array's buffer, read from the cluster being left,
     so that ``connect`` elsewhere moves them rather than stranding them."""
     import gc
-    from .array import ndarray
 
     gc.collect()                        # arrays only a reference cycle still holds
-    buffers = {id(a._buffer): a._buffer for a in list(ndarray.live)
-               if a.nbytes and not a._buffer.is_lost()}
+    buffers = {id(b): b for b in list(_live_buffers) if b.nbytes and not b.is_lost()}
     moving = []
     for buf in buffers.values():
         try:
@@ -126,6 +124,13 @@ def get_session():
 
 
 _disconnect_hooks = weakref.WeakSet()
+_live_buffers = weakref.WeakSet()      # every device buffer alive (dptx.array registers them)
+
+
+def track_buffer(buf) -> None:
+    """``buf`` lives on the current cluster: ``connect`` elsewhere moves its bytes, and
+    ``shutdown`` marks them lost."""
+    _live_buffers.add(buf)
 
 
 def before_disconnect(obj) -> None:
@@ -166,14 +171,13 @@ def _leave() -> None:
 def shutdown():
     """Close the cluster dptx started (a Client given to ``connect`` stays open)."""
     from .stream import forget_all
-    from .array import ndarray
     with _lock:
         if _client is not None and _client.status == "running":
             _leave()
         forget_all()
         if _client is not None:
-            for a in list(ndarray.live):    # their bytes go with the cluster: say so on use
-                a._buffer.lose("dptx.shutdown() closed the cluster that held it")
+            for buf in list(_live_buffers):     # their bytes go with the cluster: say so on use
+                buf.lose("dptx.shutdown() closed the cluster that held it")
         _close_locked()
 
 

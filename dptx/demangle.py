@@ -4,20 +4,17 @@ NVRTC and nvcc mangle ``__global__`` functions that are not ``extern "C"`` with 
 ABI, the one GNU's ``__cxa_demangle`` (libstdc++, present wherever CUDA runs) reads; it is
 called through ctypes rather than reimplemented. ``short_name`` drops the return type and the
 parameter list (the form CuPy's ``name_expressions`` use). ``readable`` rewrites every mangled
-name in a message, and PTX parameter names (``<kernel>_param_<i>``) as the CUDA source names
-the parameter when a module registered it (``register_parameters``), else as
-``<kernel> parameter <i>``."""
+name in a message (every dptx error's text goes through it); ``name_in_source`` names PTX
+parameters (``<kernel>_param_<i>``) as the kernel's CUDA source does, where the kernel that
+raised is known (a launch, ``dptx.cpu.launch``)."""
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
 import functools
 import re
-import threading
 
 _MANGLED = re.compile(r"\b_Z[A-Za-z0-9_]+")
-_parameters: dict = {}          # mangled kernel name -> CUDA source parameter names
-_lock = threading.Lock()
 
 
 @functools.lru_cache(maxsize=1)
@@ -92,40 +89,44 @@ def short_name(name: str) -> str:
     return full
 
 
-def register_parameters(kernel: str, names: list) -> None:
-    """The CUDA source's names of ``kernel``'s parameters (a module compiled from source).
-    Two modules whose kernels share a PTX name but not parameter names make that name
-    ambiguous: errors then keep the PTX names rather than risk naming the wrong one."""
-    with _lock:
-        names = list(names)
-        if _parameters.get(kernel, names) != names:
-            names = None
-        _parameters[kernel] = names
-
-
-def parameter_name(kernel: str, index: int) -> str:
-    names = _parameters.get(kernel)
-    if kernel in _parameters and names is None and not kernel.startswith("_Z"):
-        return f"{kernel}_param_{index}"
-    if names is not None and 0 <= index < len(names) and names[index]:
-        return names[index]
-    return f"{short_name(kernel)} parameter {index}"
-
-
 _PARAM_TOKEN = re.compile(r"\b([A-Za-z_$][\w$]*)_param_(\d+)\b")
 
 
 def readable(text: str) -> str:
-    """``text`` with every mangled kernel name, and every PTX parameter name of a mangled or
-    registered kernel, as the user wrote it."""
-    if "_param_" in text:
-        def param(match):
-            kernel, index = match.group(1), int(match.group(2))
-            if kernel.startswith("_Z") or kernel in _parameters:
-                return parameter_name(kernel, index)
-            return match.group(0)
-        text = _PARAM_TOKEN.sub(param, text)
-    return _MANGLED.sub(lambda m: short_name(m.group(0)), text) if "_Z" in text else text
+    """``text`` with every mangled kernel name as the user wrote it, and the PTX parameters
+    of a mangled kernel as ``<kernel> parameter <i>`` (``name_in_source`` gives the source's
+    names where the kernel is known)."""
+    if "_Z" not in text:
+        return text
+    text = _PARAM_TOKEN.sub(
+        lambda m: f"{short_name(m.group(1))} parameter {m.group(2)}"
+        if m.group(1).startswith("_Z") else m.group(0), text)
+    return _MANGLED.sub(lambda m: short_name(m.group(0)), text)
+
+
+def with_parameter_names(text: str, kernel: str, names) -> str:
+    """``text`` with kernel ``kernel``'s PTX parameter names (``<kernel>_param_<i>``) as the
+    CUDA source names them (``names[i]``)."""
+    if not names or f"{kernel}_param_" not in text:
+        return text
+
+    def one(match):
+        i = int(match.group(1))
+        return names[i] if i < len(names) and names[i] else match.group(0)
+    return re.sub(rf"\b{re.escape(kernel)}_param_(\d+)\b", one, text)
+
+
+def name_in_source(exc: BaseException, kernels) -> BaseException:
+    """``exc``, raised for ``kernels`` (``dptx.RawKernel`` objects), with their parameters
+    named as their CUDA source does where it says; returned, for ``raise``."""
+    if not exc.args or not isinstance(exc.args[0], str):
+        return exc
+    text = exc.args[0]
+    for k in kernels:
+        text = with_parameter_names(text, k.name, getattr(k, "source_parameters", None))
+    if text != exc.args[0]:
+        exc.args = (text,) + exc.args[1:]
+    return exc
 
 
 def source_parameters(source: str, kernel: str, count: int):

@@ -13,6 +13,7 @@ import logging
 import numpy as np
 
 from . import config, runtime
+from .demangle import name_in_source
 from .errors import FootprintViolation, LaunchError
 from .launch_config import check_arg_count, check_shape, convert_scalar
 from .groups import BatchGroup, FusedGroup
@@ -186,6 +187,13 @@ class LaunchOp(Operation):
 
 
 def launch(kernel, grid, block, args, shared_mem: int = 0, stream=None):
+    try:
+        return _launch(kernel, grid, block, args, shared_mem, stream)
+    except LaunchError as exc:
+        raise name_in_source(exc, [kernel]) from None
+
+
+def _launch(kernel, grid, block, args, shared_mem: int, stream):
     from .array import ndarray
 
     g, b = check_shape(grid, block, shared_mem)

@@ -10,8 +10,7 @@ import numpy as np
 
 from .errors import DptxError, KernelNotFoundError
 from .module_variables import ModuleVariables, variable_array
-from .demangle import (demangle, readable, register_parameters, short_name,
-                       source_parameters)
+from .demangle import demangle, readable, short_name, source_parameters
 from .nvrtc import compile_module
 from .ptx import ir, parse
 from .ptx.analysis import KernelFacts, kernel_facts
@@ -67,21 +66,12 @@ class RawModule:
                             "PTX has only mangled names")
         self.ptx: str = ptx
         self.module: ir.Module = parse(ptx)
-        if code is not None:
-            self._register_parameter_names(code)
         self._kernels: dict = {}
         self.variables = ModuleVariables(self)   # __device__/__constant__ state
 
     @property
     def kernel_names(self) -> list:
         return [f.name for f in self.module.kernels]
-
-    def _register_parameter_names(self, code: str) -> None:
-        """Errors name parameters as the CUDA source does (``J_cuda``, not ``..._param_4``)."""
-        for f in self.module.kernels:
-            names = source_parameters(code, f.name, len(f.params))
-            if names is not None:
-                register_parameters(f.name, names)
 
     def _resolve(self, name: str) -> str:
         """The PTX name of the kernel ``name`` asks for: a name expression, the PTX (mangled)
@@ -173,6 +163,10 @@ class RawKernel:
             for i, (p, off) in enumerate(self.function.param_layout())
         ]
         self.facts: KernelFacts = kernel_facts(self.module, self.function)
+        # the parameters' names in the CUDA source (errors say J_cuda, not ..._param_4)
+        code = raw_module.code
+        self.source_parameters = source_parameters(code, name, len(self.params)) \
+            if code else None
 
     # Static facts, as attributes for convenience.
     def __getattr__(self, item):
@@ -255,7 +249,9 @@ class RawKernel:
         return short_name(self.name)
 
     def __repr__(self):
-        params = ", ".join(f"{p.type}{'*' if p.is_pointer else ''} {p.name}" for p in self.params)
+        names = self.source_parameters or [p.name for p in self.params]
+        params = ", ".join(f"{p.type}{'*' if p.is_pointer else ''} {n}"
+                           for p, n in zip(self.params, names))
         return readable(f"<dptx.RawKernel {self.name}({params})>")
 
 

@@ -38,6 +38,7 @@ import weakref
 from dataclasses import dataclass
 
 from . import config
+from .demangle import name_in_source
 from .errors import DptxError, FootprintViolation
 
 
@@ -292,7 +293,9 @@ class Stream:
                 if hasattr(exc, "add_note"):
                     exc.add_note(f"raised by {culprit}; the arrays it and later launches would "
                                  f"have written keep their previous contents")
-                raise exc
+                kernels = [o.kernel for o in (getattr(op, "ops", None) or [op])
+                           if hasattr(o, "kernel")]
+                raise name_in_source(exc, kernels)
             raise RuntimeError("dptx: launches kept overstepping their footprints after "
                                f"{self.REPLAYS} replays")
 

@@ -100,11 +100,12 @@ def test_a_bad_name_expression_is_a_compile_error():
         dptx.RawModule(SRC, name_expressions=("nothing<float>",))
 
 
-def test_readable_leaves_extern_c_parameters_of_unknown_kernels_alone():
-    assert readable("never_compiled_param_1 of x") == "never_compiled_param_1 of x"
-    from dptx.demangle import register_parameters
-    register_parameters("twin", ["a", "b"])
-    assert readable("twin_param_1") == "b"
-    register_parameters("twin", ["x", "y"])          # another module's twin: ambiguous
-    assert readable("twin_param_1") == "twin_param_1"
+def test_parameter_names_come_from_the_kernel_that_raised():
+    assert readable("saxpy_param_1 of saxpy") == "saxpy_param_1 of saxpy"
+    # two modules with a kernel of the same name and different parameter names
+    one = dptx.RawModule('extern "C" __global__ void twin(int* a, int b) { a[b] = 1; }')
+    two = dptx.RawModule('extern "C" __global__ void twin(int* x, int y) { x[y] = 1; }')
+    for mod, name in ((one, "a"), (two, "x"), (one, "a")):
+        with pytest.raises(dptx.DptxMemoryError, match=rf"argument 0 \({name}\)"):
+            cpu.launch(mod.get_function("twin"), 1, 1, [np.zeros(1, np.int32), 5])
     assert readable("_Z7unknowni_param_0") == "unknown parameter 0"

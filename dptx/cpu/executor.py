@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from ..demangle import name_in_source
 from ..errors import DptxError, DptxMemoryError, FootprintViolation, LaunchError
 from ..launch_config import check_arg_count, check_shape, convert_scalar
 from ..pointer import Pointer
@@ -78,7 +79,8 @@ def cache_key(kernel) -> tuple:
 
 def _naming_source_lines(fn):
     """Errors of ``fn(kernel, ...)`` that name a PTX line also name the CUDA source line it
-    came from, where the PTX has line information (``-lineinfo``, ``-G``)."""
+    came from, where the PTX has line information (``-lineinfo``, ``-G``), and parameters
+    are named as the kernel's source does."""
     @functools.wraps(fn)
     def wrapper(kernel, *args, **kwargs):
         try:
@@ -89,7 +91,7 @@ def _naming_source_lines(fn):
                 named = with_source_lines(exc.args[0], ptx)
                 if named != exc.args[0]:
                     exc.args = (named,) + exc.args[1:]
-            raise
+            raise name_in_source(exc, [kernel])
     return wrapper
 
 

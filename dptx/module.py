@@ -6,7 +6,6 @@ import os
 from dataclasses import dataclass
 from typing import Optional
 
-import numpy as np
 
 from .errors import DptxError, KernelNotFoundError
 from .module_variables import ModuleVariables, variable_array

@@ -37,7 +37,6 @@ import time
 import weakref
 from dataclasses import dataclass
 
-from . import config
 from .demangle import name_in_source
 from .errors import DptxError, FootprintViolation
 

@@ -3,7 +3,6 @@ state at ``/dptx/api/state``."""
 from __future__ import annotations
 
 import json
-import time
 
 from tornado import web
 

@@ -1,6 +1,5 @@
 """The dptx command (``dptx check``, ``dptx info``) and ``python -m dptx.check``, run as a user
 would from a folder outside the repository."""
-import logging
 import pathlib
 import shutil
 import subprocess
@@ -8,9 +7,10 @@ import sys
 
 import numpy as np
 import pytest
-from distributed import Client, LocalCluster
+from distributed import Client
 
 import dptx
+from tests.cluster.clusters import cpu_cluster
 
 
 def run(args, cwd, timeout=600):
@@ -49,10 +49,7 @@ def test_info_without_a_cluster_describes_this_machine(tmp_path):
 
 @pytest.mark.timeout(600)
 def test_info_shows_a_clusters_workers_and_learned_kernels(tmp_path):
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                      silence_logs=logging.ERROR, preload=["dptx.worker"],
-                      scheduler_kwargs={"preload": ["scheduler_plugins"]}) as cluster, \
-            Client(cluster, set_as_default=False) as client:
+    with cpu_cluster() as cluster, Client(cluster, set_as_default=False) as client:
         dptx.connect(client)
         try:
             k = dptx.RawModule(r'''extern "C" __global__ void twice(float* x) {

@@ -75,6 +75,18 @@ def check(got, want, rtol=0, atol=0, what=""):
                                    rtol=rtol, atol=atol, err_msg=what)
 
 
+def check_outputs(case, args, outputs: dict, in_process: list, where: str) -> None:
+    """Check a launch's outputs (``outputs``: argument index -> array) against the same
+    launch in process (``in_process``: the arguments after ``dptx.cpu.launch``; bitwise, for
+    deterministic cases) and against the case's numpy reference on ``args``."""
+    expected = case.reference(copy_args(args))
+    for i, got in outputs.items():
+        if case.deterministic:
+            check(got, in_process[i], 0, 0, f"{case.name} argument {i}: {where} vs in-process")
+        if i in expected:
+            check(got, expected[i], case.rtol, case.atol, f"{case.name} argument {i} vs numpy")
+
+
 # ----------------------------------------------------------------------------------------
 # helpers
 def _cdiv(a, b):

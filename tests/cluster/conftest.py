@@ -4,39 +4,21 @@ one CPU worker. Every test that takes ``client`` runs on both (ids ``[cpu]`` and
 ``DPTX_TEST_CLUSTER=cpu`` (or ``mixed``) runs one kind. A test whose subject only CPU workers
 have (the CPU executor's bounds checks, fused launches) says so with
 ``@pytest.mark.cpu_workers("why")`` and is skipped on the mixed cluster."""
-import logging
 import os
 
 import dask.config
 import pytest
-from distributed import Client, LocalCluster, Nanny, Scheduler, SpecCluster
+from distributed import Client
 
 import dptx
+from tests.cluster.clusters import cpu_cluster, mixed_cluster
 
 KINDS = [k for k in os.environ.get("DPTX_TEST_CLUSTER", "cpu,mixed").split(",") if k]
-STANDIN_ENV = {"DPTX_CUPY_MODULE": "tests.cupy_standin", "DPTX_STANDIN_DEVICES": "1"}
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "cpu_workers(reason): the test needs a cluster of CPU "
                             "workers only (skipped on the mixed one)")
-
-
-def _cpu_cluster():
-    return LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                        dashboard_address=":0", silence_logs=logging.ERROR,
-                        preload=["dptx.worker"], scheduler_kwargs={"preload": ["scheduler_plugins"]})
-
-
-def _mixed_cluster():
-    def worker(env):
-        return {"cls": Nanny, "options": {"nthreads": 1, "preload": ["dptx.worker"], "env": env,
-                                          "silence_logs": logging.ERROR}}
-    scheduler = {"cls": Scheduler, "options": {"dashboard_address": ":0",
-                                               "preload": ["scheduler_plugins"]}}
-    return SpecCluster(workers={"gpu": worker(STANDIN_ENV),
-                                "cpu": worker({"DPTX_DISABLE_GPU": "1"})},
-                       scheduler=scheduler, silence_logs=logging.ERROR)
 
 
 @pytest.fixture(scope="session", params=KINDS)
@@ -50,7 +32,7 @@ def cluster_kind(request):
 
 @pytest.fixture(scope="session")
 def cluster(cluster_kind):
-    with (_mixed_cluster() if cluster_kind == "mixed" else _cpu_cluster()) as c:
+    with (mixed_cluster() if cluster_kind == "mixed" else cpu_cluster()) as c:
         yield c
 
 

@@ -5,7 +5,7 @@ import pytest
 
 import dptx
 from dptx import cpu
-from dptx.corpus import CASES, check, source
+from dptx.corpus import CASES, check_outputs, source
 
 # Cases with a struct passed by value need no special handling; printf output goes to the
 # workers' stdout. Every case runs.
@@ -22,12 +22,5 @@ def test_case_on_cluster(client, chunks8, case):
     kernel2 = dptx.RawModule(source(case), options=case.options).get_function(case.kernel)
     dev = [dptx.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
     kernel2(case.grid, case.block, dev, shared_mem=case.shared_mem)
-    expected = case.reference([a.copy() if isinstance(a, np.ndarray) else a for a in args])
-    for i, (d, l) in enumerate(zip(dev, local)):
-        if not isinstance(d, dptx.ndarray):
-            continue
-        got = d.get()
-        if case.deterministic:
-            check(got, l, 0, 0, f"{case.name} argument {i}: cluster vs in-process")
-        if i in expected:
-            check(got, expected[i], case.rtol, case.atol, f"{case.name} argument {i} vs numpy")
+    check_outputs(case, args, {i: d.get() for i, d in enumerate(dev)
+                               if isinstance(d, dptx.ndarray)}, local, "cluster")

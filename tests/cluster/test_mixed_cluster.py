@@ -10,34 +10,26 @@ import time
 import dask
 import numpy as np
 import pytest
-from distributed import Client, Nanny, Scheduler, SpecCluster
+from distributed import Client
 
 import dptx
 from dptx import cpu
 from dptx.ptx.analysis import merge_facts
-from dptx.corpus import CASES, check, source
+from dptx.corpus import CASES, check_outputs, source
+from tests.cluster.clusters import mixed_cluster
 from tests.test_ptxas import ptxas
 
 pytestmark = [pytest.mark.timeout(600),
               pytest.mark.skipif(not ptxas(), reason="the CuPy stand-in needs ptxas "
                                  "(nvidia-cuda-nvcc, the test extra)")]
 
-GPU_ENV = {"DPTX_CUPY_MODULE": "tests.cupy_standin", "DPTX_STANDIN_DEVICES": "1",
-           # a kernel that faults on the stand-in only (on the CPU worker it runs fine)
-           "DPTX_STANDIN_FAULT_KERNELS": "faults_on_gpu"}
-CPU_ENV = {"DPTX_DISABLE_GPU": "1"}
+# a kernel that faults on the stand-in only (on the CPU worker it runs fine)
+FAULTING = {"DPTX_STANDIN_FAULT_KERNELS": "faults_on_gpu"}
 
 
 @pytest.fixture(scope="module")
 def mixed():
-    def worker(env):
-        return {"cls": Nanny, "options": {"nthreads": 1, "preload": ["dptx.worker"], "env": env,
-                                          "silence_logs": logging.ERROR}}
-    scheduler = {"cls": Scheduler, "options": {"dashboard_address": ":0",
-                                               "preload": ["scheduler_plugins"]}}
-    with SpecCluster(workers={"gpu": worker(GPU_ENV), "cpu": worker(CPU_ENV)},
-                     scheduler=scheduler, silence_logs=logging.ERROR) as cluster, \
-            Client(cluster, set_as_default=False) as client:
+    with mixed_cluster(FAULTING) as cluster, Client(cluster, set_as_default=False) as client:
         client.wait_for_workers(2, timeout=120)
         dptx.shutdown()         # leave the session's cluster (and its arrays) alone
         dptx.connect(client)
@@ -108,15 +100,8 @@ def test_corpus_kernels_on_the_mixed_cluster(mixed, case):
     # planned wholly onto the CPU worker once the stand-in's speed is known
     with dask.config.set({"dptx.split": "even"}):
         kernel(case.grid, case.block, dev, shared_mem=case.shared_mem)
-    expected = case.reference([a.copy() if isinstance(a, np.ndarray) else a for a in args])
-    for i, (d, want) in enumerate(zip(dev, local)):
-        if not isinstance(d, dptx.ndarray):
-            continue
-        got = d.get()
-        if case.deterministic:
-            check(got, want, 0, 0, f"{case.name} argument {i}: mixed cluster vs in-process CPU")
-        if i in expected:
-            check(got, expected[i], case.rtol, case.atol, f"{case.name} argument {i} vs numpy")
+    check_outputs(case, args, {i: d.get() for i, d in enumerate(dev)
+                               if isinstance(d, dptx.ndarray)}, local, "mixed cluster")
     # a launch whose chunks cannot be merged (atomics whose results are used...) runs as one
     # chunk on one worker, either one; test_gpu_standin runs those through dptx.gpu
     if np.prod(case.grid) > 1 and merge_facts(kernel.module, kernel.function).mergeable:

@@ -6,10 +6,9 @@ import os
 from dataclasses import dataclass
 from typing import Optional
 
-
+from .demangle import demangle, readable, short_name, source_parameters
 from .errors import DptxError, KernelNotFoundError
 from .module_variables import ModuleVariables, variable_array
-from .demangle import demangle, readable, short_name, source_parameters
 from .nvrtc import compile_module
 from .ptx import ir, parse
 from .ptx.analysis import KernelFacts, kernel_facts

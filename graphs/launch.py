@@ -261,7 +261,8 @@ def submit_launch(client, request: Request, chunks: list, footprints: list, laun
     chunk_keys, out_keys = [], {}          # (chunk, slot, range) -> (key, element)
     for c, chunk in enumerate(chunks):
         key = f"dptx-chunk-{name}-{launch}-{c}"
-        info = dict(annotations, index=c, blocks=chunk.end - chunk.first)
+        info = dict(annotations, index=c, blocks=chunk.end - chunk.first,
+                    first=chunk.first, end=chunk.end)
         outs = _add_chunk(graph, cuts, launch, key,
                           [(spec, request.image, chunk.first, chunk.end, identity)],
                           slots, windows[c], modes, writes[c], ranges, chunk.worker,

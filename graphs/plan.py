@@ -118,6 +118,18 @@ class LaunchPlanner:
             rates = exploring_rates(rates, {w: n for w, (_, n) in measured.items()})
             throughput = {a: rates[a] * by_address[a].lanes for a in by_address}
         is_measured = any(w in by_address for w in measured)
+        # Where the work lies along the grid (scheduler_plugins.profile): shares then cut at
+        # equal predicted finish times, in the profile's units of cost and speed.
+        profile = None if split == "even" else self.model.profile(kernel, nblocks)
+        cost = lambda a, b: b - a                           # noqa: E731 - blocks, uniform
+        if profile is not None and any(w in by_address for w in profile[1]):
+            along, speeds = profile
+            rates = rates_for({w: s for w, s in speeds.items() if w in by_address},
+                              {w.address: w.prior for w in workers})
+            throughput = {a: rates[a] * by_address[a].lanes for a in by_address}
+            cost = along.cost
+        else:
+            profile = None
 
         if single:
             best = max(throughput, key=throughput.get)
@@ -136,10 +148,15 @@ class LaunchPlanner:
         else:
             order = [by_address[a] for a in previous.workers]
         unit = grid_unit(grid, sum(w.lanes for w in workers))
-        counts = proportional_shares(nblocks, [throughput[w.address] for w in order])
+        if profile is not None:
+            cuts = profile[0].cut([throughput[w.address] for w in order])
+            counts = [b - a for a, b in zip(cuts, cuts[1:])]
+        else:
+            counts = proportional_shares(nblocks, [throughput[w.address] for w in order])
         bounds = share_bounds(counts, unit)
         if previous is not None and [w.address for w in order] == list(previous.workers):
-            bounds = self._keep_or_move(previous, bounds, order, throughput, nblocks, maps, grid)
+            bounds = self._keep_or_move(previous, bounds, order, throughput, nblocks, maps,
+                                        grid, cost)
         moved = previous is not None and tuple(bounds) != previous.bounds
         shares = Shares(tuple(w.address for w in order), tuple(bounds),
                         (previous.launches if previous else 0) + 1,
@@ -151,15 +168,16 @@ class LaunchPlanner:
         return [self._chunk(c.first, c.end, c.worker, by_address) for c in chunks]
 
     def _keep_or_move(self, previous: Shares, bounds: list, order: list, throughput: dict,
-                      nblocks: int, maps: list, grid: tuple) -> list:
+                      nblocks: int, maps: list, grid: tuple, cost=lambda a, b: b - a) -> list:
         """The previous boundaries, unless moving to ``bounds`` gains more time over the next
-        HORIZON launches than moving the bytes of the blocks that change worker costs."""
+        HORIZON launches than moving the bytes of the blocks that change worker costs.
+        ``cost(a, b)``: the work of blocks [a, b) (their count, or their cost profile's)."""
         old = list(previous.bounds)
         if old == bounds or len(old) != len(bounds):
             return bounds if len(old) != len(bounds) else old
 
         def makespan(bs):
-            return max(((b - a) / throughput[w.address] for w, a, b in zip(order, bs, bs[1:])),
+            return max((cost(a, b) / throughput[w.address] for w, a, b in zip(order, bs, bs[1:])),
                        default=0.0)
         before, after = makespan(old), makespan(bounds)
         if before < (1 + IMBALANCE) * after:

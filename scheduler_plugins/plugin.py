@@ -16,6 +16,7 @@ import dask.config
 from distributed.diagnostics.plugin import SchedulerPlugin
 
 from .model import ThroughputModel
+from .profile import ProfileModel
 from .planner import WorkerInfo
 from .replicas import install_host_replicas
 
@@ -109,6 +110,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         self.launches: dict = {}                    # launch id -> LaunchState
         self.last_launch: dict = {}                 # kernel -> launch id (latest finished)
         self.titles: dict = {}                      # kernel -> its name in the CUDA source
+        self.profiles = ProfileModel()              # cost along the grid, speeds per kernel
         self.series = deque(maxlen=history)         # (time, worker, kernel, blocks/s)
         self.scheduler = None
         self.moves = 0
@@ -156,6 +158,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
 
     def remove_worker(self, scheduler, worker, **kwargs) -> None:
         self.model.forget_worker(worker)
+        self.profiles.forget_worker(worker)
         self._dirty = True
         self.publish()      # now: clients must stop placing data and chunks on it
 
@@ -174,12 +177,21 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         return sorted(infos, key=lambda w: w.address)
 
     def model_snapshot(self) -> dict:
-        """What clients plan from: the workers able to run chunks, and blocks/s per thread
-        with sample counts per (kernel, worker). Plain data (it travels as an event)."""
+        """What clients plan from: the workers able to run chunks, blocks/s per thread with
+        sample counts per (kernel, worker), and per (kernel, grid size) the cost profile
+        along the grid with the workers' speeds in its units. Plain data (it travels as an
+        event)."""
+        profiles: dict = {}
+        for kernel, nblocks in self.profiles.keys():
+            p = self.profiles.profile(kernel, nblocks)
+            if p is not None:
+                profiles.setdefault(kernel, {})[str(nblocks)] = {
+                    "weights": p.as_list(), "speeds": self.profiles.speeds(kernel, nblocks)}
         return {
             "workers": {w.address: {"nthreads": w.nthreads, "device": w.device, "gpus": w.gpus}
                         for w in self.worker_infos()},
             "rates": self.model.snapshot(),
+            "profiles": profiles,
             "host_replicas": self.host_replicas,
         }
 
@@ -211,6 +223,9 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         blocks = int(info["blocks"])
         self.titles[info["kernel"]] = info.get("title", info["kernel"])
         self.model.observe(info["kernel"], worker, blocks, compute)
+        if "first" in info and "nblocks" in info:      # where along the grid the time went
+            self.profiles.observe(info["kernel"], int(info["nblocks"]), info["launch"],
+                                  int(info["first"]), int(info["end"]), worker, compute)
         rate = self.model.rate(info["kernel"], worker)
         if rate is not None:
             ws = self.scheduler.workers.get(worker)

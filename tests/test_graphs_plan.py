@@ -9,15 +9,19 @@ A, B = "tcp://a:1", "tcp://b:1"
 
 
 class Model:
-    def __init__(self, rates=None, workers=(A, B)):
+    def __init__(self, rates=None, workers=(A, B), profiles=None):
         self.rates = rates or {}
         self._workers = [WorkerInfo(w, 1) for w in workers]
+        self.profiles = profiles or {}      # (kernel, nblocks) -> (CostProfile, speeds)
 
     def workers(self):
         return list(self._workers)
 
     def measured(self, kernel):
         return {w: (r, 10) for w, r in self.rates.items()}
+
+    def profile(self, kernel, nblocks):
+        return self.profiles.get((kernel, nblocks))
 
 
 def spread(nbytes, first=A, second=B):
@@ -100,3 +104,20 @@ def test_even_split_ignores_speeds():
     assert shares(adaptive) == {A: 3072, B: 1024}
     even = LaunchPlanner(model).plan("k", (4096, 1, 1), (256, 1, 1), False, maps, split="even")
     assert shares(even) == {A: 2048, B: 2048}
+
+
+def test_a_cost_profile_cuts_at_equal_finish_times():
+    """Half the grid costs 3 times the other half; A is twice as fast as B: A's share of the
+    cost is 2/3, so its cut falls where 2/3 of the cost lies, not at 2/3 of the blocks."""
+    from scheduler_plugins.profile import CostProfile
+    n = 4096
+    profile = CostProfile(n, [3.0] * 32 + [1.0] * 32)
+    model = Model({A: 2.0, B: 1.0}, profiles={("k", n): (profile, {A: 2.0, B: 1.0})})
+    maps = [spread(1 << 24)]
+    got = shares(LaunchPlanner(model).plan("k", (n, 1, 1), (256, 1, 1), False, maps))
+    # cost: 3 per block on [0, 2048), 1 on [2048, 4096): total 8192; A takes 2/3 = 5461.3,
+    # all in the expensive half: 5461.3 / 3 = 1820.4 blocks
+    assert abs(got[A] - 1820) <= 1 and got[A] + got[B] == n
+    uniform = Model({A: 2.0, B: 1.0})
+    got = shares(LaunchPlanner(uniform).plan("k", (n, 1, 1), (256, 1, 1), False, maps))
+    assert abs(got[A] - 2731) <= 1                     # without a profile: 2/3 of the blocks

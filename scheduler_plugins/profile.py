@@ -1,0 +1,245 @@
+"""Where the work of a launch lies along its grid, apart from how fast each worker is.
+
+A kernel whose blocks do not all cost the same (Mandelbrot rows, a triangular loop, sparse
+rows) makes a worker that ran the expensive blocks look slow to a model of blocks per second.
+``CostProfile`` is the relative cost of each block along the linear block range of one
+(kernel, grid size), piecewise constant over at most ``BINS`` equal bins and normalized to a
+mean of 1 per block (a uniform kernel is all ones: costs are block counts, and speeds are the
+blocks per second of the plain model). ``ProfileModel`` learns the profiles and each worker's
+speed per kernel together, from the chunks of the last few launches: a chunk of blocks
+[first, end) that ran ``t`` seconds on worker ``w`` says ``cost(first, end) = t * speed[w]``.
+
+The fit alternates (each step a least-squares problem): speeds given the profile (each
+worker's cost done over its time), then the profile given the speeds, with a penalty on
+jumps between neighbouring bins. That penalty is what separates the two where a worker only
+ever ran its own contiguous range: the profile must stay smooth across the cut between two
+workers, so a step in chunk times at a cut is the workers' speed ratio, not the grid. Ranges
+that change hands between launches (the plan moves its cuts, idle workers take queued chunks)
+pin it down further. Older launches count less (``decay``), so that a profile that changes
+(a zoom) is relearned within a few launches. No Dask here; numpy only."""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+BINS = 64
+
+
+class CostProfile:
+    """Relative cost per block over [0, nblocks): ``weights[b]`` for the blocks of bin b."""
+
+    def __init__(self, nblocks: int, weights=None, bins: int = BINS):
+        self.nblocks = int(nblocks)
+        nbins = max(1, min(bins, self.nblocks))
+        self.edges = np.round(np.linspace(0, self.nblocks, nbins + 1)).astype(np.int64)
+        self.weights = np.ones(nbins) if weights is None else np.asarray(weights, float)
+        if self.weights.shape != (nbins,):
+            raise ValueError(f"{nbins} weights expected, got {self.weights.shape}")
+        self._cumulative = None
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.diff(self.edges)
+
+    def overlap(self, first: int, end: int) -> np.ndarray:
+        """Blocks of [first, end) in each bin."""
+        lo = np.clip(first, self.edges[:-1], self.edges[1:])
+        hi = np.clip(end, self.edges[:-1], self.edges[1:])
+        return (hi - lo).astype(float)
+
+    def cost(self, first: int, end: int) -> float:
+        """The cost of blocks [first, end), in block-equivalents."""
+        return float(self.overlap(first, end) @ self.weights)
+
+    def total(self) -> float:
+        return float(self.sizes @ self.weights)
+
+    def cut(self, fractions: list) -> list:
+        """Block boundaries 0 = b0 <= b1 <= ... <= bn = nblocks splitting the total cost in
+        the given fractions (in order), blocks interpolated within a bin."""
+        if self._cumulative is None:
+            self._cumulative = np.concatenate([[0.0], np.cumsum(self.sizes * self.weights)])
+        cumulative = self._cumulative
+        targets = np.cumsum([0.0] + [float(f) for f in fractions])
+        targets = targets / (targets[-1] or 1.0) * cumulative[-1]
+        bounds = np.interp(targets, cumulative, self.edges.astype(float))
+        out = [int(round(b)) for b in bounds]
+        out[0], out[-1] = 0, self.nblocks
+        for i in range(1, len(out)):
+            out[i] = max(out[i], out[i - 1])
+        return out
+
+    def as_list(self) -> list:
+        return [float(w) for w in self.weights]
+
+
+@dataclass
+class _Chunk:
+    launch: int            # the order of its launch (newer: larger)
+    first: int
+    end: int
+    worker: str
+    seconds: float
+
+
+@dataclass
+class _Kernel:
+    nblocks: int
+    chunks: deque = field(default_factory=lambda: deque(maxlen=512))
+    launches: list = field(default_factory=list)     # launch ids, oldest first
+    profile: CostProfile = None
+    speeds: dict = field(default_factory=dict)       # worker -> block-equivalents/s per lane
+    stale: bool = False
+
+
+class ProfileModel:
+    """Cost profiles per (kernel, grid size) and worker speeds per kernel, from chunk times.
+
+    ``history`` launches are kept; a launch ``k`` launches old counts ``decay ** k``; when the
+    fit misses the newest launch's chunk times by more than ``changed`` (relative, on
+    average), the older launches are dropped. ``smoothness`` weighs the penalty on
+    neighbouring bins' difference against the chunk times' misfit (both relative)."""
+
+    def __init__(self, history: int = 4, decay: float = 0.5, smoothness: float = 0.3,
+                 iterations: int = 8, bins: int = BINS, changed: float = 0.25):
+        self.history, self.decay, self.smoothness = history, decay, smoothness
+        self.changed = changed
+        self.iterations, self.bins = iterations, bins
+        self._kernels: dict = {}          # (kernel, nblocks) -> _Kernel
+
+    def observe(self, kernel: str, nblocks: int, launch: str, first: int, end: int,
+                worker: str, seconds: float) -> None:
+        if end <= first or seconds <= 0 or nblocks <= 0:
+            return
+        k = self._kernels.get((kernel, nblocks))
+        if k is None:
+            k = self._kernels[(kernel, nblocks)] = _Kernel(nblocks)
+        if launch not in k.launches:
+            k.launches.append(launch)
+            if len(k.launches) > self.history:
+                old = k.launches.pop(0)
+                k.chunks = deque((c for c in k.chunks if c.launch != old), maxlen=512)
+        k.chunks.append(_Chunk(launch, int(first), int(end), worker, float(seconds)))
+        k.stale = True
+
+    def profile(self, kernel: str, nblocks: int):
+        """The fitted CostProfile, or None before any chunk of that grid size finished."""
+        k = self._fitted(kernel, nblocks)
+        return None if k is None else k.profile
+
+    def speeds(self, kernel: str, nblocks: int) -> dict:
+        """worker -> block-equivalents per second per lane, for this grid size's profile."""
+        k = self._fitted(kernel, nblocks)
+        return {} if k is None else dict(k.speeds)
+
+    def keys(self) -> list:
+        return sorted(self._kernels)
+
+    def forget_worker(self, worker: str) -> None:
+        for k in self._kernels.values():
+            if any(c.worker == worker for c in k.chunks):
+                k.chunks = deque((c for c in k.chunks if c.worker != worker), maxlen=512)
+                k.speeds.pop(worker, None)
+                k.stale = True
+
+    def snapshot(self) -> dict:
+        """kernel -> {str(nblocks): weights} (what clients plan from; plain data)."""
+        out: dict = {}
+        for (kernel, nblocks) in self._kernels:
+            p = self.profile(kernel, nblocks)
+            if p is not None:
+                out.setdefault(kernel, {})[str(nblocks)] = p.as_list()
+        return out
+
+    # -- fitting -----------------------------------------------------------------------------
+    def _fitted(self, kernel: str, nblocks: int):
+        k = self._kernels.get((kernel, nblocks))
+        if k is None or not k.chunks:
+            return None
+        if k.stale or k.profile is None:
+            previous = k.profile
+            k.profile, k.speeds = fit(list(k.chunks), nblocks, k.launches, self.decay,
+                                      self.smoothness, self.iterations, self.bins, previous)
+            if len(k.launches) > 1 and self._newest_misfit(k) > self.changed:
+                # the newest launch disagrees with the older ones: the profile (or a
+                # worker) changed; learn from the newest alone rather than average
+                newest = k.launches[-1]
+                k.launches = [newest]
+                k.chunks = deque((c for c in k.chunks if c.launch == newest), maxlen=512)
+                k.profile, k.speeds = fit(list(k.chunks), nblocks, k.launches, self.decay,
+                                          self.smoothness, self.iterations, self.bins,
+                                          previous)
+            k.stale = False
+        return k
+
+    @staticmethod
+    def _newest_misfit(k) -> float:
+        """Mean relative error of the fit on the newest launch's chunks."""
+        newest = [c for c in k.chunks if c.launch == k.launches[-1] and c.worker in k.speeds]
+        if not newest:
+            return 0.0
+        errors = [abs(k.profile.cost(c.first, c.end) / k.speeds[c.worker] - c.seconds)
+                  / c.seconds for c in newest]
+        return sum(errors) / len(errors)
+
+
+def fit(chunks: list, nblocks: int, launches: list, decay: float, smoothness: float,
+        iterations: int, bins: int, start: CostProfile = None) -> tuple:
+    """(CostProfile, speeds) that best explain the chunk times (see the module docstring)."""
+    profile = CostProfile(nblocks, bins=bins)
+    if start is not None and start.weights.shape == profile.weights.shape:
+        profile.weights = start.weights.copy()
+    age = {launch: len(launches) - 1 - i for i, launch in enumerate(launches)}
+    weight = np.array([decay ** age.get(c.launch, len(launches)) for c in chunks])
+    overlap = np.array([profile.overlap(c.first, c.end) for c in chunks])   # chunks x bins
+    seconds = np.array([c.seconds for c in chunks])
+    workers = sorted({c.worker for c in chunks})
+    index = np.array([workers.index(c.worker) for c in chunks])
+    nbins = len(profile.weights)
+    sizes = profile.sizes.astype(float)
+    # neighbouring bins' difference, per block (so that bins of unequal size compare)
+    diff = np.zeros((max(0, nbins - 1), nbins))
+    for b in range(nbins - 1):
+        diff[b, b], diff[b, b + 1] = -1.0, 1.0
+    c = profile.weights.copy()
+    speeds = np.ones(len(workers))
+    fixed = np.zeros(len(workers))
+    for _ in range(iterations):
+        cost = overlap @ c
+        speeds, fixed = _worker_fit(cost, seconds, weight, index, len(workers))
+        # rows scaled by 1/target: every chunk's misfit counts relative to its size
+        target = np.maximum(seconds - fixed[index], 0.1 * seconds) * speeds[index]
+        scale = np.sqrt(weight) / np.maximum(target, 1e-12)
+        a = overlap * scale[:, None]
+        y = target * scale
+        # the penalty in the same relative units: a unit step between bins costs as much as a
+        # chunk predicted 100% off, times ``smoothness``
+        rows = [a, np.sqrt(smoothness * len(chunks) / max(1, nbins - 1)) * diff]
+        solution, *_ = np.linalg.lstsq(np.vstack(rows),
+                                       np.concatenate([y, np.zeros(diff.shape[0])]),
+                                       rcond=None)
+        c = np.maximum(solution, 1e-3)
+        c *= nblocks / (sizes @ c)              # mean cost per block: 1
+    speeds, fixed = _worker_fit(overlap @ c, seconds, weight, index, len(workers))
+    profile.weights = c
+    return profile, {w: float(s) for w, s in zip(workers, speeds)}
+
+
+def _worker_fit(cost, seconds, weight, index, nworkers) -> tuple:
+    """Per worker, (speed, fixed seconds per chunk) from ``seconds = fixed + cost / speed``
+    (weighted least squares; a chunk's fixed part is its start-up: a module load, window
+    copies, a GPU's transfers). Without chunks of different costs to tell them apart, or
+    where the fit says otherwise, no fixed part: speed = cost done / time taken."""
+    speeds, fixed = np.ones(nworkers), np.zeros(nworkers)
+    for w in range(nworkers):
+        mine = index == w
+        x, t, wt = cost[mine], seconds[mine], weight[mine]
+        speeds[w] = (wt @ x) / (wt @ t)
+        if len(x) >= 3 and np.ptp(x) > 0.2 * x.mean():
+            a = np.stack([np.ones_like(x), x], axis=1) * np.sqrt(wt)[:, None]
+            (f, per), *_ = np.linalg.lstsq(a, t * np.sqrt(wt), rcond=None)
+            if per > 0 and 0 <= f < 0.9 * t.min():
+                speeds[w], fixed[w] = 1.0 / per, f
+    return speeds, fixed

@@ -1,0 +1,50 @@
+"""The cost profile learned on real workers: a kernel whose blocks cost more along the grid
+(block b loops b times) is seen as such by the scheduler plugin, and the plan gives the
+worker with the cheap end of the grid more blocks, so that both finish together. Asserted:
+the learned profile's shape and the block shares, not timings."""
+import dask
+import numpy as np
+import pytest
+
+import dptx
+
+TRIANGLE = r'''extern "C" __global__ void triangle(float* y, int scale) {
+    // block b does b * scale steps: the work grows along the grid
+    float v = threadIdx.x * 1e-3f;
+    int steps = blockIdx.x * scale;
+    for (int k = 0; k < steps; k++) v = v * 0.9999f + 1e-4f;
+    y[blockIdx.x * blockDim.x + threadIdx.x] = v;
+}'''
+
+
+def plugin_profile(client, kernel, nblocks):
+    def look(dask_scheduler):
+        p = dask_scheduler.plugins["dptx"].profiles
+        prof = p.profile(kernel, nblocks)
+        return None if prof is None else (prof.as_list(), [int(s) for s in prof.sizes])
+    return client.run_on_scheduler(look)
+
+
+@pytest.mark.cpu_workers("the stand-in GPU takes nearly the whole grid in one chunk per device "
+                         "(a GPU's prior speed): too few chunk times along the grid to learn "
+                         "a profile from")
+def test_a_triangular_kernel_is_learned_and_split_at_equal_cost(client):
+    nblocks, threads = 256, 32
+    k = dptx.RawModule(TRIANGLE).get_function("triangle")
+    y = dptx.zeros(nblocks * threads, np.float32)
+    with dask.config.set({"dptx.chunks": None}):
+        for _ in range(6):
+            handle = k((nblocks,), (threads,), (y, np.int32(4000)))
+            y.get()
+    weights, sizes = plugin_profile(client, "triangle", nblocks)
+    dense = np.repeat(weights, sizes)
+    # the learned cost grows along the grid as the kernel's work does
+    assert np.corrcoef(dense, np.arange(nblocks))[0, 1] > 0.8, weights
+    assert dense[-32:].mean() > 3 * dense[:32].mean()
+    # the last launch: the worker with the cheap first blocks ran more of them
+    chunks = handle.futures
+    assert chunks
+    plan = dptx.runtime.get_session().planner.shares[("triangle", (nblocks, 1, 1),
+                                                       (threads, 1, 1))]
+    first_share = plan.bounds[1] - plan.bounds[0]
+    assert first_share > 0.6 * nblocks, plan.bounds   # equal cost: about 0.71 of the blocks

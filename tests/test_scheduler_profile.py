@@ -1,0 +1,93 @@
+"""The cost profile along the grid and the worker speeds, learned together from chunk times
+(scheduler_plugins.profile), on simulated workers and kernels: a chunk of blocks [a, b) on
+worker w takes sum(true cost[a:b]) / speed[w] seconds (with 3% noise), plans cut the grid at
+equal predicted finish times, and the makespan is compared with the ideal one."""
+import numpy as np
+import pytest
+
+from scheduler_plugins.profile import CostProfile, ProfileModel
+
+N = 1024
+X = np.linspace(-1, 1, N)
+KERNELS = {
+    "uniform": np.ones(N),
+    "mandelbrot": 0.05 + 10 * np.exp(-((X + 0.3) / 0.25) ** 2),   # a band of costly rows
+    "triangular": np.arange(1, N + 1, dtype=float),              # work grows with the row
+}
+SPEEDS = {"fast": 2.0, "slow": 1.0}
+
+
+def run(model, true, launch, rng, speeds=SPEEDS, chunks_per_worker=4):
+    """One launch planned from the model; returns its makespan / the ideal makespan."""
+    true = true / true.mean()
+    p, s = model.profile("k", N), model.speeds("k", N)
+    order = ["fast", "slow"]
+    bounds = p.cut([s[w] for w in order]) if p is not None and len(s) == 2 else [0, N // 2, N]
+    finish = {}
+    for w, a, b in zip(order, bounds, bounds[1:]):
+        cuts = np.linspace(a, b, chunks_per_worker + 1).round().astype(int)
+        finish[w] = 0.0
+        for c0, c1 in zip(cuts, cuts[1:]):
+            if c1 > c0:
+                seconds = true[c0:c1].sum() / speeds[w] * (1 + 0.03 * rng.standard_normal())
+                model.observe("k", N, f"launch-{launch}", c0, c1, w, seconds)
+                finish[w] += seconds
+    return max(finish.values()) / (true.sum() / sum(speeds.values()))
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_plans_reach_equal_finish_times_within_a_few_launches(name):
+    rng = np.random.default_rng(1)
+    model = ProfileModel()
+    ratios = [run(model, KERNELS[name], i, rng) for i in range(8)]
+    assert max(ratios[3:]) < 1.1, ratios            # the benchmark's aim, from launch 4 on
+    learned = model.profile("k", N)
+    dense = np.repeat(learned.weights, learned.sizes)
+    if name != "uniform":
+        assert np.corrcoef(dense, KERNELS[name])[0, 1] > 0.9
+
+
+def test_a_uniform_kernel_reduces_to_blocks_per_second():
+    rng = np.random.default_rng(2)
+    model = ProfileModel()
+    for i in range(5):
+        run(model, KERNELS["uniform"], i, rng)
+    weights = model.profile("k", N).weights
+    assert np.allclose(weights, 1.0, atol=0.1), weights
+    speeds = model.speeds("k", N)            # block-equivalents per second: blocks per second
+    assert speeds["fast"] == pytest.approx(2.0, rel=0.05)
+    assert speeds["slow"] == pytest.approx(1.0, rel=0.05)
+
+
+def test_a_changing_profile_is_relearned():
+    """A Mandelbrot zoom: the costly band moves to the other end of the grid."""
+    rng = np.random.default_rng(3)
+    model = ProfileModel()
+    for i in range(5):
+        run(model, KERNELS["mandelbrot"], i, rng)
+    moved = 0.05 + 10 * np.exp(-((X - 0.6) / 0.2) ** 2)
+    ratios = [run(model, moved, 5 + i, rng) for i in range(6)]
+    assert ratios[0] > 2                     # the launch that met the new profile
+    assert max(ratios[2:]) < 1.15, ratios    # two launches later, balanced again
+    dense = np.repeat(model.profile("k", N).weights, model.profile("k", N).sizes)
+    assert np.corrcoef(dense, moved)[0, 1] > 0.8
+
+
+def test_cuts_split_the_cost_in_the_given_fractions():
+    p = CostProfile(100, [3.0] * 50 + [1.0] * 50, bins=100)     # cost 150 then 50
+    assert p.cost(0, 100) == 200 and p.cost(40, 60) == 40
+    assert p.cut([1, 1]) == [0, 33, 100]            # 100 of 200 in the first 33.3 blocks
+    assert p.cut([3, 1]) == [0, 50, 100]
+    assert p.cut([1, 0, 1]) == [0, 33, 33, 100]     # an empty share stays empty
+    coarse = CostProfile(1000, [1.0, 3.0], bins=2)
+    assert coarse.cost(250, 750) == 250 + 750 and coarse.cut([1, 1]) == [0, 667, 1000]
+
+
+def test_a_worker_that_leaves_is_forgotten():
+    rng = np.random.default_rng(4)
+    model = ProfileModel()
+    for i in range(3):
+        run(model, KERNELS["triangular"], i, rng)
+    model.forget_worker("slow")
+    assert set(model.speeds("k", N)) == {"fast"}
+    assert model.profile("k", N) is not None

@@ -34,6 +34,30 @@ def gpu_text(worker: dict) -> str:
     return text
 
 
+def profile_lines(profiles: list, palette) -> tuple:
+    """(step lines of each profile, cut segments) for the dashboard, along [0, 1] of the
+    grid."""
+    lines = dict(xs=[], ys=[], color=[], label=[])
+    cuts = dict(x=[], y0=[], y1=[], color=[])
+    for i, p in enumerate(profiles):
+        n, color = max(1, p["nblocks"]), palette[i % len(palette)]
+        xs, ys = [], []
+        for lo, hi, w in zip(p["edges"], p["edges"][1:], p["weights"]):
+            xs += [lo / n, hi / n]
+            ys += [w, w]
+        lines["xs"].append(xs)
+        lines["ys"].append(ys)
+        lines["color"].append(color)
+        lines["label"].append(f"{p['title']} ({p['nblocks']} blocks)")
+        top = max(p["weights"], default=1.0)
+        for lo, hi in list(p["ranges"].values())[1:]:
+            cuts["x"].append(lo / n)
+            cuts["y0"].append(0.0)
+            cuts["y1"].append(top)
+            cuts["color"].append(color)
+    return lines, cuts
+
+
 def dptx_doc(scheduler, extra, doc):
     """Bokeh document: per-worker device table, shares of each kernel's last launch, and
     throughput over time."""
@@ -61,6 +85,16 @@ def dptx_doc(scheduler, extra, doc):
 
     series = figure(title="Throughput (blocks/s per worker)", height=260, width=1000,
                     x_axis_type="datetime", toolbar_location="above")
+    # where the work lies along each kernel's grid (learned), and the last plan's cuts
+    profile_source = ColumnDataSource(dict(xs=[], ys=[], color=[], label=[]))
+    cut_source = ColumnDataSource(dict(x=[], y0=[], y1=[], color=[]))
+    along = figure(title="Cost per block along the grid (learned; mean 1) and the last "
+                   "launch's cut points", height=260, width=1000, toolbar_location="above",
+                   x_axis_label="block (fraction of the grid)")
+    along.multi_line("xs", "ys", color="color", legend_field="label", line_width=2,
+                     source=profile_source)
+    along.segment(x0="x", x1="x", y0="y0", y1="y1", color="color", line_dash="dashed",
+                  source=cut_source)
     lines = {}
     palette = Category10[10]
 
@@ -89,6 +123,7 @@ def dptx_doc(scheduler, extra, doc):
         table_source.data = rows
         shares.x_range.factors = labels
         share_source.data = dict(label=labels, share=values, color=colors)
+        profile_source.data, cut_source.data = profile_lines(state.get("profiles", []), palette)
         by_worker = {}
         for t, worker, kernel, rate in list(plugin.series):
             by_worker.setdefault(f"{kernel} @ {worker}", ([], []))
@@ -106,7 +141,7 @@ def dptx_doc(scheduler, extra, doc):
     doc.add_periodic_callback(update, 500)
     doc.title = "Dask: dptx"
     doc.add_root(column(Div(text="<h2>dptx: devices, kernels, throughput, shares</h2>"),
-                        table, shares, series))
+                        table, shares, series, along))
     doc.template_variables.update(extra)
 
 

@@ -48,3 +48,16 @@ def test_a_triangular_kernel_is_learned_and_split_at_equal_cost(client):
                                                        (threads, 1, 1))]
     first_share = plan.bounds[1] - plan.bounds[0]
     assert first_share > 0.6 * nblocks, plan.bounds   # equal cost: about 0.71 of the blocks
+
+    # the dashboard's state: the profile, and the range each worker ran last
+    state = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins["dptx"].state())
+    entry = next(p for p in state["profiles"] if p["kernel"] == "triangle")
+    assert entry["nblocks"] == nblocks and entry["weights"] == weights
+    ranges = sorted(entry["ranges"].values())
+    assert len(ranges) == 2 and ranges[0][0] == 0 and ranges[-1][1] == nblocks
+    assert ranges[0][1] == ranges[1][0] == plan.bounds[1]
+    from bokeh.palettes import Category10
+    from scheduler_plugins.dashboard import profile_lines
+    lines, cuts = profile_lines([entry], Category10[10])
+    assert lines["xs"][0][0] == 0.0 and lines["xs"][0][-1] == 1.0
+    assert cuts["x"] == [plan.bounds[1] / nblocks]

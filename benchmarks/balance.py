@@ -1,11 +1,13 @@
-"""Adaptive balancing on an unequal pair of workers, side by side from one run.
+"""Adaptive balancing on an unequal pair of workers, for kernels whose cost is uniform, and
+that varies along the grid (Mandelbrot rows, a triangular loop), side by side from one run.
 
 Two single-thread workers pinned to separate cores; a bounded busy process competes on the
-second core, so that worker runs at about half speed. Printed: the makespan of a launch split
-by the dptx scheduler plugin (after 3 warm-up launches), split evenly, and run on the fast
-worker alone.
+second core, so that worker runs at about half speed. Per kernel, printed: each worker alone
+on the whole grid (the kernel run in the worker's process, one thread, no Dask), the ideal
+makespan of the pair (1 / (1/fast + 1/slow)), the dptx split after LEARN launches (best of 3),
+an even split (``dptx.split = "even"``, best of 3), and the fast worker's share of the blocks.
 
-    python benchmarks/balance.py
+    python benchmarks/balance.py [--quick]
 """
 import os as _os
 import sys as _sys
@@ -14,6 +16,7 @@ import sys as _sys
 # a script's folder first on the import path: take this folder off it.
 _sys.path[:] = [p for p in _sys.path
                 if _os.path.abspath(p or _os.curdir) != _os.path.dirname(_os.path.abspath(__file__))]
+import argparse
 import logging
 import os
 import time
@@ -25,31 +28,86 @@ from distributed import Client, LocalCluster
 import dptx
 from dptx.pinning import pin_process_to, start_busy_process
 
-POLY = r'''
+SOURCE = r'''
 extern "C" __global__ void poly(float* y, int iters) {
-    // the same work for every block: blocks per second is a fair speed measure
+    // the same work for every block
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     float v = i * 1e-4f, acc = 0.0f;
     for (int k = 0; k < iters; k++) acc = acc * 0.999f + v * k;
     y[i] = acc;
-}'''
-NBLOCKS, THREADS, ITERS = 1024, 256, 75000
+}
+extern "C" __global__ void mandelbrot(float* out, int width, int height, int max_iter) {
+    // rows of blocks cross the set's body or miss it: the cost varies along the grid
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= width || y >= height) return;
+    float cr = -2.2f + 3.0f * x / width, ci = -1.2f + 2.4f * y / height;
+    float zr = 0.0f, zi = 0.0f;
+    int k = 0;
+    for (; k < max_iter && zr * zr + zi * zi < 4.0f; k++) {
+        float t = zr * zr - zi * zi + cr;
+        zi = 2.0f * zr * zi + ci;
+        zr = t;
+    }
+    out[y * width + x] = k;
+}
+extern "C" __global__ void triangle(float* y, int scale) {
+    // block b loops b * scale times: the work grows along the grid
+    float v = threadIdx.x * 1e-3f;
+    int steps = blockIdx.x * scale;
+    for (int k = 0; k < steps; k++) v = v * 0.9999f + 1e-4f;
+    y[blockIdx.x * blockDim.x + threadIdx.x] = v;
+}
+'''
+LEARN = 5
 
 
-def timed(kernel, out, repeat=3):
+def cases(quick: bool) -> list:
+    """(name, kernel name, grid, block, argument maker, elements of the output)."""
+    scale = 2 if quick else 1
+    w, h = 2048 // scale, 1024 // scale
+    n_poly, n_tri = 1024 // scale, 512 // scale
+    return [
+        ("uniform polynomial", "poly", (n_poly,), (256,),
+         lambda out: (out, np.int32(40000)), n_poly * 256),
+        (f"Mandelbrot {w}x{h}", "mandelbrot", (w // 16, h // 16), (16, 16),
+         lambda out: (out, np.int32(w), np.int32(h), np.int32(3000)), w * h),
+        ("triangular", "triangle", (n_tri,), (64,),
+         lambda out: (out, np.int32(1500)), n_tri * 64),
+    ]
+
+
+def alone(kernel_name: str, grid, block, nelem: int, args_tail: tuple) -> float:
+    """Seconds for the whole grid in this (worker) process, one thread (best of 2)."""
+    from dptx import cpu
+    k = dptx.RawModule(SOURCE).get_function(kernel_name)
+    out = np.zeros(nelem, np.float32)
+    cpu.launch(k, grid, block, [out, *args_tail], threads=1)       # JIT
+    best = float("inf")
+    for _ in range(2):
+        t0 = time.perf_counter()
+        cpu.launch(k, grid, block, [out, *args_tail], threads=1)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def timed(kernel, grid, block, args, out, repeat=3) -> float:
     best = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
-        kernel((NBLOCKS,), (THREADS,), (out, ITERS))
+        kernel(grid, block, args)
         out.get()
         best = min(best, time.perf_counter() - t0)
     return best
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smaller grids")
+    opts = parser.parse_args()
     cores = sorted(os.sched_getaffinity(0))
     if len(cores) < 2:
         raise SystemExit("needs two cores")
+    rows = []
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                       silence_logs=logging.ERROR, preload=["dptx.worker"],
                       scheduler_kwargs={"preload": ["scheduler_plugins"]}) as cluster, \
@@ -60,35 +118,43 @@ def main():
             fast, slow = sorted(client.nthreads())
             client.run(pin_process_to, cores[0], workers=[fast])
             client.run(pin_process_to, cores[1], workers=[slow])
-            busy = start_busy_process(cores[1], 600)
-            kernel = dptx.RawModule(POLY).get_function("poly")
-            out = dptx.zeros(NBLOCKS * THREADS, np.float32)
-            for _ in range(3):  # learn
-                kernel((NBLOCKS,), (THREADS,), (out, ITERS))
-                out.get()
-            adaptive = timed(kernel, out)
-            state = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins["dptx"].state())
-            with dask.config.set({"dptx.chunks": 2}):
-                # two equal chunks, one per worker (the plugin is bypassed by dptx.chunks)
-                even = timed(kernel, out)
-            client.retire_workers([slow])
-            alone = timed(kernel, out)
+            busy = start_busy_process(cores[1], 900)
+            module = dptx.RawModule(SOURCE)
+            for name, kname, grid, block, make, nelem in cases(opts.quick):
+                out = dptx.zeros(nelem, np.float32)
+                args = make(out)
+                tail = tuple(args[1:])
+                t_fast = client.submit(alone, kname, grid, block, nelem, tail, workers=[fast],
+                                       pure=False).result()
+                t_slow = client.submit(alone, kname, grid, block, nelem, tail, workers=[slow],
+                                       pure=False).result()
+                kernel = module.get_function(kname)
+                for _ in range(LEARN):
+                    kernel(grid, block, args)
+                    out.get()
+                adaptive = timed(kernel, grid, block, args, out)
+                state = client.run_on_scheduler(
+                    lambda dask_scheduler: dask_scheduler.plugins["dptx"].state())
+                shares = {a: w["kernels"].get(kname, {}).get("share", 0.0)
+                          for a, w in state["workers"].items()}
+                with dask.config.set({"dptx.split": "even"}):
+                    even = timed(kernel, grid, block, args, out)
+                rows.append((name, t_fast, t_slow, 1 / (1 / t_fast + 1 / t_slow), adaptive,
+                             even, shares.get(fast, 0.0), t_slow / (t_fast + t_slow)))
         finally:
             if busy is not None:
                 busy.kill()
                 busy.wait()
             dptx.shutdown()
-    k = {a: w["kernels"].get("poly", {}) for a, w in state["workers"].items()}
-    print(f"poly: {NBLOCKS} blocks x {THREADS} threads x {ITERS} iterations; the second worker "
-          f"shares its core with a busy process")
-    print(f"{'split':<22}{'makespan (s)':>14}{'vs adaptive':>14}")
-    print(f"{'adaptive (dptx)':<22}{adaptive:>14.3f}{1.0:>14.2f}")
-    print(f"{'even split':<22}{even:>14.3f}{even / adaptive:>14.2f}")
-    print(f"{'fast worker alone':<22}{alone:>14.3f}{alone / adaptive:>14.2f}")
-    for label, addr in (("fast", fast), ("slow", slow)):
-        e = k.get(addr, {})
-        print(f"  {label} worker: {e.get('blocks_per_s', 0):.0f} blocks/s, share of the last "
-              f"adaptive launch {e.get('share', 0):.2f}")
+    print("two single-thread workers on separate cores; the second shares its core with a "
+          "busy process")
+    print(f"{'kernel':<24}{'fast alone':>11}{'slow alone':>11}{'ideal':>8}{'adaptive':>10}"
+          f"{'even':>8}{'adapt/ideal':>12}{'even/ideal':>11}{'fast share':>11}")
+    for name, tf, ts, ideal, adaptive, even, share, _ in rows:
+        print(f"{name:<24}{tf:>11.3f}{ts:>11.3f}{ideal:>8.3f}{adaptive:>10.3f}{even:>8.3f}"
+              f"{adaptive / ideal:>12.2f}{even / ideal:>11.2f}{share:>11.2f}")
+    print("(fast share: of the blocks, in the last adaptive launch; times in seconds; "
+          "adaptive and even: best of 3, after", LEARN, "learning launches)")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ class ModelCopy:
         self._snapshot = None
         self._plugin = None           # None: not known yet
         self._fallback_at = 0.0
-        self._profiles: dict = {}     # (kernel, nblocks) -> (entry id, CostProfile, speeds)
+        self._profiles: dict = {}     # (kernel, nblocks) -> (snapshot entry, Learned)
 
     # -- the snapshot ----------------------------------------------------------------------------
     def _on_event(self, event) -> None:
@@ -73,18 +73,17 @@ class ModelCopy:
                 for addr, w in sorted(snap["workers"].items())]
 
     def profile(self, kernel: str, nblocks: int):
-        """(CostProfile, {worker: speed in its units per lane}) of the kernel at this grid
-        size, or None before one was learned."""
-        from scheduler_plugins.profile import CostProfile
+        """The ``scheduler_plugins.profile.Learned`` profile of the kernel at this grid size
+        (cost along the grid, speeds in its units), or None before one was learned."""
+        from scheduler_plugins.profile import CostProfile, Learned
         entry = self.snapshot().get("profiles", {}).get(kernel, {}).get(str(nblocks))
         if entry is None:
             return None
-        key = (kernel, nblocks, id(entry))
-        cached = self._profiles.get(key[:2])
-        if cached is None or cached[0] != key[2]:
-            cached = self._profiles[key[:2]] = (key[2], CostProfile(nblocks, entry["weights"]),
-                                                dict(entry["speeds"]))
-        return cached[1], cached[2]
+        cached = self._profiles.get((kernel, nblocks))
+        if cached is None or cached[0] is not entry:
+            cached = self._profiles[(kernel, nblocks)] = (entry, Learned(
+                CostProfile(nblocks, entry["weights"]), dict(entry["speeds"])))
+        return cached[1]
 
     def measured(self, kernel: str) -> dict:
         """worker -> (blocks/s per thread, samples) for ``kernel``."""

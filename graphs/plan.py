@@ -120,16 +120,15 @@ class LaunchPlanner:
         is_measured = any(w in by_address for w in measured)
         # Where the work lies along the grid (scheduler_plugins.profile): shares then cut at
         # equal predicted finish times, in the profile's units of cost and speed.
-        profile = None if split == "even" else self.model.profile(kernel, nblocks)
+        learned = None if split == "even" else self.model.profile(kernel, nblocks)
         cost = lambda a, b: b - a                           # noqa: E731 - blocks, uniform
-        if profile is not None and any(w in by_address for w in profile[1]):
-            along, speeds = profile
-            rates = rates_for({w: s for w, s in speeds.items() if w in by_address},
+        if learned is not None and any(w in by_address for w in learned.speeds):
+            rates = rates_for({w: s for w, s in learned.speeds.items() if w in by_address},
                               {w.address: w.prior for w in workers})
             throughput = {a: rates[a] * by_address[a].lanes for a in by_address}
-            cost = along.cost
+            cost = learned.profile.cost
         else:
-            profile = None
+            learned = None
 
         if single:
             best = max(throughput, key=throughput.get)
@@ -148,8 +147,8 @@ class LaunchPlanner:
         else:
             order = [by_address[a] for a in previous.workers]
         unit = grid_unit(grid, sum(w.lanes for w in workers))
-        if profile is not None:
-            cuts = profile[0].cut([throughput[w.address] for w in order])
+        if learned is not None:
+            cuts = learned.profile.cut([throughput[w.address] for w in order])
             counts = [b - a for a, b in zip(cuts, cuts[1:])]
         else:
             counts = proportional_shares(nblocks, [throughput[w.address] for w in order])
@@ -164,7 +163,8 @@ class LaunchPlanner:
                         () if moved or previous is None else previous.seen)
         self.shares[key] = shares
         counts = [b - a for a, b in zip(bounds, bounds[1:])]
-        chunks = split_shares(order, counts, rates, is_measured, unit)
+        chunks = split_shares(order, counts, rates, is_measured, unit,
+                              learned.profile if learned is not None else None)
         return [self._chunk(c.first, c.end, c.worker, by_address) for c in chunks]
 
     def _keep_or_move(self, previous: Shares, bounds: list, order: list, throughput: dict,

@@ -50,8 +50,8 @@ def profile_lines(profiles: list, palette) -> tuple:
         lines["color"].append(color)
         lines["label"].append(f"{p['title']} ({p['nblocks']} blocks)")
         top = max(p["weights"], default=1.0)
-        for lo, hi in list(p["ranges"].values())[1:]:
-            cuts["x"].append(lo / n)
+        for first, _, _ in p["runs"][1:]:
+            cuts["x"].append(first / n)
             cuts["y0"].append(0.0)
             cuts["y1"].append(top)
             cuts["color"].append(color)

@@ -125,13 +125,36 @@ def share_bounds(shares: list, unit: int = 1) -> list:
     return bounds
 
 
-def split_shares(workers: list, shares: list, rates: dict, measured: bool, unit: int = 1) -> list:
+def guided_fractions(count: int) -> list:
+    """Shares of a worker's range for its ``count`` chunks, shrinking toward the end (guided
+    self-scheduling): the last chunk is about half the first, so that when the worker runs
+    dry the chunks left elsewhere to take over are small."""
+    return [2 * count - i for i in range(count)]
+
+
+def split_shares(workers: list, shares: list, rates: dict, measured: bool, unit: int = 1,
+                 profile=None) -> list:
+    """Each worker's share cut into chunks. With a cost ``profile`` (a CostProfile), the
+    chunks split the share's cost, in guided (shrinking) fractions, and ``rates`` are in its
+    units; else equal numbers of blocks."""
     bounds = share_bounds(shares, unit)
     chunks = []
     for w, a, b in zip(workers, bounds, bounds[1:]):
-        if b > a:
+        if b <= a:
+            continue
+        if profile is None:
             count = chunk_count(b - a, rates[w.address], w.lanes, measured)
             chunks.extend(split(w.address, a, b, count, unit))
+            continue
+        work = profile.cost(a, b)
+        count = chunk_count(max(1, round(work)), rates[w.address], w.lanes, measured)
+        count = max(1, min(count, (b - a) // max(1, unit)))
+        cuts = profile.cut(guided_fractions(count), a, b)
+        if unit > 1:
+            aligned = [a] + [round(c / unit) * unit for c in cuts[1:-1]] + [b]
+            if all(x < y for x, y in zip(aligned, aligned[1:])):
+                cuts = aligned
+        chunks.extend(Chunk(w.address, x, y) for x, y in zip(cuts, cuts[1:]) if y > x)
     return chunks
 
 

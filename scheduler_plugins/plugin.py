@@ -35,7 +35,7 @@ class LaunchState:
     done: dict = field(default_factory=lambda: defaultdict(int))   # worker -> blocks run
     bytes_returned: int = 0                         # dirty pages the chunks sent back
     started: float = field(default_factory=time.time)
-    ranges: dict = field(default_factory=dict)      # worker -> [first, end) blocks it ran
+    chunks: list = field(default_factory=list)      # (first, end, worker) of each chunk run
 
 
 def _may_run_on(ts, ws) -> bool:
@@ -242,8 +242,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
             # a fused chunk ran its share of several launches: count one launch's share
             launch.done[worker] += int(info.get("share", blocks))
             if "first" in info:
-                lo, hi = launch.ranges.get(worker, (info["first"], info["end"]))
-                launch.ranges[worker] = (min(lo, info["first"]), max(hi, info["end"]))
+                launch.chunks.append((int(info["first"]), int(info["end"]), worker))
             launch.bytes_returned += int(kwargs.get("nbytes") or (ts.nbytes if ts is not None else 0) or 0)
             if sum(launch.done.values()) >= launch.nblocks:
                 self.last_launch[launch.kernel] = info["launch"]
@@ -339,20 +338,26 @@ class DptxSchedulerPlugin(SchedulerPlugin):
 
     def _profiles_state(self, workers: dict) -> list:
         """Each learned cost profile along the grid (bin edges and relative cost per block),
-        with the block range each worker ran in the kernel's last launch of that size."""
+        with the runs of blocks each worker ran in the kernel's last launch of that size
+        ([first, end, worker name], in grid order: the plan's cuts, and what idle workers
+        took over)."""
         out = []
         for kernel, nblocks in self.profiles.keys():
             profile = self.profiles.profile(kernel, nblocks)
             if profile is None:
                 continue
             launch = self.launches.get(self.last_launch.get(kernel, ""))
-            ranges = {}
+            runs = []
             if launch is not None and launch.nblocks == nblocks:
-                ranges = {workers[w]["name"] if w in workers else w: list(r)
-                          for w, r in sorted(launch.ranges.items(), key=lambda kv: kv[1])}
+                for first, end, w in sorted(launch.chunks):
+                    name = workers[w]["name"] if w in workers else w
+                    if runs and runs[-1][2] == name and runs[-1][1] == first:
+                        runs[-1][1] = end
+                    else:
+                        runs.append([first, end, name])
             out.append({"kernel": kernel, "title": self.titles.get(kernel, kernel),
                         "nblocks": nblocks, "edges": [int(e) for e in profile.edges],
-                        "weights": profile.as_list(), "ranges": ranges})
+                        "weights": profile.as_list(), "runs": runs})
         return out
 
     def state_handler(self):

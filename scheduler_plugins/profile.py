@@ -56,23 +56,34 @@ class CostProfile:
     def total(self) -> float:
         return float(self.sizes @ self.weights)
 
-    def cut(self, fractions: list) -> list:
-        """Block boundaries 0 = b0 <= b1 <= ... <= bn = nblocks splitting the total cost in
-        the given fractions (in order), blocks interpolated within a bin."""
+    def cut(self, fractions: list, first: int = 0, end: int = None) -> list:
+        """Block boundaries first = b0 <= b1 <= ... <= bn = end (default: the whole grid)
+        splitting the cost of [first, end) in the given fractions (in order), blocks
+        interpolated within a bin."""
+        end = self.nblocks if end is None else end
         if self._cumulative is None:
             self._cumulative = np.concatenate([[0.0], np.cumsum(self.sizes * self.weights)])
-        cumulative = self._cumulative
+        cumulative, edges = self._cumulative, self.edges.astype(float)
+        lo, hi = np.interp([first, end], edges, cumulative)
         targets = np.cumsum([0.0] + [float(f) for f in fractions])
-        targets = targets / (targets[-1] or 1.0) * cumulative[-1]
-        bounds = np.interp(targets, cumulative, self.edges.astype(float))
-        out = [int(round(b)) for b in bounds]
-        out[0], out[-1] = 0, self.nblocks
+        targets = lo + targets / (targets[-1] or 1.0) * (hi - lo)
+        out = [int(round(b)) for b in np.interp(targets, cumulative, edges)]
+        out[0], out[-1] = first, end
         for i in range(1, len(out)):
-            out[i] = max(out[i], out[i - 1])
+            out[i] = min(max(out[i], out[i - 1]), end)
         return out
 
     def as_list(self) -> list:
         return [float(w) for w in self.weights]
+
+
+@dataclass
+class Learned:
+    """What a plan uses of a kernel's learned profile: where the cost lies, each worker's
+    speed in its units (per lane), and each worker's fixed seconds per chunk."""
+    profile: CostProfile
+    speeds: dict
+    overheads: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -97,15 +108,17 @@ class _Kernel:
 class ProfileModel:
     """Cost profiles per (kernel, grid size) and worker speeds per kernel, from chunk times.
 
-    ``history`` launches are kept; a launch ``k`` launches old counts ``decay ** k``; when the
-    fit misses the newest launch's chunk times by more than ``changed`` (relative, on
-    average), the older launches are dropped. ``smoothness`` weighs the penalty on
+    A profile is given once ``min_launches`` launches back it (plans use blocks per second
+    until then). ``history`` launches are kept; one ``k`` launches old counts ``decay ** k``;
+    when the fit misses the newest launch's time by more than ``changed`` (its chunks'
+    errors over their total), the older launches are dropped. ``smoothness`` weighs the penalty on
     neighbouring bins' difference against the chunk times' misfit (both relative)."""
 
     def __init__(self, history: int = 4, decay: float = 0.5, smoothness: float = 0.3,
-                 iterations: int = 8, bins: int = BINS, changed: float = 0.25):
+                 iterations: int = 8, bins: int = BINS, changed: float = 0.3,
+                 min_launches: int = 2):
         self.history, self.decay, self.smoothness = history, decay, smoothness
-        self.changed = changed
+        self.changed, self.min_launches = changed, min_launches
         self.iterations, self.bins = iterations, bins
         self._kernels: dict = {}          # (kernel, nblocks) -> _Kernel
 
@@ -125,14 +138,18 @@ class ProfileModel:
         k.stale = True
 
     def profile(self, kernel: str, nblocks: int):
-        """The fitted CostProfile, or None before any chunk of that grid size finished."""
+        """The fitted CostProfile, or None until ``min_launches`` launches of that grid size
+        agree (one launch cannot tell where the work lies from a worker that slowed down
+        during it: another process starting on its core looks like costly blocks)."""
         k = self._fitted(kernel, nblocks)
-        return None if k is None else k.profile
+        return None if k is None or len(k.launches) < self.min_launches else k.profile
 
     def speeds(self, kernel: str, nblocks: int) -> dict:
-        """worker -> block-equivalents per second per lane, for this grid size's profile."""
+        """worker -> block-equivalents per second per lane, for this grid size's profile
+        (empty while ``profile`` is None)."""
         k = self._fitted(kernel, nblocks)
-        return {} if k is None else dict(k.speeds)
+        return {} if k is None or len(k.launches) < self.min_launches else dict(k.speeds)
+
 
     def keys(self) -> list:
         return sorted(self._kernels)
@@ -176,13 +193,14 @@ class ProfileModel:
 
     @staticmethod
     def _newest_misfit(k) -> float:
-        """Mean relative error of the fit on the newest launch's chunks."""
+        """How far off the fit is on the newest launch: its chunks' errors over their time
+        (a short chunk's noise counts for as little as its time)."""
         newest = [c for c in k.chunks if c.launch == k.launches[-1] and c.worker in k.speeds]
         if not newest:
             return 0.0
         errors = [abs(k.profile.cost(c.first, c.end) / k.speeds[c.worker] - c.seconds)
-                  / c.seconds for c in newest]
-        return sum(errors) / len(errors)
+                  for c in newest]
+        return sum(errors) / sum(c.seconds for c in newest)
 
 
 def fit(chunks: list, nblocks: int, launches: list, decay: float, smoothness: float,
@@ -205,12 +223,11 @@ def fit(chunks: list, nblocks: int, launches: list, decay: float, smoothness: fl
         diff[b, b], diff[b, b + 1] = -1.0, 1.0
     c = profile.weights.copy()
     speeds = np.ones(len(workers))
-    fixed = np.zeros(len(workers))
     for _ in range(iterations):
         cost = overlap @ c
-        speeds, fixed = _worker_fit(cost, seconds, weight, index, len(workers))
+        speeds = _worker_fit(cost, seconds, weight, index, len(workers))
         # rows scaled by 1/target: every chunk's misfit counts relative to its size
-        target = np.maximum(seconds - fixed[index], 0.1 * seconds) * speeds[index]
+        target = seconds * speeds[index]
         scale = np.sqrt(weight) / np.maximum(target, 1e-12)
         a = overlap * scale[:, None]
         y = target * scale
@@ -222,24 +239,18 @@ def fit(chunks: list, nblocks: int, launches: list, decay: float, smoothness: fl
                                        rcond=None)
         c = np.maximum(solution, 1e-3)
         c *= nblocks / (sizes @ c)              # mean cost per block: 1
-    speeds, fixed = _worker_fit(overlap @ c, seconds, weight, index, len(workers))
+    speeds = _worker_fit(overlap @ c, seconds, weight, index, len(workers))
     profile.weights = c
     return profile, {w: float(s) for w, s in zip(workers, speeds)}
 
 
-def _worker_fit(cost, seconds, weight, index, nworkers) -> tuple:
-    """Per worker, (speed, fixed seconds per chunk) from ``seconds = fixed + cost / speed``
-    (weighted least squares; a chunk's fixed part is its start-up: a module load, window
-    copies, a GPU's transfers). Without chunks of different costs to tell them apart, or
-    where the fit says otherwise, no fixed part: speed = cost done / time taken."""
-    speeds, fixed = np.ones(nworkers), np.zeros(nworkers)
+def _worker_fit(cost, seconds, weight, index, nworkers) -> np.ndarray:
+    """Per worker, its speed: the cost its chunks did over the time they took (weighted).
+    (A fixed time per chunk is not fitted: where a worker's chunks are cut to equal cost,
+    it cannot be told apart from the profile; chunk times are kernel times, JIT and copies
+    excluded.)"""
+    speeds = np.ones(nworkers)
     for w in range(nworkers):
         mine = index == w
-        x, t, wt = cost[mine], seconds[mine], weight[mine]
-        speeds[w] = (wt @ x) / (wt @ t)
-        if len(x) >= 3 and np.ptp(x) > 0.2 * x.mean():
-            a = np.stack([np.ones_like(x), x], axis=1) * np.sqrt(wt)[:, None]
-            (f, per), *_ = np.linalg.lstsq(a, t * np.sqrt(wt), rcond=None)
-            if per > 0 and 0 <= f < 0.9 * t.min():
-                speeds[w], fixed[w] = 1.0 / per, f
-    return speeds, fixed
+        speeds[w] = (weight[mine] @ cost[mine]) / (weight[mine] @ seconds[mine])
+    return speeds

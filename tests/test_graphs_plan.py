@@ -109,10 +109,10 @@ def test_even_split_ignores_speeds():
 def test_a_cost_profile_cuts_at_equal_finish_times():
     """Half the grid costs 3 times the other half; A is twice as fast as B: A's share of the
     cost is 2/3, so its cut falls where 2/3 of the cost lies, not at 2/3 of the blocks."""
-    from scheduler_plugins.profile import CostProfile
+    from scheduler_plugins.profile import CostProfile, Learned
     n = 4096
     profile = CostProfile(n, [3.0] * 32 + [1.0] * 32)
-    model = Model({A: 2.0, B: 1.0}, profiles={("k", n): (profile, {A: 2.0, B: 1.0})})
+    model = Model({A: 2.0, B: 1.0}, profiles={("k", n): Learned(profile, {A: 2.0, B: 1.0})})
     maps = [spread(1 << 24)]
     got = shares(LaunchPlanner(model).plan("k", (n, 1, 1), (256, 1, 1), False, maps))
     # cost: 3 per block on [0, 2048), 1 on [2048, 4096): total 8192; A takes 2/3 = 5461.3,

@@ -109,16 +109,17 @@ class ProfileModel:
     """Cost profiles per (kernel, grid size) and worker speeds per kernel, from chunk times.
 
     A profile is given once ``min_launches`` launches back it (plans use blocks per second
-    until then). ``history`` launches are kept; one ``k`` launches old counts ``decay ** k``;
+    until then), and only where it explains the chunk times better than a uniform one by
+    ``uneven`` of their total (else the profile is flat and speeds are blocks per second). ``history`` launches are kept; one ``k`` launches old counts ``decay ** k``;
     when the fit misses the newest launch's time by more than ``changed`` (its chunks'
     errors over their total), the older launches are dropped. ``smoothness`` weighs the penalty on
     neighbouring bins' difference against the chunk times' misfit (both relative)."""
 
     def __init__(self, history: int = 4, decay: float = 0.5, smoothness: float = 0.3,
                  iterations: int = 8, bins: int = BINS, changed: float = 0.3,
-                 min_launches: int = 2):
+                 min_launches: int = 2, uneven: float = 0.05):
         self.history, self.decay, self.smoothness = history, decay, smoothness
-        self.changed, self.min_launches = changed, min_launches
+        self.changed, self.min_launches, self.uneven = changed, min_launches, uneven
         self.iterations, self.bins = iterations, bins
         self._kernels: dict = {}          # (kernel, nblocks) -> _Kernel
 
@@ -188,19 +189,38 @@ class ProfileModel:
                 k.profile, k.speeds = fit(list(k.chunks), nblocks, k.launches, self.decay,
                                           self.smoothness, self.iterations, self.bins,
                                           previous)
+            self._prefer_uniform(k)
             k.stale = False
         return k
 
+    def _prefer_uniform(self, k) -> None:
+        """Keep a profile only where it explains the chunk times clearly better than every
+        block costing the same: with contiguous shares a step in the profile at a cut and a
+        speed ratio fit equally well, and noise must not make a uniform kernel look uneven."""
+        flat = CostProfile(k.nblocks, bins=self.bins)
+        speeds = {}
+        for w in {c.worker for c in k.chunks}:
+            mine = [c for c in k.chunks if c.worker == w]
+            speeds[w] = sum(c.end - c.first for c in mine) / sum(c.seconds for c in mine)
+        if _misfit(k.chunks, flat, speeds) <= _misfit(k.chunks, k.profile, k.speeds) + \
+                self.uneven:
+            k.profile, k.speeds = flat, speeds
+
     @staticmethod
     def _newest_misfit(k) -> float:
-        """How far off the fit is on the newest launch: its chunks' errors over their time
-        (a short chunk's noise counts for as little as its time)."""
-        newest = [c for c in k.chunks if c.launch == k.launches[-1] and c.worker in k.speeds]
-        if not newest:
-            return 0.0
-        errors = [abs(k.profile.cost(c.first, c.end) / k.speeds[c.worker] - c.seconds)
-                  for c in newest]
-        return sum(errors) / sum(c.seconds for c in newest)
+        """How far off the fit is on the newest launch (see ``_misfit``)."""
+        return _misfit([c for c in k.chunks if c.launch == k.launches[-1]], k.profile,
+                       k.speeds)
+
+
+def _misfit(chunks, profile: CostProfile, speeds: dict) -> float:
+    """The chunks' errors of prediction over their time (a short chunk's noise counts for as
+    little as its time)."""
+    chunks = [c for c in chunks if c.worker in speeds]
+    if not chunks:
+        return 0.0
+    errors = [abs(profile.cost(c.first, c.end) / speeds[c.worker] - c.seconds) for c in chunks]
+    return sum(errors) / sum(c.seconds for c in chunks)
 
 
 def fit(chunks: list, nblocks: int, launches: list, decay: float, smoothness: float,

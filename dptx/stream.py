@@ -354,15 +354,14 @@ def forget_all() -> None:
 
 
 # -- events ------------------------------------------------------------------------------------
-# ``dptx.Event`` and ``dptx.get_elapsed_time``, as ``cupy.cuda.Event`` and
-# ``cupy.cuda.get_elapsed_time``.
-# 
-# An event recorded on a stream completes when the work enqueued on that stream before it has
-# finished. Its time is when this process learns that the last of that work finished (Dask
-# reports each task's completion to the client within a few milliseconds), or the time of
-# ``record`` when nothing was pending; ``get_elapsed_time(start, end)`` is the difference in
-# milliseconds, as CUDA's events measure the device's time between two points of a stream.
 class Event:
+    """``dptx.Event``, as ``cupy.cuda.Event``: recorded on a stream, it completes when the
+    work enqueued on that stream before it has finished. Its time is when this process
+    learns that the last of that work finished (Dask reports each task's completion to the
+    client within a few milliseconds), or the time of ``record`` when nothing was pending;
+    ``get_elapsed_time(start, end)`` is the difference in milliseconds, as CUDA's events
+    measure the device's time between two points of a stream."""
+
     def __init__(self, block: bool = False, disable_timing: bool = False,
                  interprocess: bool = False):
         self.disable_timing = bool(disable_timing)
@@ -371,22 +370,27 @@ class Event:
         self._recorded = False
         self._lock = threading.Lock()
         self._left = 0
+        self._generation = 0            # a new record() ignores the last one's callbacks
 
     def record(self, stream=None) -> None:
         """Mark the current end of ``stream`` (the current stream by default)."""
         futures = stream_for(stream).pending_futures()
         now = time.perf_counter()
         with self._lock:
+            self._generation += 1
+            generation = self._generation
             self._recorded = True
             self._futures = futures
             self._left = len(futures)
             self._time = None if futures else now
         for f in futures:
-            f.add_done_callback(self._one_done)
+            f.add_done_callback(lambda _f, g=generation: self._one_done(g))
 
-    def _one_done(self, _future) -> None:
+    def _one_done(self, generation: int) -> None:
         now = time.perf_counter()
         with self._lock:
+            if generation != self._generation:
+                return
             self._left -= 1
             if self._left == 0:
                 self._time = now

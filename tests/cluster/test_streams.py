@@ -129,3 +129,16 @@ def test_an_error_is_raised_by_its_own_stream(client, mod):
 def test_null_stream_is_the_default_one():
     assert dptx.Stream(null=True) is dptx.Stream.null
     assert repr(dptx.Stream.null) == "<dptx.Stream null>"
+
+
+def test_an_event_recorded_again_follows_its_last_record(client, mod):
+    x = dptx.zeros(32, np.float32)
+    s = dptx.Stream()
+    e = dptx.Event()
+    mod.get_function("spin")((1,), (32,), (x, np.int32(300_000_000)), stream=s)
+    e.record(s)                          # waits for the spin
+    assert not e.done
+    e.record(dptx.Stream())              # an idle stream: complete at once
+    assert e.done
+    s.synchronize()
+    assert e.done and e._left == 0       # the first record's callback changed nothing

@@ -7,9 +7,10 @@ import time
 
 import numpy as np
 import pytest
-from distributed import Client, LocalCluster
+from distributed import Client
 
 import dptx
+from tests.cluster.clusters import cpu_cluster
 
 SLOW = r'''
 extern "C" __global__ void slow_poly(const float* x, float* y, int n, int iters) {
@@ -26,9 +27,7 @@ def test_killed_worker_changes_nothing():
     kernel = dptx.RawModule(SLOW).get_function("slow_poly")
     n, iters = 1 << 14, 20000
     x_host = np.linspace(-3, 3, n, dtype=np.float32)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                      silence_logs=logging.CRITICAL, preload=["dptx.worker"],
-                      scheduler_kwargs={"preload": ["scheduler_plugins"]}) as cluster, \
+    with cpu_cluster(2, logging.CRITICAL) as cluster, \
             Client(cluster, set_as_default=False) as client:
         dptx.connect(client)
         try:
@@ -72,9 +71,7 @@ def test_killed_worker_keeps_host_uploads():
     host = np.random.default_rng(8).standard_normal(1 << 20).astype(np.float32)
     kernel = dptx.RawModule(r'''extern "C" __global__ void neg(float* x, int n) {
         int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = -x[i]; }''').get_function("neg")
-    with LocalCluster(n_workers=3, threads_per_worker=1, processes=True, dashboard_address=":0",
-                      silence_logs=logging.CRITICAL, preload=["dptx.worker"],
-                      scheduler_kwargs={"preload": ["scheduler_plugins"]}) as cluster, \
+    with cpu_cluster(3, logging.CRITICAL) as cluster, \
             Client(cluster, set_as_default=False) as client:
         dptx.connect(client)
         try:
@@ -109,9 +106,7 @@ def test_uploads_right_after_a_worker_leaves():
     goes to the workers still there (not a 30 s wait for it), and the data is right."""
     from graphs import memcpy
     data = np.arange(1 << 20, dtype=np.float32)            # large: scattered, one piece each
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                      silence_logs=logging.CRITICAL, preload=["dptx.worker"],
-                      scheduler_kwargs={"preload": ["scheduler_plugins"]}) as cluster, \
+    with cpu_cluster(2, logging.CRITICAL) as cluster, \
             Client(cluster, set_as_default=False) as client:
         dptx.connect(client)
         try:

@@ -6,28 +6,16 @@ import ctypes
 import re
 import subprocess
 import tempfile
-from dataclasses import dataclass
 
 import numpy as np
+
+from graphs.tasks import KernelImage
 
 from ._machine import (_SCALARS, DEFAULT_SHARED, CudaStatus, LoadedFunction, LoadedModule,
                        Process)
 
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 _USED = re.compile(r"Used (\d+) registers.*?(?:, (\d+) bytes smem)?$", re.M)
-
-
-@dataclass(frozen=True)
-class Kernel:
-    """What ``dptx.cpu.launch`` takes: the module, the kernel's function, its name and PTX."""
-    module: object
-    function: object
-    name: str
-    ptx: str
-
-    @property
-    def params(self) -> list:
-        return self.function.params
 
 
 # -- loading ---------------------------------------------------------------------------------------
@@ -192,7 +180,7 @@ def launch(process: Process, ctx, f: LoadedFunction, grid: tuple, block: tuple, 
     module = f.module
     function = next(fn for fn in module.ir.kernels if fn.name == f.name)
     if f.kernel is None:
-        f.kernel = Kernel(module.ir, function, f.name, module.ptx)
+        f.kernel = KernelImage(module.ir, function, f.name, module.ptx)
     limits = (2**31 - 1, 65535, 65535, 1024, 1024, 64)
     if any(not 1 <= v <= top for v, top in zip(grid + block, limits)) \
             or block[0] * block[1] * block[2] > 1024:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import functools
 import itertools
 import os
 import re
@@ -82,6 +83,20 @@ _SCALARS = {"u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64
             "s8": np.int8, "s16": np.int16, "s32": np.int32, "s64": np.int64,
             "b8": np.uint8, "b16": np.uint16, "b32": np.uint32, "b64": np.uint64,
             "f16": np.float16, "f32": np.float32, "f64": np.float64, "pred": np.uint8}
+
+
+def api(error_class):
+    """A decorator for the stand-in's CUDA calls: the machine's CudaStatus becomes
+    ``error_class`` (CUDADriverError, CUDARuntimeError), as CuPy's check_status raises."""
+    def decorate(fn):
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except CudaStatus as exc:
+                raise error_class(exc.status, exc.log) from None
+        return call
+    return decorate
 
 
 class CudaStatus(Exception):

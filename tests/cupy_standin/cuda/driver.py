@@ -3,10 +3,8 @@ function attributes and launches with CuPy's names and signatures; errors raise
 ``CUDADriverError`` whose message is ``"<CUresult name>: <message>"``. Tests only."""
 from __future__ import annotations
 
-import functools
-
 from .. import _state
-from .._machine import ERRORS, CudaStatus
+from .._machine import ERRORS, CudaStatus, api
 
 # CUfunction_attribute (the constants CuPy exports)
 CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
@@ -37,15 +35,7 @@ class CUDADriverError(RuntimeError):
         return (type(self), (self.status, self._log))
 
 
-def _api(fn):
-    """Turn the machine's CudaStatus into CUDADriverError, as check_status does."""
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except CudaStatus as exc:
-            raise CUDADriverError(exc.status, exc.log) from None
-    return call
+_api = api(CUDADriverError)
 
 
 def get_build_version() -> int:

@@ -3,10 +3,8 @@ dptx uses, with CuPy's names, arguments and return values; errors raise ``CUDARu
 whose message is ``"<cudaError name>: <message>"``. Tests only."""
 from __future__ import annotations
 
-import functools
-
 from .. import _state
-from .._machine import ERRORS, CudaStatus
+from .._machine import ERRORS, CudaStatus, api
 
 memcpyHostToHost = 0
 memcpyHostToDevice = 1
@@ -45,15 +43,7 @@ class CUDARuntimeError(RuntimeError):
         return (type(self), (self.status, self._log))
 
 
-def _api(fn):
-    """Turn the machine's CudaStatus into CUDARuntimeError, as check_status does."""
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except CudaStatus as exc:
-            raise CUDARuntimeError(exc.status, exc.log) from None
-    return call
+_api = api(CUDARuntimeError)
 
 
 # -- versions, devices ------------------------------------------------------------------------------

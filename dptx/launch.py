@@ -62,8 +62,7 @@ class LaunchOp(Operation):
     def __init__(self, kernel, grid, block, params, buffers, names, targets, shared_mem):
         self.kernel = kernel
         self.grid, self.block, self.shared_mem = grid, block, shared_mem
-        self.params = tuple(params)            # ("buffer", slot) | ("pointer", (slot, offset))
-                                                # | ("scalar", value)
+        self.params = tuple(params)            # ("buffer", (slot, byte offset)) | ("scalar", value)
         self.buffers = buffers                  # DeviceBuffer per slot
         self.names = tuple(names)               # per slot, for messages
         self.targets = targets                  # per slot: {("param", i) | ("var", name)}
@@ -216,8 +215,8 @@ def _launch(kernel, grid, block, args, shared_mem: int, stream):
                 raise LaunchError(f"argument {i} ({p.name}: .{p.type}) of kernel {kernel.name} "
                                   f"is not a pointer, got a dptx.ndarray")
             slot = slot_for(a._buffer, ("param", i), f"argument {i} ({p.name})")
-            # a view is the buffer's pointer plus its offset (d_ptr + n)
-            params.append(("pointer", (slot, a._offset)) if a._offset else ("buffer", slot))
+            # the buffer's pointer plus the array's offset in it (a view: d_ptr + n)
+            params.append(("buffer", (slot, a._offset)))
         elif isinstance(a, np.ndarray) and a.ndim > 0:
             raise LaunchError(f"argument {i} ({p.name}) of kernel {kernel.name} is a numpy array; "
                               f"device arguments must be dptx arrays (dptx.asarray(x))")

@@ -71,7 +71,7 @@ def chunk_footprints(kernel, grid: tuple, block: tuple, params: tuple, globals_:
     """For each block range, per slot, (read intervals, write intervals); None for a range
     (or the whole answer) where the analysis gives nothing, meaning whole buffers.
 
-    ``params`` are the launch's ``("buffer", slot)``/``("scalar", value)`` entries,
+    ``params`` are the launch's ``("buffer", (slot, offset))``/``("scalar", value)`` entries,
     ``globals_`` its (module variable name, slot) pairs, ``sizes`` the bytes per slot."""
     key = kernel_key(kernel.ptx, kernel.name)
     if key in _distrusted:
@@ -81,9 +81,7 @@ def chunk_footprints(kernel, grid: tuple, block: tuple, params: tuple, globals_:
         return None
     scalars, targets, offsets = {}, {}, {}
     for i, (kind, value) in enumerate(params):
-        if kind == "buffer":
-            targets[("param", i)] = value
-        elif kind == "pointer":         # a view: the buffer's pointer plus its offset
+        if kind == "buffer":            # (a view: the buffer's pointer plus its offset)
             targets[("param", i)], offsets[("param", i)] = value
         else:
             scalars[i] = value if isinstance(value, bytes) else value.tobytes()

@@ -124,9 +124,9 @@ def load_kernel(ptx: str, name: str) -> KernelImage:
 class LaunchSpec:
     """What every chunk of a launch shares (picklable, small).
 
-    ``params`` has one entry per kernel parameter: ``("buffer", slot)`` for a device array,
-    ``("scalar", value)`` for a numpy scalar or bytes (structs); ``globals`` maps module
-    variable names to their slot."""
+    ``params`` has one entry per kernel parameter: ``("buffer", (slot, byte offset))`` for
+    a device array (a view's offset in its buffer), ``("scalar", value)`` for a numpy scalar
+    or bytes (structs); ``globals`` maps module variable names to their slot."""
     kernel: str
     grid: tuple
     block: tuple
@@ -269,14 +269,14 @@ def _run_step(step: Step, device: str, views: list, inputs: tuple, lane: int = N
 
 
 def _argument(kind: str, value, step: Step, views: list):
-    """A kernel argument: a buffer's window, a pointer into one (a view), or a scalar."""
-    if kind == "buffer":
-        return views[step.slots[value]]
-    if kind == "pointer":
-        from dptx.pointer import Pointer
-        slot, offset = value
-        return Pointer(views[step.slots[slot]], offset)
-    return value
+    """A kernel argument: a buffer's window (or a pointer into it: a view), or a scalar."""
+    if kind != "buffer":
+        return value
+    slot, offset = value
+    if not offset:
+        return views[step.slots[slot]]
+    from dptx.pointer import Pointer
+    return Pointer(views[step.slots[slot]], offset)
 
 
 def _gpu_writes(step: Step, slots: tuple, views: list) -> dict:
@@ -285,9 +285,8 @@ def _gpu_writes(step: Step, slots: tuple, views: list) -> dict:
     nothing of the buffers it only reads."""
     writes = {}
     for i, (kind, v) in enumerate(step.spec.params):
-        slot = v if kind == "buffer" else v[0] if kind == "pointer" else None
-        if slot is not None and slots[step.slots[slot]].mode != "read":
-            writes[i] = (0, views[step.slots[slot]].nbytes)
+        if kind == "buffer" and slots[step.slots[v[0]]].mode != "read":
+            writes[i] = (0, views[step.slots[v[0]]].nbytes)
     for name, s in step.spec.globals:
         if slots[step.slots[s]].mode != "read":
             writes[name] = (0, views[step.slots[s]].nbytes)

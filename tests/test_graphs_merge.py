@@ -124,7 +124,7 @@ def test_run_chunk_direct_output_and_footprint_check():
     from dptx.errors import FootprintViolation
     ptx = dptx.RawModule(r'''extern "C" __global__ void put(float* y, int shift) {
         int i = blockIdx.x * blockDim.x + threadIdx.x; y[i + shift] = i; }''').ptx
-    spec = LaunchSpec("put", (4, 1, 1), (32, 1, 1), 0, (("buffer", 0), ("scalar", np.int32(0))), ())
+    spec = LaunchSpec("put", (4, 1, 1), (32, 1, 1), 0, (("buffer", (0, 0)), ("scalar", np.int32(0))), ())
     y = np.full(128, -1, np.float32).view(np.uint8)
     window = SlotWindow(128, 384, 512, ((1, 128, 0, 256),), "direct", 128, 256)
 
@@ -133,7 +133,7 @@ def test_run_chunk_direct_output_and_footprint_check():
                          (window,), ("argument 0 (y)",), PAGE)
     out = run_chunk(chunk(spec), ptx, y)
     assert np.array_equal(out.view(np.float32), np.arange(32, 64, dtype=np.float32))
-    spec2 = LaunchSpec("put", (4, 1, 1), (32, 1, 1), 0, (("buffer", 0), ("scalar", np.int32(1))), ())
+    spec2 = LaunchSpec("put", (4, 1, 1), (32, 1, 1), 0, (("buffer", (0, 0)), ("scalar", np.int32(1))), ())
     with pytest.raises(FootprintViolation, match=r"byte 25[6-9] of argument 0 \(y\).*\[128, 256\)"):
         run_chunk(chunk(spec2), ptx, y)
 
@@ -144,8 +144,8 @@ def test_run_chunk_steps_run_in_order_and_errors_name_their_step():
     import dptx
     ptx = dptx.RawModule(r'''extern "C" __global__ void addone(int* y, int at) {
         y[threadIdx.x + at] += 1; }''').ptx
-    good = LaunchSpec("addone", (1, 1, 1), (4, 1, 1), 0, (("buffer", 0), ("scalar", np.int32(0))), ())
-    bad = LaunchSpec("addone", (1, 1, 1), (4, 1, 1), 0, (("buffer", 0), ("scalar", np.int32(100))), ())
+    good = LaunchSpec("addone", (1, 1, 1), (4, 1, 1), 0, (("buffer", (0, 0)), ("scalar", np.int32(0))), ())
+    bad = LaunchSpec("addone", (1, 1, 1), (4, 1, 1), 0, (("buffer", (0, 0)), ("scalar", np.int32(100))), ())
     y = np.zeros(4, np.int32).view(np.uint8)
     window = SlotWindow(0, 16, 16, ((1, 0, 0, 16),), "direct", 0, 16)
     steps = tuple(Step(good, 0, 1, 0, (0,)) for _ in range(3))
@@ -164,7 +164,7 @@ def test_run_chunk_check_mode_catches_a_write_the_footprint_denied():
     from dptx.errors import FootprintViolation
     ptx = dptx.RawModule(r'''extern "C" __global__ void put(float* y, int shift) {
         int i = blockIdx.x * blockDim.x + threadIdx.x; y[i + shift] = i; }''').ptx
-    spec = LaunchSpec("put", (4, 1, 1), (32, 1, 1), 0, (("buffer", 0), ("scalar", np.int32(0))), ())
+    spec = LaunchSpec("put", (4, 1, 1), (32, 1, 1), 0, (("buffer", (0, 0)), ("scalar", np.int32(0))), ())
     y = np.full(128, -1, np.float32).view(np.uint8)
     window = SlotWindow(128, 384, 512, ((1, 128, 0, 256),), "check")
     plan = ChunkPlan(VIEWS, (Step(spec, 1, 2, 0, (0,)),), "cpu", (window,), ("argument 0 (y)",), PAGE)

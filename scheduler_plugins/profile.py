@@ -9,14 +9,13 @@ blocks per second of the plain model). ``ProfileModel`` learns the profiles and 
 speed per kernel together, from the chunks of the last few launches: a chunk of blocks
 [first, end) that ran ``t`` seconds on worker ``w`` says ``cost(first, end) = t * speed[w]``.
 
-The fit alternates (each step a least-squares problem): speeds given the profile (each
-worker's cost done over its time), then the profile given the speeds, with a penalty on
-jumps between neighbouring bins. That penalty is what separates the two where a worker only
-ever ran its own contiguous range: the profile must stay smooth across the cut between two
-workers, so a step in chunk times at a cut is the workers' speed ratio, not the grid. Ranges
-that change hands between launches (the plan moves its cuts, idle workers take queued chunks)
-pin it down further. Older launches count less (``decay``), so that a profile that changes
-(a zoom) is relearned within a few launches. No Dask here; numpy only."""
+The fit is one nonlinear least-squares problem in both (Gauss-Newton on the log of the
+chunk times; see ``fit``), with a penalty on jumps between neighbouring bins. That penalty is
+what separates the two where a worker only ever ran its own contiguous range: the profile
+must stay smooth across the cut between two workers, so a step in chunk times at a cut is
+the workers' speed ratio, not the grid. Ranges that change hands between launches (the plan
+moves its cuts, idle workers take queued chunks) pin it down further. Older launches count
+less (``decay``), so that a profile that changes (a zoom) is relearned within a few launches. No Dask here; numpy only."""
 from __future__ import annotations
 
 from collections import deque
@@ -25,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 BINS = 64
+ROBUST = 0.2        # relative misfit beyond which a chunk time counts less (log units)
 
 
 class CostProfile:
@@ -225,43 +225,91 @@ def _misfit(chunks, profile: CostProfile, speeds: dict) -> float:
 
 def fit(chunks: list, nblocks: int, launches: list, decay: float, smoothness: float,
         iterations: int, bins: int, start: CostProfile = None) -> tuple:
-    """(CostProfile, speeds) that best explain the chunk times (see the module docstring)."""
+    """(CostProfile, speeds) that best explain the chunk times (see the module docstring).
+
+    The profile and the speeds are fitted together, by Gauss-Newton on the log of the chunk
+    times: log seconds_i = log cost_i(c) - log speed[worker_i]. Log misfits are relative (a
+    short chunk's noise counts for as little as its time), and no range's cost can go to
+    zero with its worker's speed to explain it away. (Solving the two in turn instead creeps
+    along the one direction the data leave loose where shares are contiguous: a step at a
+    cut between two workers against their speed ratio.) Then twice more with Huber weights:
+    a chunk that stalled (another process took its core) is not where the work lies."""
     profile = CostProfile(nblocks, bins=bins)
     if start is not None and start.weights.shape == profile.weights.shape:
         profile.weights = start.weights.copy()
     age = {launch: len(launches) - 1 - i for i, launch in enumerate(launches)}
     weight = np.array([decay ** age.get(c.launch, len(launches)) for c in chunks])
     overlap = np.array([profile.overlap(c.first, c.end) for c in chunks])   # chunks x bins
-    seconds = np.array([c.seconds for c in chunks])
+    log_t = np.log([c.seconds for c in chunks])
     workers = sorted({c.worker for c in chunks})
     index = np.array([workers.index(c.worker) for c in chunks])
     nbins = len(profile.weights)
     sizes = profile.sizes.astype(float)
-    # neighbouring bins' difference, per block (so that bins of unequal size compare)
-    diff = np.zeros((max(0, nbins - 1), nbins))
-    for b in range(nbins - 1):
-        diff[b, b], diff[b, b + 1] = -1.0, 1.0
+    # neighbouring bins' difference, in the misfit's units: a unit step between bins costs
+    # as much as a chunk predicted 100% off, times ``smoothness``
+    penalty = np.sqrt(smoothness * len(chunks) / max(1, nbins - 1)) * \
+        np.diff(np.eye(nbins), axis=0)
     c = profile.weights.copy()
-    speeds = np.ones(len(workers))
-    for _ in range(iterations):
-        cost = overlap @ c
-        speeds = _worker_fit(cost, seconds, weight, index, len(workers))
-        # rows scaled by 1/target: every chunk's misfit counts relative to its size
-        target = seconds * speeds[index]
-        scale = np.sqrt(weight) / np.maximum(target, 1e-12)
-        a = overlap * scale[:, None]
-        y = target * scale
-        # the penalty in the same relative units: a unit step between bins costs as much as a
-        # chunk predicted 100% off, times ``smoothness``
-        rows = [a, np.sqrt(smoothness * len(chunks) / max(1, nbins - 1)) * diff]
-        solution, *_ = np.linalg.lstsq(np.vstack(rows),
-                                       np.concatenate([y, np.zeros(diff.shape[0])]),
-                                       rcond=None)
-        c = np.maximum(solution, 1e-3)
-        c *= nblocks / (sizes @ c)              # mean cost per block: 1
-    speeds = _worker_fit(overlap @ c, seconds, weight, index, len(workers))
+    log_s = np.log(_worker_fit(overlap @ c, np.exp(log_t), weight, index, len(workers)))
+    problem = _LogFit(overlap, log_t, index, penalty, sizes, nblocks)
+    robust = weight
+    for _ in range(3):
+        c, log_s = problem.solve(c, log_s, robust, iterations * 2)
+        misfit = np.abs(problem.residual(c, log_s))
+        robust = weight * np.minimum(1.0, ROBUST / np.maximum(misfit, 1e-12))
     profile.weights = c
-    return profile, {w: float(s) for w, s in zip(workers, speeds)}
+    return profile, {w: float(np.exp(s)) for w, s in zip(workers, log_s)}
+
+
+@dataclass
+class _LogFit:
+    """min over (c, log_s) of sum_i w_i (log(overlap_i . c) - log_s[worker_i] - log_t_i)^2
+    + |penalty . c|^2, with the mean cost per block held at 1 (it fixes the scale)."""
+    overlap: np.ndarray
+    log_t: np.ndarray
+    index: np.ndarray
+    penalty: np.ndarray
+    sizes: np.ndarray
+    nblocks: int
+
+    def residual(self, c, log_s):
+        return np.log(np.maximum(self.overlap @ c, 1e-12)) - log_s[self.index] - self.log_t
+
+    def objective(self, c, log_s, weight):
+        r = self.residual(c, log_s)
+        return weight @ (r * r) + np.sum((self.penalty @ c) ** 2)
+
+    def solve(self, c, log_s, weight, steps):
+        nchunks, nbins = self.overlap.shape
+        nworkers = len(log_s)
+        root_w = np.sqrt(weight)
+        current = self.objective(c, log_s, weight)
+        for _ in range(steps):
+            cost = np.maximum(self.overlap @ c, 1e-12)
+            jac = np.zeros((nchunks, nbins + nworkers))
+            jac[:, :nbins] = self.overlap / cost[:, None]
+            jac[np.arange(nchunks), nbins + self.index] = -1.0
+            rows = np.vstack([
+                jac * root_w[:, None],
+                np.hstack([self.penalty, np.zeros((self.penalty.shape[0], nworkers))]),
+                # the step keeps the mean cost: sizes . step = 0
+                1e3 * np.concatenate([self.sizes / self.nblocks, np.zeros(nworkers)])[None]])
+            rhs = -np.concatenate([root_w * self.residual(c, log_s), self.penalty @ c, [0.0]])
+            step, *_ = np.linalg.lstsq(rows, rhs, rcond=None)
+            for damping in (1.0, 0.5, 0.25, 0.125, 0.0625):
+                trial_c = np.maximum(c + damping * step[:nbins], 1e-3)
+                trial_c *= self.nblocks / (self.sizes @ trial_c)
+                trial_s = log_s + damping * step[nbins:]
+                value = self.objective(trial_c, trial_s, weight)
+                if value <= current:
+                    break
+            else:
+                return c, log_s                 # no step improves: at the minimum
+            done = current - value <= 1e-9 * max(current, 1e-12)
+            c, log_s, current = trial_c, trial_s, value
+            if done:
+                break
+        return c, log_s
 
 
 def _worker_fit(cost, seconds, weight, index, nworkers) -> np.ndarray:

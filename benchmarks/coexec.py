@@ -175,7 +175,7 @@ def main():
         parts = []
         for label in ("gpu", "cpu"):
             k = learned[name].get(by_name[label], {}).get("kernels", {}).get(name, {})
-            parts.append(f"{label} {k.get('blocks_per_s', 0):.0f} blocks/s, "
+            parts.append(f"{label} {k.get('blocks_per_s') or 0:.0f} blocks/s, "
                          f"share {k.get('share', 0):.3f}")
         print(f"  {name}, balanced: " + "; ".join(parts))
 

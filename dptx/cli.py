@@ -104,7 +104,8 @@ def cluster_text(client, address: str) -> str:
     if kernels:
         lines.append("  learned kernels (blocks/s per worker; share of the last launch):")
         for name, rows in sorted(kernels.items()):
-            text = ", ".join(f"{who} {k['blocks_per_s']:.3g} ({k['share']:.0%})" for who, k in rows)
+            text = ", ".join(f"{who} {_rate_text(k['blocks_per_s'])} ({k['share']:.0%})"
+                             for who, k in rows)
             lines.append(f"    {name}: {text}")
     else:
         lines.append("  no kernels launched yet")
@@ -113,3 +114,8 @@ def cluster_text(client, address: str) -> str:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _rate_text(blocks_per_s) -> str:
+    """blocks/s, or why there is none yet (a kernel's first run on a worker is no sample)."""
+    return "not measured yet" if blocks_per_s is None else f"{blocks_per_s:.3g}"

@@ -82,8 +82,21 @@ class ModelCopy:
         cached = self._profiles.get((kernel, nblocks))
         if cached is None or cached[0] is not entry:
             cached = self._profiles[(kernel, nblocks)] = (entry, Learned(
-                CostProfile(nblocks, entry["weights"]), dict(entry["speeds"])))
+                CostProfile(nblocks, entry["weights"]), dict(entry["speeds"]),
+                entry.get("spread")))
         return cached[1]
+
+    def tuning(self, kernel: str, nblocks: int) -> dict:
+        """worker -> ``scheduler_plugins.planner.Tuning`` for this kernel and grid size: the
+        measured seconds per chunk beyond the kernels and the spread of chunk times (the
+        planner's defaults where nothing was measured yet)."""
+        from scheduler_plugins.planner import TASK_OVERHEAD, Tuning
+        snap = self.snapshot()
+        overheads = snap.get("overheads", {}).get(kernel, {})
+        spread = snap.get("profiles", {}).get(kernel, {}).get(str(nblocks), {}).get("spread")
+        # floor: the scheduler's own work per task (~0.5 ms), which a worker's span misses
+        return {w: Tuning(max(TASK_OVERHEAD / 4, float(overheads.get(w, TASK_OVERHEAD))), spread)
+                for w in snap["workers"]}
 
     def measured(self, kernel: str) -> dict:
         """worker -> (blocks/s per thread, samples) for ``kernel``."""

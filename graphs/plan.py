@@ -2,7 +2,8 @@
 the scheduler plugin's model, with no call to the scheduler.
 
 - Shares follow throughput (``scheduler_plugins.planner``); each worker's share is one
-  contiguous range of blocks, cut into a few chunks.
+  contiguous range of blocks, cut into a few chunks, as many as the measured overhead per
+  chunk and spread of chunk times call for.
 - Data stays where it is made: the shares of a kernel (per grid shape) are kept from one
   launch to the next, so that iterative kernels find their data on the worker that wrote
   it, and they move only when the predicted gain of a rebalance, over the next few launches,
@@ -20,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scheduler_plugins.model import rates_for
-from scheduler_plugins.planner import (MIN_CHUNK_SECONDS, exploring_rates, proportional_shares,
+from scheduler_plugins.planner import (Tuning, exploring_rates, proportional_shares,
                                        share_bounds, split_shares)
 
 from .launch import Chunk, window_of
@@ -133,9 +134,11 @@ class LaunchPlanner:
         if single:
             best = max(throughput, key=throughput.get)
             return [self._chunk(0, nblocks, best, by_address)]
+        tuning = {} if split == "even" else self.model.tuning(kernel, nblocks)
         near, share = holder(maps, by_address)
         small = sum(p.nbytes for p in maps) <= SMALL_BYTES
-        if nblocks == 1 or (is_measured and nblocks / throughput[near] < MIN_CHUNK_SECONDS
+        min_seconds = tuning.get(near, Tuning()).min_chunk_seconds
+        if nblocks == 1 or (is_measured and nblocks / throughput[near] < min_seconds
                             and (small or share >= 0.9)):
             # too little work to split, and the data is in one place: run there
             return [self._chunk(0, nblocks, near, by_address)]
@@ -164,7 +167,7 @@ class LaunchPlanner:
         self.shares[key] = shares
         counts = [b - a for a, b in zip(bounds, bounds[1:])]
         chunks = split_shares(order, counts, rates, is_measured, unit,
-                              learned.profile if learned is not None else None)
+                              learned.profile if learned is not None else None, tuning)
         return [self._chunk(c.first, c.end, c.worker, by_address) for c in chunks]
 
     def _keep_or_move(self, previous: Shares, bounds: list, order: list, throughput: dict,

@@ -237,16 +237,24 @@ def _first_difference(before: np.ndarray, after: np.ndarray) -> int:
     return int(np.flatnonzero(before != after)[0])
 
 
+_timed: set = set()        # (kernel, device, lane) that ran a chunk in this process
+
+
 def _run_step(step: Step, device: str, views: list, inputs: tuple, lane: int = None,
-              slots: tuple = ()) -> float:
-    """Run one launch of the chunk; returns the seconds its kernel ran (JIT excluded). On the
-    GPU, ``lane`` is the CUDA device the chunk holds."""
+              slots: tuple = ()) -> tuple:
+    """Run one launch of the chunk; returns the seconds its kernel ran (JIT excluded) and
+    whether they say how fast this worker runs the kernel: not on the first run of a kernel
+    on a device (the driver's JIT, first-touch page faults) nor on a run that tried both of
+    the CPU executor's forms (half the blocks in the slower one). On the GPU, ``lane`` is the
+    CUDA device the chunk holds."""
     import time
     spec = step.spec
     kernel = load_kernel(inputs[step.image], spec.kernel)
     args = [_argument(kind, v, step, views) for kind, v in spec.params]
     global_buffers = {name: views[step.slots[s]] for name, s in spec.globals}
     blocks = range(step.first, step.end)
+    first_run = (id(kernel), device, lane) not in _timed
+    _timed.add((id(kernel), device, lane))
     if device == "gpu":
         from dptx import gpu
         from dptx.gpu.runner import GpuModuleError
@@ -255,17 +263,20 @@ def _run_step(step: Step, device: str, views: list, inputs: tuple, lane: int = N
             gpu.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
                        blocks=blocks, globals=global_buffers, device=lane,
                        writes=_gpu_writes(step, slots, views))
-            return time.perf_counter() - t0
+            return time.perf_counter() - t0, not first_run
         except GpuModuleError as exc:
             # the device cannot take this kernel (driver too old for what it uses...): the
             # chunk's blocks run on this worker's CPU instead
             _note_once(("module", spec.kernel), "%s; its GPU chunks run on the CPU", exc)
     from dptx import cpu
-    cpu.compile_kernel(kernel)
+    compiled = cpu.compile_kernel(kernel)
+    undecided = compiled.alternative is not None and compiled.chosen is None
     t0 = time.perf_counter()
     cpu.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
                blocks=blocks, globals=global_buffers, threads=1)
-    return time.perf_counter() - t0
+    seconds = time.perf_counter() - t0
+    tried_both = undecided and compiled.chosen is not None
+    return seconds, not (first_run or tried_both)
 
 
 def _argument(kind: str, value, step: Step, views: list):
@@ -340,15 +351,18 @@ def run_chunk(chunk: ChunkPlan, *inputs):
         whole = slot.lo == 0 and slot.hi == slot.nbytes
         views.append(data if whole else Window(data, slot.lo, slot.nbytes))
 
-    kernel_seconds = 0.0
+    kernel_seconds, sample = 0.0, True
     with _chunk_device(chunk) as (device, lane):
         for i, step in enumerate(chunk.steps):
             try:
-                kernel_seconds += _run_step(step, device, views, inputs, lane, chunk.slots)
+                seconds, representative = _run_step(step, device, views, inputs, lane,
+                                                    chunk.slots)
             except Exception as exc:
                 exc.dptx_step = i
                 raise
-    _report(kernel_seconds)
+            kernel_seconds += seconds
+            sample &= representative
+    _report(kernel_seconds, sample)
 
     outputs = []
     for s, slot in enumerate(chunk.slots):
@@ -380,23 +394,21 @@ def run_chunk(chunk: ChunkPlan, *inputs):
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
-def _report(kernel_seconds: float) -> None:
+def _report(kernel_seconds: float, sample: bool) -> None:
     """Tell the scheduler plugin how long the kernels of this chunk ran: it learns each
     worker's speed from that alone, not from the task's whole time, which also counts JIT
     compiles and the copies that build windows (first-touch page faults can make those cost
-    more than the kernel, and would make a worker that just received data look slow)."""
+    more than the kernel, and would make a worker that just received data look slow).
+    ``sample`` False: the time is not the worker's speed (see ``_run_step``)."""
     try:
         from distributed import get_worker
         from distributed.worker import thread_state
         get_worker().log_event("dptx-chunk", {"key": str(thread_state.key),
-                                              "seconds": kernel_seconds})
+                                              "seconds": kernel_seconds, "sample": sample})
     except Exception:  # not on a Dask worker (a direct call): nothing to report
         pass
 
 
-# ----------------------------------------------------------------------------------------------
-# merges
-# ----------------------------------------------------------------------------------------------
 _NUMPY_TYPES = {
     "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
     "s8": np.int8, "s16": np.int16, "s32": np.int32, "s64": np.int64,

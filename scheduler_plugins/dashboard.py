@@ -67,7 +67,8 @@ def dptx_doc(scheduler, extra, doc):
     from bokeh.plotting import figure
 
     table_source = ColumnDataSource(dict(worker=[], name=[], device=[], gpu=[], nthreads=[],
-                                         kernel=[], blocks_per_s=[], blocks=[], share=[]))
+                                         kernel=[], blocks_per_s=[], blocks=[], share=[],
+                                         overhead_ms=[]))
     table = DataTable(source=table_source, width=1000, height=220, index_position=None, columns=[
         TableColumn(field="worker", title="worker"), TableColumn(field="name", title="name"),
         TableColumn(field="device", title="device"), TableColumn(field="gpu", title="GPU"),
@@ -75,7 +76,8 @@ def dptx_doc(scheduler, extra, doc):
         TableColumn(field="kernel", title="kernel"),
         TableColumn(field="blocks_per_s", title="blocks/s"),
         TableColumn(field="blocks", title="blocks (last launch)"),
-        TableColumn(field="share", title="share (last launch)")])
+        TableColumn(field="share", title="share (last launch)"),
+        TableColumn(field="overhead_ms", title="ms per chunk beyond kernels")])
 
     share_source = ColumnDataSource(dict(label=[], share=[], color=[]))
     shares = figure(title="Share of the last launch, per kernel and worker", height=260,
@@ -113,9 +115,13 @@ def dptx_doc(scheduler, extra, doc):
                 rows["gpu"].append(gpu_text(w))
                 rows["nthreads"].append(w["nthreads"])
                 rows["kernel"].append(k["title"] if k else kernel)
-                rows["blocks_per_s"].append(round(k["blocks_per_s"], 1) if k else 0.0)
+                rate = k.get("blocks_per_s") if k else None
+                rows["blocks_per_s"].append(round(rate, 1) if rate is not None else float("nan"))
                 rows["blocks"].append(k["blocks"] if k else 0)
                 rows["share"].append(round(k["share"], 3) if k else 0.0)
+                overhead = k.get("overhead_s") if k else None
+                rows["overhead_ms"].append(round(overhead * 1e3, 2) if overhead is not None
+                                           else float("nan"))
                 if k:
                     labels.append(f"{k['title']} @ {w['name']}")
                     values.append(k["share"])

@@ -1,12 +1,14 @@
 """Planning a launch: how many blocks each worker runs and in how many chunks.
 
 Shares are proportional to throughput, so that every device finishes at about the same time.
-Chunk sizes keep Dask's per-task overhead (about 1-2 ms) under 5% of the work, while giving
-each worker thread at least one chunk and, where the work is long enough, a few more, which
-leaves the rebalancer something to move if a prediction was wrong.
+Chunk sizes keep the measured per-chunk overhead (Dask's dispatch, window copies: about
+1-2 ms) under 5% of the work, while giving each worker thread at least one chunk and, as far
+as the measured spread of chunk times calls for, a few more, which leaves the rebalancer
+something to move where a prediction was wrong.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 # Prior throughput per thread, in blocks/s, for a kernel nothing is known about. Only the
@@ -56,27 +58,56 @@ def proportional_shares(total: int, weights: list) -> list:
     return shares
 
 
-TASK_OVERHEAD = 0.002      # seconds of Dask overhead per task
+TASK_OVERHEAD = 0.002      # seconds per chunk beyond its kernels, until one is measured
 MAX_OVERHEAD = 0.05        # the share of a chunk's time the overhead may take
 MIN_CHUNK_SECONDS = TASK_OVERHEAD / MAX_OVERHEAD
+DEFAULT_CHUNKS_PER_LANE = 4    # before the spread of chunk times is known
+MAX_CHUNKS_PER_LANE = 8
+# where the work is long enough: one chunk to run and one an idle worker can take over, and
+# chunk times along the grid for the cost profile to learn from
+MIN_CHUNKS_PER_LANE = 2
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """What a worker's chunks of a kernel are sized from, measured at run time by the
+    scheduler plugin: ``overhead``, the seconds a chunk costs the worker beyond its kernels
+    (Dask's dispatch, the window copies; ``scheduler_plugins.overhead``), and ``spread``, how
+    far chunk times stray from the model's prediction (the median relative misfit; None
+    until known)."""
+    overhead: float = TASK_OVERHEAD
+    spread: float = None
+
+    @property
+    def min_chunk_seconds(self) -> float:
+        return self.overhead / MAX_OVERHEAD
 
 
 def chunk_count(share: int, rate: float, lanes: int, measured: bool,
-                max_chunks_per_lane: int = 4) -> int:
-    """How many chunks a worker's share of ``share`` blocks is cut into: at least one per lane
-    and, where the work is long enough, a few more (which leaves the rebalancer something to
-    move), but none shorter than MIN_CHUNK_SECONDS. Unknown kernels (``measured`` False):
-    two per lane."""
+                tuning: Tuning = Tuning()) -> int:
+    """How many chunks a worker's share of ``share`` blocks is cut into: at least one per lane,
+    none shorter than ``tuning.min_chunk_seconds`` (the overhead stays under 5% of the work),
+    and per lane about sqrt(spread * seconds / overhead): each chunk costs ``overhead``, and
+    what the predictions miss by (``spread`` of the lane's time) is balanced at the end at
+    the grain of a chunk (idle workers take queued chunks), so n chunks leave about
+    spread * seconds / n; the sum is least there. Exact predictions give MIN_CHUNKS_PER_LANE
+    per lane; noisy ones more, up to MAX_CHUNKS_PER_LANE. Unknown kernels (``measured``
+    False): two per lane."""
     if share <= 0:
         return 0
     if not measured:
         return max(1, min(share, 2 * lanes))
     seconds_per_lane = share / (rate * lanes)
-    per_lane = max(1, min(max_chunks_per_lane, int(seconds_per_lane // MIN_CHUNK_SECONDS)))
+    if tuning.spread is None:
+        wanted = DEFAULT_CHUNKS_PER_LANE
+    else:
+        wanted = round(math.sqrt(tuning.spread * seconds_per_lane / max(tuning.overhead, 1e-6)))
+    fits = int(seconds_per_lane // tuning.min_chunk_seconds)
+    per_lane = max(1, min(MAX_CHUNKS_PER_LANE, max(MIN_CHUNKS_PER_LANE, wanted), fits))
     count = max(1, min(share, per_lane * lanes))
-    if seconds_per_lane < MIN_CHUNK_SECONDS:
+    if seconds_per_lane < tuning.min_chunk_seconds:
         # Too little work to keep every lane busy beyond the overhead: fewer, larger chunks.
-        count = max(1, min(count, int(share / (rate * MIN_CHUNK_SECONDS)) or 1))
+        count = max(1, min(count, int(share / (rate * tuning.min_chunk_seconds)) or 1))
     return count
 
 
@@ -133,21 +164,24 @@ def guided_fractions(count: int) -> list:
 
 
 def split_shares(workers: list, shares: list, rates: dict, measured: bool, unit: int = 1,
-                 profile=None) -> list:
+                 profile=None, tuning: dict = None) -> list:
     """Each worker's share cut into chunks. With a cost ``profile`` (a CostProfile), the
     chunks split the share's cost, in guided (shrinking) fractions, and ``rates`` are in its
-    units; else equal numbers of blocks."""
+    units; else equal numbers of blocks. ``tuning``: worker -> Tuning (run-time measurements;
+    the defaults where absent)."""
+    tuning = tuning or {}
     bounds = share_bounds(shares, unit)
     chunks = []
     for w, a, b in zip(workers, bounds, bounds[1:]):
         if b <= a:
             continue
+        tune = tuning.get(w.address, Tuning())
         if profile is None:
-            count = chunk_count(b - a, rates[w.address], w.lanes, measured)
+            count = chunk_count(b - a, rates[w.address], w.lanes, measured, tune)
             chunks.extend(split(w.address, a, b, count, unit))
             continue
         work = profile.cost(a, b)
-        count = chunk_count(max(1, round(work)), rates[w.address], w.lanes, measured)
+        count = chunk_count(max(1, round(work)), rates[w.address], w.lanes, measured, tune)
         count = max(1, min(count, (b - a) // max(1, unit)))
         cuts = profile.cut(guided_fractions(count), a, b)
         if unit > 1:

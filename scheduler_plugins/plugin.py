@@ -16,6 +16,7 @@ import dask.config
 from distributed.diagnostics.plugin import SchedulerPlugin
 
 from .model import ThroughputModel
+from .overhead import OverheadModel
 from .profile import ProfileModel
 from .planner import WorkerInfo
 from .replicas import install_host_replicas
@@ -112,6 +113,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         self.last_launch: dict = {}                 # kernel -> launch id (latest finished)
         self.titles: dict = {}                      # kernel -> its name in the CUDA source
         self.profiles = ProfileModel()              # cost along the grid, speeds per kernel
+        self.overheads = OverheadModel()            # seconds per chunk beyond its kernels
         self.series = deque(maxlen=history)         # (time, worker, kernel, blocks/s)
         self.scheduler = None
         self.moves = 0
@@ -147,9 +149,12 @@ class DptxSchedulerPlugin(SchedulerPlugin):
 
     def log_event(self, topic, msg) -> None:
         """Workers report how long the kernels of a chunk ran (``dptx-chunk``), without the
-        JIT compile and the window copies that the task's own time includes."""
+        JIT compile and the window copies that the task's own time includes, and whether
+        that time is a sample of the worker's speed (not a kernel's first run there, nor the
+        CPU executor's trial of its two forms)."""
         if topic == "dptx-chunk" and isinstance(msg, dict) and "key" in msg:
-            self.kernel_seconds[msg["key"]] = float(msg.get("seconds", 0.0))
+            self.kernel_seconds[msg["key"]] = (float(msg.get("seconds", 0.0)),
+                                               bool(msg.get("sample", True)))
             while len(self.kernel_seconds) > 10000:
                 self.kernel_seconds.pop(next(iter(self.kernel_seconds)))
 
@@ -160,6 +165,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
     def remove_worker(self, scheduler, worker, **kwargs) -> None:
         self.model.forget_worker(worker)
         self.profiles.forget_worker(worker)
+        self.overheads.forget_worker(worker)
         self._dirty = True
         self.publish()      # now: clients must stop placing data and chunks on it
 
@@ -179,20 +185,23 @@ class DptxSchedulerPlugin(SchedulerPlugin):
 
     def model_snapshot(self) -> dict:
         """What clients plan from: the workers able to run chunks, blocks/s per thread with
-        sample counts per (kernel, worker), and per (kernel, grid size) the cost profile
-        along the grid with the workers' speeds in its units. Plain data (it travels as an
-        event)."""
+        sample counts per (kernel, worker), per (kernel, grid size) the cost profile along
+        the grid with the workers' speeds in its units and the spread of chunk times around
+        them, and per (kernel, worker) the seconds a chunk costs beyond its kernels. Plain
+        data (it travels as an event)."""
         profiles: dict = {}
         for kernel, nblocks in self.profiles.keys():
             p = self.profiles.profile(kernel, nblocks)
             if p is not None:
                 profiles.setdefault(kernel, {})[str(nblocks)] = {
-                    "weights": p.as_list(), "speeds": self.profiles.speeds(kernel, nblocks)}
+                    "weights": p.as_list(), "speeds": self.profiles.speeds(kernel, nblocks),
+                    "spread": self.profiles.spread(kernel, nblocks)}
         return {
             "workers": {w.address: {"nthreads": w.nthreads, "device": w.device, "gpus": w.gpus}
                         for w in self.worker_infos()},
             "rates": self.model.snapshot(),
             "profiles": profiles,
+            "overheads": self.overheads.snapshot(),
             "host_replicas": self.host_replicas,
         }
 
@@ -217,21 +226,8 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         worker = kwargs.get("worker")
         if not info or worker is None:
             return
-        compute = self.kernel_seconds.pop(k, None)
-        if compute is None:     # no report (an older worker): the task's compute time
-            compute = sum(s["stop"] - s["start"] for s in kwargs.get("startstops", ())
-                          if s.get("action") == "compute")
-        blocks = int(info["blocks"])
         self.titles[info["kernel"]] = info.get("title", info["kernel"])
-        self.model.observe(info["kernel"], worker, blocks, compute)
-        if "first" in info and "nblocks" in info:      # where along the grid the time went
-            self.profiles.observe(info["kernel"], int(info["nblocks"]), info["launch"],
-                                  int(info["first"]), int(info["end"]), worker, compute)
-        rate = self.model.rate(info["kernel"], worker)
-        if rate is not None:
-            ws = self.scheduler.workers.get(worker)
-            lanes = ws.nthreads if ws is not None else 1
-            self.series.append((time.time(), worker, info["kernel"], rate * lanes))
+        self._learn(info, worker, k, kwargs.get("startstops", ()))
         self._dirty = True
         launch = self.launches.get(info["launch"])
         if launch is None and "nblocks" in info:
@@ -240,13 +236,39 @@ class DptxSchedulerPlugin(SchedulerPlugin):
                 self.launches.pop(next(iter(self.launches)))
         if launch is not None:
             # a fused chunk ran its share of several launches: count one launch's share
-            launch.done[worker] += int(info.get("share", blocks))
+            launch.done[worker] += int(info.get("share", info["blocks"]))
             if "first" in info:
                 launch.chunks.append((int(info["first"]), int(info["end"]), worker))
             launch.bytes_returned += int(kwargs.get("nbytes") or (ts.nbytes if ts is not None else 0) or 0)
             if sum(launch.done.values()) >= launch.nblocks:
                 self.last_launch[launch.kernel] = info["launch"]
+                self.overheads.finish(info["launch"])
         self.rebalance(info["launch"], worker)
+
+    def _learn(self, info: dict, worker: str, key: str, startstops) -> None:
+        """A finished chunk's times into the models: blocks/s, the cost along the grid, the
+        overhead per chunk."""
+        computes = [s for s in startstops if s.get("action") == "compute"]
+        reported = self.kernel_seconds.pop(key, None)
+        if reported is None:    # no report (an older worker): the task's compute time
+            seconds, sample = sum(s["stop"] - s["start"] for s in computes), True
+        else:
+            seconds, sample = reported
+        if not sample:          # a first run or a trial: not this worker's speed
+            return
+        ws = self.scheduler.workers.get(worker)
+        lanes = ws.nthreads if ws is not None else 1
+        if reported is not None and computes:
+            self.overheads.observe(info["kernel"], info["launch"], worker, lanes,
+                                   min(s["start"] for s in computes),
+                                   max(s["stop"] for s in computes), seconds)
+        self.model.observe(info["kernel"], worker, int(info["blocks"]), seconds)
+        if "first" in info and "nblocks" in info:      # where along the grid the time went
+            self.profiles.observe(info["kernel"], int(info["nblocks"]), info["launch"],
+                                  int(info["first"]), int(info["end"]), worker, seconds)
+        rate = self.model.rate(info["kernel"], worker)
+        if rate is not None:
+            self.series.append((time.time(), worker, info["kernel"], rate * lanes))
 
     # -- rebalancing ---------------------------------------------------------------------------
     def rebalance(self, launch: str, thief_address: str) -> int:
@@ -319,7 +341,8 @@ class DptxSchedulerPlugin(SchedulerPlugin):
                 "gpu_error": metrics.get("gpu_error"),
                 "kernels": {},
             }
-        for kernel in self.model.kernels():
+        # kernels measured, and kernels run whose chunks were all first runs (no speed yet)
+        for kernel in sorted(set(self.model.kernels()) | set(self.last_launch)):
             launch = self.launches.get(self.last_launch.get(kernel, ""))
             total = launch.nblocks if launch else 0
             for addr, entry in workers.items():
@@ -330,9 +353,12 @@ class DptxSchedulerPlugin(SchedulerPlugin):
                 entry["kernels"][kernel] = {
                     # as the CUDA source names it (put<float>), where kernel is the PTX name
                     "title": self.titles.get(kernel, kernel),
-                    "blocks_per_s": (rate or 0.0) * entry["nthreads"],
+                    # None: not measured yet (its chunks there were first runs)
+                    "blocks_per_s": None if rate is None else rate * entry["nthreads"],
                     "blocks": int(blocks),
                     "share": blocks / total if total else 0.0,
+                    # seconds a chunk costs the worker beyond its kernels (None: not yet)
+                    "overhead_s": self.overheads.overhead(kernel, addr),
                 }
         return {"workers": workers, "profiles": self._profiles_state(workers)}
 
@@ -357,7 +383,8 @@ class DptxSchedulerPlugin(SchedulerPlugin):
                         runs.append([first, end, name])
             out.append({"kernel": kernel, "title": self.titles.get(kernel, kernel),
                         "nblocks": nblocks, "edges": [int(e) for e in profile.edges],
-                        "weights": profile.as_list(), "runs": runs})
+                        "weights": profile.as_list(), "runs": runs,
+                        "spread": self.profiles.spread(kernel, nblocks)})
         return out
 
     def state_handler(self):

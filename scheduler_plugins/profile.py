@@ -80,10 +80,11 @@ class CostProfile:
 @dataclass
 class Learned:
     """What a plan uses of a kernel's learned profile: where the cost lies, each worker's
-    speed in its units (per lane), and each worker's fixed seconds per chunk."""
+    speed in its units (per lane), and how far chunk times stray from them (``spread``,
+    ``ProfileModel.spread``; None where unknown)."""
     profile: CostProfile
     speeds: dict
-    overheads: dict = field(default_factory=dict)
+    spread: float = None
 
 
 @dataclass
@@ -151,6 +152,24 @@ class ProfileModel:
         k = self._fitted(kernel, nblocks)
         return {} if k is None or len(k.launches) < self.min_launches else dict(k.speeds)
 
+
+    def spread(self, kernel: str, nblocks: int):
+        """How far this grid size's chunk times stray from the fit: the median of
+        |log(predicted / measured)| over the chunks kept (newer launches weigh more), about
+        the relative error of a prediction. None while ``profile`` is None."""
+        k = self._fitted(kernel, nblocks)
+        if k is None or len(k.launches) < self.min_launches:
+            return None
+        chunks = [c for c in k.chunks if c.worker in k.speeds and k.speeds[c.worker] > 0]
+        if not chunks:
+            return None
+        age = {launch: len(k.launches) - 1 - i for i, launch in enumerate(k.launches)}
+        weight = np.array([self.decay ** age.get(c.launch, len(k.launches)) for c in chunks])
+        misfit = np.array([abs(np.log(max(k.profile.cost(c.first, c.end), 1e-12)
+                                      / k.speeds[c.worker] / c.seconds)) for c in chunks])
+        order = np.argsort(misfit)
+        cumulative = np.cumsum(weight[order])
+        return float(misfit[order][np.searchsorted(cumulative, cumulative[-1] / 2)])
 
     def keys(self) -> list:
         return sorted(self._kernels)

@@ -9,10 +9,11 @@ A, B = "tcp://a:1", "tcp://b:1"
 
 
 class Model:
-    def __init__(self, rates=None, workers=(A, B), profiles=None):
+    def __init__(self, rates=None, workers=(A, B), profiles=None, tuning=None):
         self.rates = rates or {}
         self._workers = [WorkerInfo(w, 1) for w in workers]
         self.profiles = profiles or {}      # (kernel, nblocks) -> (CostProfile, speeds)
+        self._tuning = tuning or {}         # worker -> Tuning
 
     def workers(self):
         return list(self._workers)
@@ -22,6 +23,9 @@ class Model:
 
     def profile(self, kernel, nblocks):
         return self.profiles.get((kernel, nblocks))
+
+    def tuning(self, kernel, nblocks):
+        return dict(self._tuning)
 
 
 def spread(nbytes, first=A, second=B):

@@ -97,6 +97,31 @@ def test_small_launches_use_few_chunks():
     assert len(chunks) == 2
 
 
+def test_chunks_follow_the_measured_overhead_and_spread():
+    """Chunk counts tuned at run time: exact predictions, two chunks per lane; noisy ones,
+    about sqrt(spread * seconds / overhead) per lane, capped; a costly chunk overhead, fewer
+    and longer chunks (each at least 20x the overhead)."""
+    from scheduler_plugins.planner import MAX_CHUNKS_PER_LANE, Tuning, chunk_count
+    # 1000 blocks on 2 lanes at 500 blocks/s per lane: 1 s per lane
+    assert chunk_count(1000, 500.0, 2, True, Tuning(0.002, 0.0)) == 2 * 2
+    assert chunk_count(1000, 500.0, 2, True, Tuning(0.002, 0.02)) == 2 * 3     # sqrt(10)
+    assert chunk_count(1000, 500.0, 2, True, Tuning(0.002, 0.5)) == 2 * MAX_CHUNKS_PER_LANE
+    assert chunk_count(1000, 500.0, 2, True, Tuning(0.025, 0.5)) == 2 * 2      # 0.5 s chunks
+    assert chunk_count(1000, 500.0, 2, True, Tuning(0.1, 0.5)) == 1            # 2 s: one
+    # nothing measured yet: the default of four per lane
+    assert chunk_count(1000, 500.0, 2, True) == 8
+
+
+def test_plans_use_each_workers_tuning():
+    from scheduler_plugins.planner import Tuning, split_shares
+    workers = [WorkerInfo(A, 1), WorkerInfo(B, 1)]
+    tuning = {A: Tuning(0.002, 0.0), B: Tuning(0.002, 0.1)}
+    chunks = split_shares(workers, [1000, 1000], {A: 1000.0, B: 1000.0}, True, tuning=tuning)
+    covers(chunks, 2000)
+    counts = {w: sum(c.worker == w for c in chunks) for w in (A, B)}
+    assert counts == {A: 2, B: 7}                         # sqrt(0.1 * 1 / 0.002) = 7.07
+
+
 def test_unknown_kernel_prior_split():
     workers = [WorkerInfo(A, 2), WorkerInfo(B, 1)]
     chunks = plan_launch(300, workers, {A: 1.0, B: 1.0}, measured=False)
@@ -161,6 +186,7 @@ class FakeWorker:
         self.processing = set()
         self.executing = {}
         self.resources = resources or {"CPU": 1}
+        self.nthreads = 1
 
 
 class FakeStealing:
@@ -226,3 +252,24 @@ def test_rebalance_leaves_alone_what_it_should():
     gpu_only.processing = {FakeTask(f"g{i}", "L3", i, {"GPU": 1}) for i in range(3)}
     plugin = make_plugin([FakeWorker(A), gpu_only])
     assert plugin.rebalance("L3", A) == 0             # GPU chunks never go to a CPU-only worker
+
+
+def test_first_runs_and_trials_do_not_set_the_speed():
+    """A chunk time the worker flags as no sample (a kernel's first run there, or the CPU
+    executor's trial of both forms) counts its blocks as done but teaches no model."""
+    worker = FakeWorker(A)
+    plugin = make_plugin([worker])
+    plugin.scheduler.tasks = {}
+    for i, (seconds, sample) in enumerate([(5.0, False), (0.1, True)]):
+        key = f"dptx-chunk-k-{i}"
+        ts = FakeTask(key, "L1", i)
+        ts.annotations["dptx"].update(first=100 * i, end=100 * i + 100, nblocks=200)
+        ts.nbytes = 0
+        plugin.scheduler.tasks[key] = ts
+        plugin.log_event("dptx-chunk", {"key": key, "seconds": seconds, "sample": sample})
+        plugin.transition(key, "processing", "memory", worker=A,
+                          startstops=[{"action": "compute", "start": 0.0, "stop": seconds}])
+        if i == 0:
+            assert plugin.model.rate("k", A) is None
+    assert plugin.model.rate("k", A) == pytest.approx(1000.0)     # 100 blocks in 0.1 s
+    assert sum(plugin.launches["L1"].done.values()) == 200

@@ -50,6 +50,25 @@ def test_a_triangular_kernel_is_learned_and_split_at_equal_cost(client):
     first_share = plan.bounds[1] - plan.bounds[0]
     assert first_share > 0.58 * nblocks, plan.bounds  # equal cost: about 0.71 of the blocks
 
+    # chunk counts tuned at run time: the plugin measured each worker's seconds per chunk
+    # beyond its kernels and the spread of chunk times, and plans cut shares by them
+    planner = dptx.runtime.get_session().planner
+    snapshot = planner.model.snapshot()          # the client's copy of the plugin's model
+    overheads = snapshot["overheads"]["triangle"]
+    assert set(overheads) == set(client.nthreads()) and all(v >= 0 for v in overheads.values())
+    spread = snapshot["profiles"]["triangle"][str(nblocks)]["spread"]
+    assert spread >= 0
+    tuning = planner.model.tuning("triangle", nblocks)
+    assert {w: t.spread for w, t in tuning.items()} == {w: spread for w in overheads}
+    from scheduler_plugins.planner import chunk_count
+    chunks = planner.plan("triangle", (nblocks, 1, 1), (threads, 1, 1), False, [])
+    learned = planner.model.profile("triangle", nblocks)
+    for w in overheads:
+        mine = [c for c in chunks if c.worker == w]
+        work = learned.profile.cost(mine[0].first, mine[-1].end)
+        assert len(mine) == min(mine[-1].end - mine[0].first, chunk_count(
+            max(1, round(work)), learned.speeds[w], 1, True, tuning[w])), (w, tuning[w])
+
     # the dashboard's state: the profile, and the runs of blocks each worker ran last
     state = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins["dptx"].state())
     entry = next(p for p in state["profiles"] if p["kernel"] == "triangle")

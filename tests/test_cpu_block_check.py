@@ -8,6 +8,7 @@ import pytest
 import dptx
 from dptx import cpu
 from dptx.cpu import codegen
+from dptx.cpu.function import Function
 from dptx.cpu.block_check import trusted_sites
 from dptx.errors import DptxMemoryError
 
@@ -42,7 +43,7 @@ def module():
 
 def sites_of(kernel):
     translation = codegen.Module(kernel.module, kernel.name, "0")
-    fn = codegen.Function(translation, translation.kernel)
+    fn = Function(translation, translation.kernel)
     fn.declare()
     return trusted_sites(fn)
 

@@ -19,6 +19,10 @@ Typical use::
         check(args[k], want, case.rtol, case.atol)   # see :func:`check`
 
 ``rtol == atol == 0`` means exact (NaNs compare equal to NaNs).
+
+(Over 1,000 lines for a reason: it is a table, one ``case(...)`` entry per kernel with its
+reference beside it, read top to bottom with the .cu files; the helpers above the table are
+what the references share.)
 """
 from __future__ import annotations
 

@@ -24,11 +24,11 @@ import networkx as nx
 from ..ptx import ir
 from ..ptx.cfg import build_cfg
 from . import address_space as L
-from .codegen import Function, window_fields
+from .function import Function, window_fields
 
 ZERO = (0, 0, 0)
 _TID = {"x": (1, 0, 0), "y": (0, 1, 0), "z": (0, 0, 1)}
-_UNIFORM_SPECIALS = ("%ctaid", "%ntid", "%nctaid")
+UNIFORM_SPECIALS = ("%ctaid", "%ntid", "%nctaid")
 # integer operations that cannot trap, allowed on values the same in every thread
 _UNIFORM_SAFE = {"and", "or", "xor", "not", "shr", "min", "max", "neg", "abs", "cnot", "popc",
                  "clz", "brev", "bfe", "bfi"}
@@ -80,7 +80,7 @@ class _Affine:
             return None
         if op.name == "%tid":
             return _TID.get(op.component), frozenset()
-        if op.name in _UNIFORM_SPECIALS:
+        if op.name in UNIFORM_SPECIALS:
             return ZERO, frozenset()
         defs = self.defs.get(op.name, [])
         if len(defs) != 1 or not self.dominates(defs[0], use):

@@ -4,7 +4,7 @@ The IR is deliberately close to the text: an instruction is an opcode, its dotte
 (types included, in source order) and its operands. Nothing here knows which instructions
 exist; back-ends decide what they support (DESIGN.md decision 2).
 
-Equality ignores source positions, so that ``parse(print(m)) == m`` holds for a module that
+Equality ignores source positions, so that ``parse(print_module(m)) == m`` holds for a module that
 was parsed from text and printed back.
 """
 from __future__ import annotations
@@ -320,8 +320,13 @@ class Instruction:
         return self.operands[len(self.destinations):]
 
     def __str__(self) -> str:
-        from .printer import format_instruction
-        return format_instruction(self)
+        # the instruction's PTX text (the printer's spelling; printer.py prints whole
+        # modules and uses this for their instructions)
+        text = f"@{self.guard} " if self.guard is not None else ""
+        text += self.full_opcode
+        if self.operands:
+            text += " " + ", ".join(str(o) for o in self.operands)
+        return text + ";"
 
 
 @dataclass
@@ -455,7 +460,3 @@ class Module:
         if found is None:
             raise KeyError(name)
         return found
-
-    def __str__(self) -> str:
-        from .printer import print_module
-        return print_module(self)

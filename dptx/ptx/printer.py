@@ -45,13 +45,7 @@ def format_param(p: ir.Param) -> str:
 
 
 def format_instruction(inst: ir.Instruction) -> str:
-    text = ""
-    if inst.guard is not None:
-        text = f"@{inst.guard} "
-    text += inst.full_opcode
-    if inst.operands:
-        text += " " + ", ".join(str(o) for o in inst.operands)
-    return text + ";"
+    return str(inst)
 
 
 def _param_block(params, indent="\t") -> str:

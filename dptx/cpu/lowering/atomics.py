@@ -1,0 +1,134 @@
+"""Atomics and reductions: ``atom`` and ``red`` on global and shared memory (scalar, the
+vector ``.v2``/``.v4`` and the half forms)."""
+from __future__ import annotations
+
+from ...ptx import ir
+from .common import LLTY, unsupported
+from .registry import lower
+
+
+class AtomicLowering:
+    """Per-thread lowerings (mixed into ``function.Function``)."""
+
+    # atomics -----------------------------------------------------------------------------------
+    RMW = {("add", "i"): "add", ("add", "f"): "fadd", ("exch", "i"): "xchg", ("exch", "f"): "xchg",
+           ("and", "i"): "and", ("or", "i"): "or", ("xor", "i"): "xor",
+           ("min", "s"): "min", ("max", "s"): "max", ("min", "u"): "umin", ("max", "u"): "umax",
+           ("min", "f"): "fmin", ("max", "f"): "fmax", ("inc", "u"): "uinc_wrap",
+           ("dec", "u"): "udec_wrap"}
+
+    def half_atomic_add(self, inst):
+        """atom/red.add.noftz on f16, bf16, f16x2, bf16x2: a compare-and-swap loop around
+        the half-precision add (computed exactly in f64, rounded once to nearest even)."""
+        t = self.itype(inst)
+        half = "half" if t.startswith("f16") else "bfloat"
+        lanes = 2 if t.endswith("x2") else 1
+        storage = "i32" if lanes == 2 else "i16"
+        is_red = inst.opcode == "red"
+        ops = inst.operands if is_red else inst.operands[1:]
+        p = self.address(ops[0], self.space_of(inst), ir.type_size(t), inst)
+        v = self.read(ops[1], storage, inst)
+        start = self.tmp(); self.emit(f"{start} = load atomic {storage}, ptr {p} monotonic, align {ir.type_size(t)}")
+        entry = self.label("hae")
+        self.emit(f"br label %{entry}")
+        self.block(entry)
+        loop, done = self.label("hal"), self.label("had")
+        self.emit(f"br label %{loop}")
+        self.block(loop)
+        old, seen = self.tmp(), self.tmp()
+        self.emit(f"{old} = phi {storage} [{start}, %{entry}], [{seen}, %{loop}.tail]")
+        acc = "0"
+        for lane in range(lanes):
+            parts = []
+            for x in (old, v):
+                sh = self.tmp(); self.emit(f"{sh} = lshr {storage} {x}, {16 * lane}")
+                h16 = self.conv(sh, storage, "i16")
+                f = self.half_to_float(h16, half)
+                d = self.tmp(); self.emit(f"{d} = fpext float {f} to double")
+                parts.append(d)
+            r = self.tmp(); self.emit(f"{r} = fadd double {parts[0]}, {parts[1]}")
+            bits = self.to_half_bits(inst, r, "double", half)
+            wide = self.conv(bits, "i16", storage)
+            sh = self.tmp(); self.emit(f"{sh} = shl {storage} {wide}, {16 * lane}")
+            o = self.tmp(); self.emit(f"{o} = or {storage} {acc}, {sh}")
+            acc = o
+        self.emit(f"br label %{loop}.tail")
+        self.block(f"{loop}.tail")
+        pair = self.tmp(); self.emit(f"{pair} = cmpxchg ptr {p}, {storage} {old}, {storage} {acc} seq_cst seq_cst")
+        self.emit(f"{seen} = extractvalue {{ {storage}, i1 }} {pair}, 0")
+        ok = self.tmp(); self.emit(f"{ok} = extractvalue {{ {storage}, i1 }} {pair}, 1")
+        self.emit(f"br i1 {ok}, label %{done}, label %{loop}")
+        self.block(done)
+        if not is_red:
+            self.write(inst.operands[0], old, storage, inst)
+
+    def vector_atomic(self, inst, count: int):
+        """sm_90 atom/red on .v2/.v4 (.v8 for 16-bit types) in global memory: the ISA makes
+        each element atomic on its own, not the vector as a whole, so this is one scalar
+        atomic per element, at consecutive addresses."""
+        t = self.itype(inst)
+        op = next((m for m in inst.modifiers if m in ("add", "min", "max")), None)
+        counts = {"f32": (2, 4), "f16": (2, 4, 8), "bf16": (2, 4, 8), "f16x2": (2, 4), "bf16x2": (2, 4)}
+        if op != "add" or count not in counts.get(t, ()):
+            raise unsupported(inst, f"vector atomic {op} on .v{count}.{t} (only add: .v2/.v4 f32, "
+                                    f"f16x2, bf16x2 and .v2/.v4/.v8 f16, bf16)")
+        is_red = inst.opcode == "red"
+        ops = inst.operands if is_red else inst.operands[1:]
+        addr, values = ops[0], ops[1]
+        dests = None if is_red else inst.operands[0]
+        if not isinstance(addr, ir.Addr) or not isinstance(values, ir.Vec) or len(values.items) != count \
+                or (dests is not None and (not isinstance(dests, ir.Vec) or len(dests.items) != count)):
+            raise unsupported(inst, f"vector atomic operands (.v{count} wants {count}-element vectors)")
+        mods = tuple(m for m in inst.modifiers if m != f"v{count}")
+        size = ir.type_size(t)
+        for i in range(count):
+            at = ir.Addr(addr.base, addr.offset + i * size)
+            if is_red:
+                operands = (at, values.items[i])
+            else:
+                sink = dests.items[i] if dests.items[i] is not None else ir.Reg("_")
+                operands = (sink, at, values.items[i])
+            self.op_atom(ir.Instruction(inst.opcode, mods, operands, None, inst.line, inst.column))
+
+    @lower("atom", "red")
+    def op_atom(self, inst):
+        t = self.itype(inst)
+        count = self._vector(inst)
+        if count > 1:
+            if self.space_of(inst) not in ("global", "generic"):
+                raise unsupported(inst, "vector atomics outside global memory")
+            return self.vector_atomic(inst, count)
+        if t in ("f16x2", "bf16x2", "f16", "bf16") and "add" in inst.modifiers:
+            return self.half_atomic_add(inst)
+        if t in ("f16x2", "bf16x2", "f16", "bf16"):
+            raise unsupported(inst, f"atomic {'.'.join(m for m in inst.modifiers if m != t)} on .{t}")
+        ty = LLTY[t]
+        is_red = inst.opcode == "red"
+        ops = inst.operands if is_red else inst.operands[1:]
+        space = self.space_of(inst)
+        p = self.address(ops[0], space, ir.type_size(t), inst)
+        op = next((m for m in inst.modifiers if m in ("add", "exch", "and", "or", "xor", "min",
+                                                       "max", "inc", "dec", "cas")), None)
+        if op is None:
+            raise unsupported(inst, "unknown atomic operation")
+        kind = "f" if t in ("f32", "f64") else ("s" if t.startswith("s") else ("u" if t.startswith("u") else "i"))
+        if op == "cas":
+            cmp = self.read(ops[1], ty, inst)
+            new = self.read(ops[2], ty, inst)
+            pair = self.tmp(); self.emit(f"{pair} = cmpxchg ptr {p}, {ty} {cmp}, {ty} {new} seq_cst seq_cst")
+            old = self.tmp(); self.emit(f"{old} = extractvalue {{ {ty}, i1 }} {pair}, 0")
+        else:
+            key = (op, kind)
+            if key not in self.RMW:
+                key = (op, "i") if kind in ("s", "u") else key
+                if op in ("min", "max") and kind == "i":
+                    key = (op, "u")
+                if op in ("inc", "dec"):
+                    key = (op, "u")
+            rmw = self.RMW.get(key)
+            if rmw is None:
+                raise unsupported(inst, f"atomic {op} on .{t}")
+            v = self.read(ops[1], ty, inst)
+            old = self.tmp(); self.emit(f"{old} = atomicrmw {rmw} ptr {p}, {ty} {v} seq_cst")
+        if not is_red:
+            self.write(inst.operands[0], old, ty, inst)

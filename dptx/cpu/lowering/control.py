@@ -1,0 +1,152 @@
+"""Control flow and calls: ``bra``, ``brx.idx``, ``ret``/``exit``, ``trap``/``brkpt``, ``call``
+(direct, indirect through a function pointer, and the host-side ``vprintf`` and
+``__assertfail``)."""
+from __future__ import annotations
+
+from ...ptx import ir
+from .. import address_space as L
+from .common import FUNCTION_ID_BASE, ST_ERR, unsupported
+from .registry import lower
+
+
+class ControlLowering:
+    """Per-thread lowerings (mixed into ``function.Function``)."""
+
+    # control --------------------------------------------------------------------------------
+    @lower("bra")
+    def op_bra(self, inst):
+        self.emit(f"br label %{self.target(inst)}")
+        self.block(self.label("dead"))
+
+    @lower("ret", "exit")
+    def op_ret(self, inst):
+        self.emit("ret i32 0")
+        self.block(self.label("dead"))
+
+    @lower("trap", "brkpt")
+    def op_trap(self, inst):
+        self.emit(f"call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_TRAP}, i64 0, i32 {inst.line}, i64 0)")
+        self.emit(f"ret i32 {ST_ERR}")
+        self.block(self.label("dead"))
+
+    @lower("brx")
+    def op_brx(self, inst):
+        table = next((s for s in self.f.statements() if isinstance(s, ir.TargetTable)
+                      and s.name == inst.operands[1].name), None)
+        if table is None:
+            raise unsupported(inst, "brx.idx without a .branchtargets table")
+        idx = self.read(inst.operands[0], "i32", inst)
+        cases = " ".join(f"i32 {i}, label %{self.labels[t]}" for i, t in enumerate(table.targets))
+        self.emit(f"switch i32 {idx}, label %fault [{cases}]")
+        self.block(self.label("dead"))
+
+    @lower("call")
+    def op_call(self, inst):
+        ops = list(inst.operands)
+        rets = []
+        if ops and isinstance(ops[0], ir.ParamList):
+            rets = list(ops.pop(0).items)
+        callee = ops.pop(0)
+        args = list(ops.pop(0).items) if ops and isinstance(ops[0], ir.ParamList) else []
+        if not isinstance(callee, ir.Sym):
+            return self.indirect_call(inst, callee, rets, args)
+        name = callee.name
+        if name == "vprintf":
+            self.printf(inst, args)
+            if rets:
+                p = self.param_vars[rets[0].name][0]
+                self.emit(f"store i32 0, ptr {p}")
+            return
+        if name == "__assertfail":
+            return self.assert_fail(inst, args)
+        target = self.mod.module.function(name)
+        if target.body is None:
+            raise unsupported(inst, f"call to {name}, which has no body in this module")
+        ptrs = []
+        for r in rets + args:
+            if isinstance(r, ir.Sym) and r.name in self.param_vars:
+                ptrs.append(f"ptr {self.param_vars[r.name][0]}")
+            elif isinstance(r, ir.Reg) and r.name in self.regs:
+                ptrs.append(f"ptr {self.reg_ptr(r.name)}")
+            else:
+                raise unsupported(inst, f"call argument {r}")
+        callee_lsp = self.tmp()
+        self.emit(f"{callee_lsp} = add i64 %lsp, {(self.local_size + 15) // 16 * 16}")
+        st = self.tmp()
+        self.emit(f'{st} = call i32 @"f.{name}"(ptr %ctx, ptr %ti, ptr %lbase, i64 {callee_lsp}'
+                  + "".join(", " + p for p in ptrs) + ")")
+        bad = self.tmp(); self.emit(f"{bad} = icmp ne i32 {st}, 0")
+        ok = self.label("ok")
+        self.emit(f"br i1 {bad}, label %fault, label %{ok}")
+        self.block(ok)
+
+    def call_ptrs(self, inst, items) -> list:
+        ptrs = []
+        for r in items:
+            if isinstance(r, ir.Sym) and r.name in self.param_vars:
+                ptrs.append(f"ptr {self.param_vars[r.name][0]}")
+            elif isinstance(r, ir.Reg) and r.name in self.regs:
+                ptrs.append(f"ptr {self.reg_ptr(r.name)}")
+            else:
+                raise unsupported(inst, f"call argument {r}")
+        return ptrs
+
+    def indirect_call(self, inst, callee, rets, args):
+        """``call (r), %rd, (a), proto``: the register holds a function id (``mov.u64 %rd,
+        f`` gives FUNCTION_ID_BASE + index); dispatch over the defined functions with as
+        many parameters and returns; any other value faults."""
+        target_id = self.read(callee, "i64", inst)
+        candidates = [(i, f) for i, f in enumerate(self.mod.module.functions)
+                      if f.body is not None and not f.is_kernel
+                      and len(f.params) == len(args) and len(f.returns) == len(rets)]
+        ptrs = self.call_ptrs(inst, rets + args)
+        done = self.label("icall_done")
+        cases = []
+        blocks = []
+        for i, f in candidates:
+            lbl = self.label("icall")
+            cases.append(f"i64 {FUNCTION_ID_BASE + i}, label %{lbl}")
+            blocks.append((lbl, f))
+        self.emit(f"switch i64 {target_id}, label %fault [{' '.join(cases)}]")
+        for lbl, f in blocks:
+            self.block(lbl)
+            if f.name not in {g.name for g in self.mod.functions}:
+                raise unsupported(inst, f"indirect call target {f.name} is not reachable")
+            lsp = self.tmp(); self.emit(f"{lsp} = add i64 %lsp, {(self.local_size + 15) // 16 * 16}")
+            st = self.tmp()
+            self.emit(f'{st} = call i32 @"f.{f.name}"(ptr %ctx, ptr %ti, ptr %lbase, i64 {lsp}'
+                      + "".join(", " + p for p in ptrs) + ")")
+            bad = self.tmp(); self.emit(f"{bad} = icmp ne i32 {st}, 0")
+            self.emit(f"br i1 {bad}, label %fault, label %{done}")
+        self.block(done)
+
+    def assert_fail(self, inst, args):
+        """__assertfail(message, file, line, function, char size), what assert() calls when
+        its condition is false: the thread stops like at a trap, and the launch raises an
+        error quoting the message, file, line and function (read back on the host)."""
+        if len(args) != 5:
+            raise unsupported(inst, "__assertfail takes message, file, line, function, size")
+        vals = []
+        for a, ty in zip(args[:4], ("i64", "i64", "i32", "i64")):
+            p = self.param_vars.get(a.name)
+            if p is None:
+                raise unsupported(inst, f"__assertfail argument {a}")
+            v = self.tmp(); self.emit(f"{v} = load {ty}, ptr {p[0]}")
+            vals.append(v)
+        cline = self.conv(vals[2], "i32", "i64")
+        self.emit(f"call void @record_assert(ptr %ctx, ptr %ti, i64 {vals[0]}, i64 {vals[1]}, "
+                  f"i64 {cline}, i64 {vals[3]}, i32 {inst.line})")
+        self.emit(f"ret i32 {ST_ERR}")
+        self.block(self.label("dead"))
+
+    def printf(self, inst, args):
+        if len(args) != 2:
+            raise unsupported(inst, "vprintf takes a format and an argument buffer")
+        vals = []
+        for a in args:
+            p = self.param_vars.get(a.name)
+            if p is None:
+                raise unsupported(inst, f"vprintf argument {a}")
+            v = self.tmp(); self.emit(f"{v} = load i64, ptr {p[0]}")
+            vals.append(v)
+        self.emit(f"call void @record_printf(ptr %ctx, ptr %ti, ptr %lbase, i64 {vals[0]}, i64 {vals[1]})")

@@ -1,0 +1,472 @@
+"""LLVM IR of the block schedulers: ``@dptx_run(ctx, first_block, end_block)``, which runs a
+chunk's blocks and the threads of each (DESIGN.md decision 4), in three forms: a plain loop
+over threads (kernels without sync points, with the optional once-per-block bounds check),
+resumable threads (a thread returns at a barrier or warp operation; the block's threads are
+resumed once all arrived), and warps (the warp-vectorized form, a warp at a time).
+The runtime helpers they call are ``runtime_ir``'s."""
+from __future__ import annotations
+
+from . import address_space as L
+from .runtime_ir import CTX_ARG, ctx_load
+
+
+def _block_coordinates() -> str:
+    """IR computing ctaid x/y/z of linear block %b into %ti (and the block id at ti+32)."""
+    return """
+  %b32 = trunc i64 %b to i32
+  %cx = urem i32 %b32, %gx
+  %bq = udiv i32 %b32, %gx
+  %cy = urem i32 %bq, %gy
+  %cz = udiv i32 %bq, %gy
+  %cxp = getelementptr i32, ptr %ti, i64 3
+  store i32 %cx, ptr %cxp
+  %cyp = getelementptr i32, ptr %ti, i64 4
+  store i32 %cy, ptr %cyp
+  %czp = getelementptr i32, ptr %ti, i64 5
+  store i32 %cz, ptr %czp
+  %bidp = getelementptr i8, ptr %ti, i64 32
+  store i64 %b, ptr %bidp
+"""
+
+
+def _scheduler_entry(kw_slots: int) -> str:
+    """Allocas every block scheduler starts with: the thread-id record %ti, and the launch
+    constants the thread body reads (buffer windows), loaded once into %kw: after inlining
+    they are plain SSA values, invariant in the thread loop."""
+    return (f"  %ti = alloca [12 x i32], align 8\n"
+            f"  %kw = alloca [{kw_slots} x i64], align 8\n"
+            f"  call void @thread_constants(ptr %ctx, ptr %kw)\n")
+
+
+def _block_loop_head() -> str:
+    """Loop over blocks %b in [first, end) (exits to %finish, continues from %bnext), with
+    the block's coordinates in %ti."""
+    return ("bloop:\n"
+            "  %b = phi i64 [%first, %entry], [%bn, %bnext]\n"
+            "  %bdone = icmp uge i64 %b, %end\n"
+            "  br i1 %bdone, label %finish, label %bbody\n"
+            "bbody:\n" + _block_coordinates())
+
+
+def _thread_coordinates(t: str) -> str:
+    return f"""
+  %tx = urem i32 {t}, %bx
+  %tq = udiv i32 {t}, %bx
+  %ty = urem i32 %tq, %by
+  %tz = udiv i32 %tq, %by
+  store i32 %tx, ptr %ti
+  %typ = getelementptr i32, ptr %ti, i64 1
+  store i32 %ty, ptr %typ
+  %tzp = getelementptr i32, ptr %ti, i64 2
+  store i32 %tz, ptr %tzp
+  %ltp = getelementptr i32, ptr %ti, i64 6
+  store i32 {t}, ptr %ltp
+"""
+
+
+def _dims() -> str:
+    out = ""
+    for name, field in (("gx", "grid_x"), ("gy", "grid_y"), ("bx", "block_x"), ("by", "block_y"),
+                        ("bz", "block_z")):
+        out += ctx_load(name + "64", field) + f"  %{name} = trunc i64 %{name}64 to i32\n"
+    out += "  %bxy = mul i32 %bx, %by\n  %nthr = mul i32 %bxy, %bz\n"
+    return out
+
+
+def _thread_nest(sfx: str, trusted: str) -> str:
+    """The loops over a block's threads (z, y, x) around the inlined ``@thread``, labels
+    suffixed ``sfx``; they end at %bcheck."""
+    return f"""
+  br label %zloop{sfx}
+zloop{sfx}:
+  %tz{sfx} = phi i32 [0, %nest{sfx}], [%tzn{sfx}, %znext{sfx}]
+  %zdone{sfx} = icmp uge i32 %tz{sfx}, %bz
+  br i1 %zdone{sfx}, label %bcheck, label %yinit{sfx}
+yinit{sfx}:
+  %tzp{sfx} = getelementptr i32, ptr %ti, i64 2
+  store i32 %tz{sfx}, ptr %tzp{sfx}
+  br label %yloop{sfx}
+yloop{sfx}:
+  %ty{sfx} = phi i32 [0, %yinit{sfx}], [%tyn{sfx}, %ynext{sfx}]
+  %ydone{sfx} = icmp uge i32 %ty{sfx}, %by
+  br i1 %ydone{sfx}, label %znext{sfx}, label %xinit{sfx}
+xinit{sfx}:
+  %typ{sfx} = getelementptr i32, ptr %ti, i64 1
+  store i32 %ty{sfx}, ptr %typ{sfx}
+  %rowz{sfx} = mul i32 %tz{sfx}, %by
+  %row{sfx} = add i32 %rowz{sfx}, %ty{sfx}
+  %base{sfx} = mul i32 %row{sfx}, %bx
+  br label %xloop{sfx}
+xloop{sfx}:
+  %tx{sfx} = phi i32 [0, %xinit{sfx}], [%txn{sfx}, %tbody{sfx}]
+  %xdone{sfx} = icmp uge i32 %tx{sfx}, %bx
+  br i1 %xdone{sfx}, label %ynext{sfx}, label %tbody{sfx}
+tbody{sfx}:
+  store i32 %tx{sfx}, ptr %ti
+  %lt{sfx} = add i32 %base{sfx}, %tx{sfx}
+  %ltp{sfx} = getelementptr i32, ptr %ti, i64 6
+  store i32 %lt{sfx}, ptr %ltp{sfx}
+  %r{sfx} = call i32 @thread(ptr %ctx, ptr %ti, ptr %lbase, i64 0, ptr null, ptr %kw{trusted})
+  ; key: (thread << 32 | status) for a failed thread, all ones otherwise
+  %bad{sfx} = icmp ne i32 %r{sfx}, 0
+  %lt64{sfx} = zext i32 %lt{sfx} to i64
+  %kt{sfx} = shl i64 %lt64{sfx}, 32
+  %r64{sfx} = zext i32 %r{sfx} to i64
+  %k{sfx} = or i64 %kt{sfx}, %r64{sfx}
+  %key{sfx} = select i1 %bad{sfx}, i64 %k{sfx}, i64 -1
+  %w0{sfx} = load i64, ptr %worst
+  %w1{sfx} = call i64 @llvm.umin.i64(i64 %w0{sfx}, i64 %key{sfx})
+  store i64 %w1{sfx}, ptr %worst
+  %txn{sfx} = add i32 %tx{sfx}, 1
+  br label %xloop{sfx}
+ynext{sfx}:
+  %tyn{sfx} = add i32 %ty{sfx}, 1
+  br label %yloop{sfx}
+znext{sfx}:
+  %tzn{sfx} = add i32 %tz{sfx}, 1
+  br label %zloop{sfx}
+"""
+
+
+def scheduler_plain(fault_sites: list, site_base: int, kw_slots: int, block_check: bool = False) -> str:
+    """Block scheduler for kernels without sync points: a loop over the threads of each
+    block around the inlined ``@thread``. The loop has no early exit (a thread's non-zero
+    status is folded into a minimum), so LLVM can vectorize it; after each block, the first
+    failing thread's fault is reported: a bounds fault through ``fault_sites`` (PTX line and
+    access size per site, status ``site_base + index``) and the address the thread stored
+    in its ``fault_addr`` slot, any other status was recorded by the thread itself.
+    With ``block_check``, ``@block_trusted`` (block_check.py) decides per block between a
+    loop whose covered accesses skip their checks and the checked one (@thread's last
+    argument)."""
+    n = max(len(fault_sites), 1)
+    sites = ", ".join(f"{{ i32, i32 }} {{ i32 {line}, i32 {size} }}" for line, size in fault_sites) \
+        or "{ i32, i32 } { i32 0, i32 0 }"
+    if block_check:
+        choose = ("  %trusted = call i1 @block_trusted(ptr %ctx, ptr %ti)\n"
+                  "  br i1 %trusted, label %nest.t, label %nest.c\n"
+                  "nest.t:" + _thread_nest(".t", ", i1 true") +
+                  "nest.c:" + _thread_nest(".c", ", i1 false"))
+    else:
+        choose = "  br label %nest\nnest:" + _thread_nest("", "")
+    return f"""
+@fault_sites = internal constant [{n} x {{ i32, i32 }}] [{sites}]
+
+define i32 @dptx_run(ptr {CTX_ARG}, i64 %first, i64 %end) {{
+entry:
+{_scheduler_entry(kw_slots)}  %worst = alloca i64
+{_dims()}{ctx_load("lbase", "local", "ptr")}  br label %bloop
+{_block_loop_head()}  store i64 -1, ptr %worst
+{choose}bcheck:
+  %wk = load i64, ptr %worst
+  %failed = icmp ne i64 %wk, -1
+  br i1 %failed, label %report, label %bnext
+bnext:
+  %bn = add i64 %b, 1
+  br label %bloop
+report:
+  %st = trunc i64 %wk to i32
+  %ft64 = lshr i64 %wk, 32
+  %ft = trunc i64 %ft64 to i32
+  %issite = icmp uge i32 %st, {site_base}
+  br i1 %issite, label %site, label %fail
+site:
+  %si = sub i32 %st, {site_base}
+  %si64 = zext i32 %si to i64
+  %linep = getelementptr [{n} x {{ i32, i32 }}], ptr @fault_sites, i64 0, i64 %si64, i32 0
+  %line = load i32, ptr %linep
+  %sizep = getelementptr [{n} x {{ i32, i32 }}], ptr @fault_sites, i64 0, i64 %si64, i32 1
+  %size32 = load i32, ptr %sizep
+  %size = zext i32 %size32 to i64
+{ctx_load("fa", "fault_addr", "ptr")}  %fap = getelementptr i64, ptr %fa, i64 %ft64
+  %addr = load i64, ptr %fap
+  %won = call i1 @record_error_values(ptr %ctx, i32 %ft, i64 %b, i64 {L.ERR_BOUNDS}, i64 %addr, i32 %line, i64 %size)
+  ret i32 100
+fail:
+  ret i32 %st
+finish:
+  ret i32 0
+}}
+"""
+
+
+def scheduler_resumable(frame_bytes: int, kw_slots: int) -> str:
+    """Block scheduler for kernels with sync points. Frame i32 slots: 0 resume point,
+    1 status (0 run, 1 at barrier, 2 at warp op, 3 done), 2 barrier id, 3 barrier count,
+    4 reduction op, 5 reduction value, 6 reduction result, 7 PTX line of the barrier."""
+    return f"""
+define i32 @dptx_run(ptr {CTX_ARG}, i64 %first, i64 %end) {{
+entry:
+{_scheduler_entry(kw_slots)}{_dims()}{ctx_load("lmem", "local", "ptr")}{ctx_load("lsize", "local_size")}{ctx_load("frames", "frames", "ptr")}{ctx_load("exch", "exchange", "ptr")}  %npad0 = add i32 %nthr, 31
+  %npad = and i32 %npad0, -32
+  br label %bloop
+{_block_loop_head()}  br label %iloop
+iloop:
+  %i = phi i32 [0, %bbody], [%in, %ibody]
+  %idone = icmp uge i32 %i, %npad
+  br i1 %idone, label %sweep, label %ibody
+ibody:
+  %i64 = zext i32 %i to i64
+  %fo = mul i64 %i64, {frame_bytes}
+  %fp = getelementptr i8, ptr %frames, i64 %fo
+  %real = icmp ult i32 %i, %nthr
+  %st0 = select i1 %real, i32 0, i32 3
+  store i32 0, ptr %fp
+  %fsp = getelementptr i32, ptr %fp, i64 1
+  store i32 %st0, ptr %fsp
+  %eo = mul i64 %i64, 4
+  %eo2 = add i64 %eo, 2
+  %ep = getelementptr i64, ptr %exch, i64 %eo2
+  %exv = select i1 %real, i64 0, i64 1
+  store i64 %exv, ptr %ep
+  %in = add i32 %i, 1
+  br label %iloop
+sweep:
+  br label %tloop
+tloop:
+  %t = phi i32 [0, %sweep], [%tn, %tnext]
+  %ndone = phi i32 [0, %sweep], [%ndone.n, %tnext]
+  %nwarp = phi i32 [0, %sweep], [%nwarp.n, %tnext]
+  %tdone = icmp uge i32 %t, %nthr
+  br i1 %tdone, label %decide, label %tbody
+tbody:
+  %t64 = zext i32 %t to i64
+  %tfo = mul i64 %t64, {frame_bytes}
+  %tfp = getelementptr i8, ptr %frames, i64 %tfo
+  %tsp = getelementptr i32, ptr %tfp, i64 1
+  %status = load i32, ptr %tsp
+  %run = icmp eq i32 %status, 0
+  br i1 %run, label %dorun, label %tstat
+dorun:
+{_thread_coordinates("%t")}  %lo = mul i64 %t64, %lsize
+  %lb = getelementptr i8, ptr %lmem, i64 %lo
+  %r = call i32 @thread(ptr %ctx, ptr %ti, ptr %lb, i64 0, ptr %tfp, ptr %kw)
+  %err = icmp uge i32 %r, {100}
+  br i1 %err, label %fail, label %record
+record:
+  %isdone = icmp eq i32 %r, 0
+  %newst = select i1 %isdone, i32 3, i32 %r
+  store i32 %newst, ptr %tsp
+  br i1 %isdone, label %markexit, label %tstat
+markexit:
+  %teo = mul i64 %t64, 4
+  %teo2 = add i64 %teo, 2
+  %tep = getelementptr i64, ptr %exch, i64 %teo2
+  store i64 1, ptr %tep
+  br label %tstat
+tstat:
+  %cur = load i32, ptr %tsp
+  %isd = icmp eq i32 %cur, 3
+  %isw = icmp eq i32 %cur, 2
+  %dd = zext i1 %isd to i32
+  %ww = zext i1 %isw to i32
+  %ndone.n = add i32 %ndone, %dd
+  %nwarp.n = add i32 %nwarp, %ww
+  br label %tnext
+tnext:
+  %tn = add i32 %t, 1
+  br label %tloop
+decide:
+  %alldone = icmp eq i32 %ndone, %nthr
+  br i1 %alldone, label %bnext, label %notdone
+notdone:
+  %anywarp = icmp ugt i32 %nwarp, 0
+  %which = select i1 %anywarp, i32 2, i32 1
+  %dl = call i32 @release(ptr %ctx, ptr %ti, ptr %frames, i32 %nthr, i32 %which)
+  %isdl = icmp ne i32 %dl, 0
+  br i1 %isdl, label %deadlock, label %sweep
+deadlock:
+  ret i32 {100}
+bnext:
+  %bn = add i64 %b, 1
+  br label %bloop
+fail:
+  ret i32 %r
+finish:
+  ret i32 0
+}}
+
+; Let the threads waiting with status %which run again. For barriers (%which = 1): check
+; counted barriers can complete and compute bar.red results. Returns 1 on deadlock.
+define internal i32 @release(ptr %ctx, ptr %ti, ptr %frames, i32 %nthr, i32 %which) {{
+entry:
+  br label %count
+count:
+  %t = phi i32 [0, %entry], [%tn, %cnext]
+  %nbar = phi i32 [0, %entry], [%nbar.n, %cnext]
+  %npop = phi i32 [0, %entry], [%npop.n, %cnext]
+  %maxc = phi i32 [0, %entry], [%maxc.n, %cnext]
+  %line = phi i32 [0, %entry], [%line.n, %cnext]
+  %minid = phi i32 [16, %entry], [%minid.n, %cnext]
+  %maxid = phi i32 [0, %entry], [%maxid.n, %cnext]
+  %allcta = phi i1 [false, %entry], [%allcta.n, %cnext]
+  %cd = icmp uge i32 %t, %nthr
+  br i1 %cd, label %check, label %cbody
+cbody:
+  %t64 = zext i32 %t to i64
+  %fo = mul i64 %t64, {frame_bytes}
+  %fp = getelementptr i8, ptr %frames, i64 %fo
+  %sp = getelementptr i32, ptr %fp, i64 1
+  %st = load i32, ptr %sp
+  %waiting = icmp eq i32 %st, %which
+  %cp = getelementptr i32, ptr %fp, i64 3
+  %c = load i32, ptr %cp
+  %vp = getelementptr i32, ptr %fp, i64 5
+  %v = load i32, ptr %vp
+  %lp = getelementptr i32, ptr %fp, i64 7
+  %l = load i32, ptr %lp
+  %w1 = zext i1 %waiting to i32
+  %nbar.n = add i32 %nbar, %w1
+  %vnz = icmp ne i32 %v, 0
+  %vw = and i1 %vnz, %waiting
+  %v1 = zext i1 %vw to i32
+  %npop.n = add i32 %npop, %v1
+  %cw = select i1 %waiting, i32 %c, i32 0
+  %maxc.n = call i32 @llvm.umax.i32(i32 %maxc, i32 %cw)
+  %line.n = select i1 %waiting, i32 %l, i32 %line
+  %idp = getelementptr i32, ptr %fp, i64 2
+  %id = load i32, ptr %idp
+  %idlo = select i1 %waiting, i32 %id, i32 16
+  %idhi = select i1 %waiting, i32 %id, i32 0
+  %minid.n = call i32 @llvm.umin.i32(i32 %minid, i32 %idlo)
+  %maxid.n = call i32 @llvm.umax.i32(i32 %maxid, i32 %idhi)
+  %nocount = icmp eq i32 %c, 0
+  %ctawait = and i1 %waiting, %nocount
+  %allcta.n = or i1 %allcta, %ctawait
+  %tn0 = add i32 %t, 1
+  br label %cnext
+cnext:
+  %tn = phi i32 [%tn0, %cbody]
+  br label %count
+check:
+  %isbar = icmp eq i32 %which, 1
+{ctx_load("arrp", "arrivals", "ptr")}  %arrived64 = load i64, ptr %arrp
+  %arrived = trunc i64 %arrived64 to i32
+  %present = add i32 %nbar, %arrived
+  %warps0 = add i32 %present, 31
+  %warps = and i32 %warps0, -32
+  %short = icmp ugt i32 %maxc, %warps
+  ; threads wait at different barriers while one of them waits for the whole CTA: the
+  ; CTA-wide barrier can never complete
+  %split = icmp ne i32 %minid, %maxid
+  %splitdead = and i1 %split, %allcta
+  %bad = or i1 %short, %splitdead
+  %dead = and i1 %isbar, %bad
+  br i1 %dead, label %deadlock, label %wake
+deadlock:
+  %addr = zext i32 %maxc to i64
+  call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_DEADLOCK}, i64 %addr, i32 %line, i64 0)
+  ret i32 1
+wake:
+  br i1 %isbar, label %resetarr, label %wloop
+resetarr:
+  store i64 0, ptr %arrp
+  br label %wloop
+wloop:
+  %u = phi i32 [0, %wake], [0, %resetarr], [%un, %wnext]
+  %wd = icmp uge i32 %u, %nthr
+  br i1 %wd, label %done, label %wbody
+wbody:
+  %u64 = zext i32 %u to i64
+  %wfo = mul i64 %u64, {frame_bytes}
+  %wfp = getelementptr i8, ptr %frames, i64 %wfo
+  %wsp = getelementptr i32, ptr %wfp, i64 1
+  %wst = load i32, ptr %wsp
+  %wwait = icmp eq i32 %wst, %which
+  br i1 %wwait, label %wake1, label %wnext
+wake1:
+  store i32 0, ptr %wsp
+  %opp = getelementptr i32, ptr %wfp, i64 4
+  %op = load i32, ptr %opp
+  %all = icmp eq i32 %npop, %nbar
+  %any = icmp ne i32 %npop, 0
+  %alli = zext i1 %all to i32
+  %anyi = zext i1 %any to i32
+  %isand = icmp eq i32 %op, 2
+  %isor = icmp eq i32 %op, 3
+  %r1 = select i1 %isand, i32 %alli, i32 %npop
+  %r2 = select i1 %isor, i32 %anyi, i32 %r1
+  %rp = getelementptr i32, ptr %wfp, i64 6
+  store i32 %r2, ptr %rp
+  br label %wnext
+wnext:
+  %un = add i32 %u, 1
+  br label %wloop
+done:
+  ret i32 0
+}}
+"""
+
+
+def scheduler_warps(frame_bytes: int, header_bytes: int, kw_slots: int) -> str:
+    """Block scheduler for warp-vectorized kernels (``vector.py``): ``@thread`` runs one warp
+    until a barrier (status 1) or its end (0). Each round runs every warp that has not ended
+    up to its next barrier, so after a round every live warp waits at one: the next round
+    releases them all (warps that ended count as arrived, as exited threads do on sm_70+;
+    the divergence analysis proved that every barrier is reached by whole warps). There is
+    no separate release pass over the frames. Frames: i32 0 resume point, i32 4 status (0
+    run, 1 at the barrier, 3 done), i32 8 warp index; the first ``header_bytes`` are zeroed
+    per block."""
+    return f"""
+define i32 @dptx_run(ptr {CTX_ARG}, i64 %first, i64 %end) {{
+entry:
+{_scheduler_entry(kw_slots)}{_dims()}{ctx_load("frames", "frames", "ptr")}  %nw0 = add i32 %nthr, 31
+  %nw = lshr i32 %nw0, 5
+  br label %bloop
+{_block_loop_head()}  br label %iloop
+iloop:
+  %i = phi i32 [0, %bbody], [%in, %ibody]
+  %idone = icmp uge i32 %i, %nw
+  br i1 %idone, label %round, label %ibody
+ibody:
+  %i64 = zext i32 %i to i64
+  %fo = mul i64 %i64, {frame_bytes}
+  %fp = getelementptr i8, ptr %frames, i64 %fo
+  call void @llvm.memset.p0.i64(ptr %fp, i8 0, i64 {header_bytes}, i1 false)
+  %wp = getelementptr i8, ptr %fp, i64 8
+  store i32 %i, ptr %wp
+  %in = add i32 %i, 1
+  br label %iloop
+round:
+  br label %wloop
+wloop:
+  %w = phi i32 [0, %round], [%wn, %wnext]
+  %ndone = phi i32 [0, %round], [%ndone.n, %wnext]
+  %wd = icmp uge i32 %w, %nw
+  br i1 %wd, label %decide, label %wbody
+wbody:
+  %w64 = zext i32 %w to i64
+  %wfo = mul i64 %w64, {frame_bytes}
+  %wfp = getelementptr i8, ptr %frames, i64 %wfo
+  %wsp = getelementptr i8, ptr %wfp, i64 4
+  %st = load i32, ptr %wsp
+  %ended = icmp eq i32 %st, 3
+  br i1 %ended, label %wdone, label %dorun
+dorun:
+  %r = call i32 @thread(ptr %ctx, ptr %ti, ptr null, i64 0, ptr %wfp, ptr %kw)
+  %err = icmp uge i32 %r, 100
+  br i1 %err, label %fail, label %record
+record:
+  %isdone = icmp eq i32 %r, 0
+  %newst = select i1 %isdone, i32 3, i32 %r
+  store i32 %newst, ptr %wsp
+  %dd = zext i1 %isdone to i32
+  br label %wnext
+wdone:
+  br label %wnext
+wnext:
+  %d = phi i32 [%dd, %record], [1, %wdone]
+  %ndone.n = add i32 %ndone, %d
+  %wn = add i32 %w, 1
+  br label %wloop
+decide:
+  %alldone = icmp eq i32 %ndone, %nw
+  br i1 %alldone, label %bnext, label %round
+bnext:
+  %bn = add i64 %b, 1
+  br label %bloop
+fail:
+  ret i32 %r
+finish:
+  ret i32 0
+}}
+"""

@@ -5,9 +5,10 @@ Two single-thread workers pinned to separate cores; a bounded busy process compe
 second core, so that worker runs at about half speed. Per kernel, printed: each worker alone
 on the whole grid (the kernel run in the worker's process, one thread, no Dask), the ideal
 makespan of the pair (1 / (1/fast + 1/slow)), the dptx split after LEARN launches (best of 3),
-an even split (``dptx.split = "even"``, best of 3), and the fast worker's share of the blocks.
+an even split (``dptx.split = "even"``, best of 3), and the fast worker's share of the blocks
+beside its ideal share (where the cost measured along the grid splits at the speed ratio).
 
-    python benchmarks/balance.py [--quick]
+    python benchmarks/balance.py [--quick] [--scheduler tcp://127.0.0.1:8786]
 """
 import os as _os
 import sys as _sys
@@ -17,6 +18,7 @@ import sys as _sys
 _sys.path[:] = [p for p in _sys.path
                 if _os.path.abspath(p or _os.curdir) != _os.path.dirname(_os.path.abspath(__file__))]
 import argparse
+import contextlib
 import logging
 import os
 import time
@@ -90,6 +92,38 @@ def alone(kernel_name: str, grid, block, nelem: int, args_tail: tuple) -> float:
     return best
 
 
+def cost_along(kernel_name: str, grid, block, nelem: int, args_tail: tuple,
+               pieces: int = 32) -> list:
+    """Seconds of each of ``pieces`` equal ranges of the linear block index, in this (worker)
+    process, one thread (best of 2): where the work lies along the grid, measured directly."""
+    from dptx import cpu
+    k = dptx.RawModule(SOURCE).get_function(kernel_name)
+    out = np.zeros(nelem, np.float32)
+    nblocks = int(np.prod(grid))
+    cuts = np.linspace(0, nblocks, pieces + 1).round().astype(int)
+    cpu.launch(k, grid, block, [out, *args_tail], threads=1)       # JIT, form chosen
+    seconds = []
+    for a, b in zip(cuts, cuts[1:]):
+        best = float("inf")
+        for _ in range(2):
+            t0 = time.perf_counter()
+            cpu.launch(k, grid, block, [out, *args_tail], blocks=range(a, b), threads=1)
+            best = min(best, time.perf_counter() - t0)
+        seconds.append((int(a), int(b), best))
+    return seconds
+
+
+def ideal_share(pieces: list, t_fast: float, t_slow: float) -> float:
+    """The fast worker's share of the blocks (its range first, as dptx orders them when the
+    data gives no order) at which both finish together: where the measured cost reaches the
+    fast worker's part of the pair's speed, t_slow / (t_fast + t_slow)."""
+    want = t_slow / (t_fast + t_slow)
+    cost = np.array([s for _, _, s in pieces])
+    edges = np.array([pieces[0][0]] + [b for _, b, _ in pieces], float)
+    cumulative = np.concatenate([[0.0], np.cumsum(cost)]) / cost.sum()
+    return float(np.interp(want, cumulative, edges) / edges[-1])
+
+
 def timed(kernel, grid, block, args, out, repeat=3) -> float:
     best = float("inf")
     for _ in range(repeat):
@@ -103,15 +137,27 @@ def timed(kernel, grid, block, args, out, repeat=3) -> float:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller grids")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="a deployed cluster on this machine (dask scheduler --preload "
+                             "scheduler_plugins, two single-thread dask workers --preload "
+                             "dptx.worker) instead of a LocalCluster")
     opts = parser.parse_args()
     cores = sorted(os.sched_getaffinity(0))
     if len(cores) < 2:
         raise SystemExit("needs two cores")
     rows = []
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                      silence_logs=logging.ERROR, preload=["dptx.worker"],
-                      scheduler_kwargs={"preload": ["scheduler_plugins"]}) as cluster, \
-            Client(cluster, set_as_default=False) as client:
+    with contextlib.ExitStack() as stack:
+        if opts.scheduler:
+            client = stack.enter_context(Client(opts.scheduler, set_as_default=False))
+        else:
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                silence_logs=logging.ERROR, preload=["dptx.worker"],
+                scheduler_kwargs={"preload": ["scheduler_plugins"]}))
+            client = stack.enter_context(Client(cluster, set_as_default=False))
+        client.wait_for_workers(2)
+        if len(client.nthreads()) != 2 or set(client.nthreads().values()) != {1}:
+            raise SystemExit(f"needs two single-thread workers, found {client.nthreads()}")
         dptx.connect(client)
         busy = None
         try:
@@ -128,6 +174,8 @@ def main():
                                        pure=False).result()
                 t_slow = client.submit(alone, kname, grid, block, nelem, tail, workers=[slow],
                                        pure=False).result()
+                pieces = client.submit(cost_along, kname, grid, block, nelem, tail,
+                                       workers=[fast], pure=False).result()
                 kernel = module.get_function(kname)
                 for _ in range(LEARN):
                     kernel(grid, block, args)
@@ -140,7 +188,7 @@ def main():
                 with dask.config.set({"dptx.split": "even"}):
                     even = timed(kernel, grid, block, args, out)
                 rows.append((name, t_fast, t_slow, 1 / (1 / t_fast + 1 / t_slow), adaptive,
-                             even, shares.get(fast, 0.0), t_slow / (t_fast + t_slow)))
+                             even, shares.get(fast, 0.0), ideal_share(pieces, t_fast, t_slow)))
         finally:
             if busy is not None:
                 busy.kill()
@@ -149,12 +197,14 @@ def main():
     print("two single-thread workers on separate cores; the second shares its core with a "
           "busy process")
     print(f"{'kernel':<24}{'fast alone':>11}{'slow alone':>11}{'ideal':>8}{'adaptive':>10}"
-          f"{'even':>8}{'adapt/ideal':>12}{'even/ideal':>11}{'fast share':>11}")
-    for name, tf, ts, ideal, adaptive, even, share, _ in rows:
+          f"{'even':>8}{'adapt/ideal':>12}{'even/ideal':>11}{'fast share':>11}{'ideal':>7}")
+    for name, tf, ts, ideal, adaptive, even, share, best_share in rows:
         print(f"{name:<24}{tf:>11.3f}{ts:>11.3f}{ideal:>8.3f}{adaptive:>10.3f}{even:>8.3f}"
-              f"{adaptive / ideal:>12.2f}{even / ideal:>11.2f}{share:>11.2f}")
-    print("(fast share: of the blocks, in the last adaptive launch; times in seconds; "
-          "adaptive and even: best of 3, after", LEARN, "learning launches)")
+              f"{adaptive / ideal:>12.2f}{even / ideal:>11.2f}{share:>11.2f}{best_share:>7.2f}")
+    print("(fast share: of the blocks, in the last adaptive launch, beside the ideal one: where "
+          "the cost measured along the grid on the fast worker (32 ranges) splits at the "
+          "workers' speed ratio; times in seconds; adaptive and even: best of 3, after", LEARN,
+          "learning launches)")
 
 
 if __name__ == "__main__":

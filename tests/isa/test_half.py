@@ -514,3 +514,93 @@ def test_directed_rounding_to_bf16_and_saturation_to_f16():
         assert out[i, 3] == (want & 0x7FFF if want == 0x8000 else want), (x, hex(out[i, 3]))
         for j, mode in ((4, "rp"), (5, "rm")):
             assert out[i, j] == _bf16_directed_reference(float(xd[i]), mode), (xd[i], mode)
+
+
+def _to16(x: float, mode: str, half: bool, relu=False, satfinite=False) -> int:
+    """The ISA's cvt of an f32 to f16 (``half``) or bf16 bits: rounding ``mode``, .relu (a
+    negative result is +0), .satfinite (an infinite result is the largest finite value of its
+    sign); NaN is the canonical NaN 0x7FFF."""
+    if math.isnan(x):
+        return 0x7FFF
+    if relu and x < 0:
+        x = 0.0
+    mant, emin, emax = (10, -14, 15) if half else (7, -126, 127)
+    r = round_fraction(Fraction(x), mode, mant, emin, emax) if not math.isinf(x) and x != 0 \
+        else x
+    if satfinite and math.isinf(r):
+        r = math.copysign(float((2 - Fraction(2) ** -mant) * Fraction(2) ** emax), r)
+    if half:
+        return f2h(r)
+    return int(np.array([r], dtype=np.float32).view(np.uint32)[0]) >> 16
+
+
+def test_cvt_f16x2_bf16x2_from_f32_relu_satfinite_rz():
+    """cvt.{rn,rz}{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b (a to the upper half): the
+    modifiers were ignored (ZLUDA's cvt_relu_f16x2_f32, checked on an NVIDIA GPU: -1, 1 gives
+    0x00003C00 and 3.14, -inf 0x42480000)."""
+    a = [-1.0, 3.14, 70000.0, -70000.0, float("nan"), 1.0009765625, -0.0, 1e-30, float("-inf")]
+    b = [1.0, float("-inf"), 0.1, -1.5, 2.0, -1.0009765625, 65520.0, -1e-30, 3e38]
+    a32 = [float(np.float32(x)) for x in a]
+    b32 = [float(np.float32(x)) for x in b]
+    forms = [("cvt.rn.relu.f16x2.f32", "rn", True, True, False),
+             ("cvt.rz.f16x2.f32", "rz", True, False, False),
+             ("cvt.rn.satfinite.f16x2.f32", "rn", True, False, True),
+             ("cvt.rz.relu.satfinite.f16x2.f32", "rz", True, True, True),
+             ("cvt.rn.relu.bf16x2.f32", "rn", False, True, False),
+             ("cvt.rz.bf16x2.f32", "rz", False, False, False),
+             ("cvt.rn.satfinite.bf16x2.f32", "rn", False, False, True)]
+    body = "\n".join(f"{op} %d{i}, %a, %b;" for i, (op, *_) in enumerate(forms))
+    outs = run_op(body, [("a", "f32", a), ("b", "f32", b)],
+                  [(f"d{i}", "b32") for i in range(len(forms))])
+    for got, (op, mode, half, relu, sat) in zip(outs, forms):
+        want = [(_to16(x, mode, half, relu, sat) << 16) | _to16(y, mode, half, relu, sat)
+                for x, y in zip(a32, b32)]
+        assert [int(v) for v in got] == want, (op, [hex(int(v)) for v in got],
+                                                [hex(w) for w in want])
+    # the ISA's example values from ZLUDA
+    d = run_op("cvt.rn.relu.f16x2.f32 %d, %a, %b;",
+               [("a", "f32", [-1.0, 3.14]), ("b", "f32", [1.0, float("-inf")])], [("d", "b32")])
+    assert [int(v) for v in d] == [0x00003C00, 0x42480000]
+
+
+def test_set_and_setp_on_f16x2_and_bf16x2_compare_each_half():
+    """set/setp on .f16x2/.bf16x2 compare the two halves as halves (they were compared as
+    one 32-bit integer, and set.gtu.u32.f16x2 failed with an internal KeyError). setp: p is
+    the lower half's result, q the upper's; set: each half of d is 1.0 (.f16x2/.bf16x2
+    result) or 0xFFFF (.u32 result). ZLUDA's set_gt_f16x2 (checked on a GPU): -0.0 > 0.0 is
+    false, 0x38d3 > 0x35aa true: 0x3C000000."""
+    nan = 0x7E00
+    pairs = [(f2h(-0.0), f2h(0.0)), (0x38D3, 0x35AA), (nan, f2h(1.0)), (f2h(-2.0), f2h(-3.0)),
+             (f2h(65504.0), 0x7C00), (0x0001, 0x0000)]
+    lo = [pairs[i] for i in range(0, len(pairs), 2)]
+    hi = [pairs[i] for i in range(1, len(pairs), 2)]
+    a = [(h[0] << 16) | l[0] for l, h in zip(lo, hi)]
+    b = [(h[1] << 16) | l[1] for l, h in zip(lo, hi)]
+
+    def gt(x, y, unordered=False):
+        fx, fy = h2f(x), h2f(y)
+        if math.isnan(fx) or math.isnan(fy):
+            return unordered
+        return fx > fy
+    body = ("set.gt.f16x2.f16x2 %d, %a, %b;\nset.gtu.u32.f16x2 %e, %a, %b;\n"
+            "setp.gt.f16x2 %f|%g, %a, %b;\n"
+            "set.gt.and.f16x2.f16x2 %k, %a, %b, %g;\nset.gt.ftz.u32.f16x2 %m, %a, %b;")
+    d, e, f, g, k, m = run_op(body, [("a", "b32", a), ("b", "b32", b)],
+                              [("d", "b32"), ("e", "b32"), ("f", "pred"), ("g", "pred"),
+                               ("k", "b32"), ("m", "b32")])
+    for i, (l, h) in enumerate(zip(lo, hi)):
+        tl, th = gt(*l), gt(*h)
+        assert int(d[i]) == (0x3C00 if th else 0) << 16 | (0x3C00 if tl else 0)
+        ul, uh = gt(*l, True), gt(*h, True)
+        assert int(e[i]) == (0xFFFF if uh else 0) << 16 | (0xFFFF if ul else 0)
+        assert (int(f[i]), int(g[i])) == (int(tl), int(th))
+        assert int(k[i]) == (0x3C00 if th else 0) << 16 | (0x3C00 if tl and th else 0)
+        # .ftz: the subnormal 0x0001 is +0, not greater than +0
+        fl, fh = (t and pair != (0x0001, 0x0000) for t, pair in ((tl, l), (th, h)))
+        assert int(m[i]) == (0xFFFF if fh else 0) << 16 | (0xFFFF if fl else 0)
+    assert int(d[0]) == 0x3C000000
+    # a .f16 (and .bf16) destination holds 1.0 in its own format, not all ones
+    xs, ys = [1.0, -1.0, 5.0], [0.5, 0.5, 5.0]
+    h16, b16 = run_op("set.gt.f16.f32 %h, %a, %b;\nset.gt.bf16.f32 %c, %a, %b;",
+                      [("a", "f32", xs), ("b", "f32", ys)], [("h", "b16"), ("c", "b16")])
+    assert [int(v) for v in h16] == [0x3C00, 0, 0] and [int(v) for v in b16] == [0x3F80, 0, 0]

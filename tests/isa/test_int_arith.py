@@ -266,6 +266,23 @@ def test_sub_cc_subc_128bit():
     same_ints(outs[4], [0xFFFFFFFF if x < y else 0 for x, y in BIGPAIRS], "u32")
 
 
+def test_carry_after_a_subtraction_is_not_borrow():
+    """The hardware keeps CC.CF as the carry of a + ~b + 1: after sub.cc it is 1 where no
+    borrow happened, which addc reads back (ZLUDA's subc_cc_s32, checked on an NVIDIA GPU:
+    a = 0x627ADF75, b = 0x864CCEF5 gives d = 0xDC2E1080 and a carry of 0). subc consumes it
+    the same way: a + ~b + CC.CF."""
+    pairs = [(0x627ADF75, 0x864CCEF5), (5, 3), (3, 5), (7, 7), (0, 0xFFFFFFFF)]
+    d, c, e = run_op("sub.cc.s32 %d, %a, %b;\naddc.u32 %c, 0, 0;\n"
+                     "add.cc.u32 %t, 0xFFFFFFFF, 1;\nsubc.u32 %e, %a, %b;",
+                     [("a", "u32", [a for a, _ in pairs]), ("b", "u32", [b for _, b in pairs]),
+                      ("t", "u32", [0] * len(pairs))],
+                     [("d", "u32"), ("c", "u32"), ("e", "u32")])
+    same_ints(d, [(a - b) & 0xFFFFFFFF for a, b in pairs], "u32")
+    same_ints(c, [int(a >= b) for a, b in pairs], "u32")
+    # after add.cc set the carry: a + ~b + 1, no borrow taken
+    same_ints(e, [(a - b) & 0xFFFFFFFF for a, b in pairs], "u32")
+
+
 def test_addc_without_cc_does_not_write_carry():
     # addc (no .cc) consumes CC.CF but leaves it; a following addc sees the same carry.
     body = ("add.cc.u32 %d0, %a0, %b0;\naddc.u32 %d1, 0, 0;\naddc.u32 %d2, 0, 0;")

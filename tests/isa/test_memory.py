@@ -705,3 +705,35 @@ ret;""")
     cx, cy = np.meshgrid(np.arange(2), np.arange(3))
     want = np.stack([cx.ravel(), cy.ravel(), np.full(6, 2), np.zeros(6), np.full(6, 2), np.zeros(6)], 1)
     np.testing.assert_array_equal(out, want)
+
+
+def test_vector_moves_are_one_parallel_assignment():
+    """mov.v4 {a, b, c, d}, {c, d, a, b} reads every source before it writes (the ISA's
+    vector move is one assignment; element by element it gave [c, d, c, d]); also through a
+    vector register (ZLUDA's vector_extract, checked on an NVIDIA GPU: 1 2 3 4 -> 3 4 1 2)."""
+    n = 64
+    vals = np.arange(4 * n, dtype=np.uint32).reshape(n, 4) * 7 + 1
+    body = ("mov.v4.u32 {%a, %b, %c, %d}, {%c, %d, %a, %b};\n"
+            "mov.v2.u32 {%e, %f}, {%f, %e};\n"
+            "mov.u32 %oa, %a;\nmov.u32 %ob, %b;\nmov.u32 %oc, %c;\nmov.u32 %od, %d;\n"
+            "mov.u32 %oe, %e;\nmov.u32 %of, %f;")
+    ins = [(x, "u32", vals[:, i]) for i, x in enumerate("abcd")]
+    ins += [("e", "u32", vals[:, 0]), ("f", "u32", vals[:, 1])]
+    outs = run_op(body, ins, [(f"o{x}", "u32") for x in "abcdef"])
+    for got, col in zip(outs, [2, 3, 0, 1, 1, 0]):
+        same_ints(got, vals[:, col], "u32")
+    # through a .v4 vector register and back, rotating as ZLUDA's test does
+    k = ptx_kernel(".param .u64 pout, .param .u64 pin", """
+.reg .u16 %t<4>;
+.reg .v4 .u16 %foo;
+ld.param.u64 %rd1, [pin];
+ld.param.u64 %rd2, [pout];
+ld.global.v4.u8 {%t0, %t1, %t2, %t3}, [%rd1];
+mov.v4.u16 %foo, {%t1, %t2, %t3, %t0};
+mov.v4.u16 {%t2, %t3, %t0, %t1}, %foo;
+mov.v4.u16 {%t3, %t0, %t1, %t2}, {%t2, %t3, %t0, %t1};
+st.global.v4.u8 [%rd2], {%t0, %t1, %t2, %t3};
+""")
+    src, out = np.array([1, 2, 3, 4], np.uint8), np.zeros(4, np.uint8)
+    launch(k, (1,), (1,), [out, src])
+    assert out.tolist() == [3, 4, 1, 2]

@@ -147,7 +147,14 @@ class ArithmeticLowering:
 
     def to_half_bits(self, inst, v: str, ty: str, half: str, mode=None) -> str:
         """Round a float/double to f16 or bf16 bits (nearest even, once, or the directed
-        ``mode``), with .relu and .ftz."""
+        ``mode``), with .relu (a negative result becomes +0), .satfinite (an infinite result
+        becomes the largest finite value of its sign) and .ftz; a NaN result is the
+        canonical NaN."""
+        if "relu" in inst.modifiers:
+            neg = self.tmp(); self.emit(f"{neg} = fcmp olt {ty} {v}, 0.0")
+            z = self.tmp(); self.emit(f"{z} = select i1 {neg}, {ty} 0.0, {ty} {v}")
+            v = z
+        nan = self.tmp(); self.emit(f"{nan} = fcmp uno {ty} {v}, 0.0")
         if mode is not None:
             if ty == "double":
                 # the same directed rounding twice equals doing it once
@@ -155,33 +162,37 @@ class ArithmeticLowering:
                 f = self.tmp(); self.emit(f'{f} = call float @"{name}"(double {v})')
                 v, ty = f, "float"
             if half != "half":
-                return self.ftz16(inst, self.bf16_directed(v, mode), half)
-            name = self.mod.directed_helper("fptrunc", mode, "half", ["float"])
-            h = self.tmp(); self.emit(f'{h} = call half @"{name}"(float {v})')
-            b = self.tmp(); self.emit(f"{b} = bitcast half {h} to i16")
-            return self.ftz16(inst, b, half)
-        if "relu" in inst.modifiers:
-            neg = self.tmp(); self.emit(f"{neg} = fcmp olt {ty} {v}, 0.0")
-            z = self.tmp(); self.emit(f"{z} = select i1 {neg}, {ty} 0.0, {ty} {v}")
-            v = z
-        nan = self.tmp(); self.emit(f"{nan} = fcmp uno {ty} {v}, 0.0")
-        f = v
-        if ty == "double":
-            # round to odd into f32 (toward zero, sticky bit set when inexact), so that the
-            # final rounding to 16 bits is the only one
-            name = self.mod.directed_helper("fptrunc", "rz", "float", ["double"])
-            fz = self.tmp(); self.emit(f'{fz} = call float @"{name}"(double {v})')
-            back = self.tmp(); self.emit(f"{back} = fpext float {fz} to double")
-            inexact = self.tmp(); self.emit(f"{inexact} = fcmp one double {back}, {v}")
-            fb = self.tmp(); self.emit(f"{fb} = bitcast float {fz} to i32")
-            sticky = self.tmp(); self.emit(f"{sticky} = zext i1 {inexact} to i32")
-            odd = self.tmp(); self.emit(f"{odd} = or i32 {fb}, {sticky}")
-            f = self.tmp(); self.emit(f"{f} = bitcast i32 {odd} to float")
-        if half == "half":
-            h = self.tmp(); self.emit(f"{h} = fptrunc float {f} to half")
-            b = self.tmp(); self.emit(f"{b} = bitcast half {h} to i16")
+                b = self.bf16_directed(v, mode)
+            else:
+                name = self.mod.directed_helper("fptrunc", mode, "half", ["float"])
+                h = self.tmp(); self.emit(f'{h} = call half @"{name}"(float {v})')
+                b = self.tmp(); self.emit(f"{b} = bitcast half {h} to i16")
         else:
-            b = self.tmp(); self.emit(f"{b} = call i16 @f32_to_bf16(float {f})")
+            f = v
+            if ty == "double":
+                # round to odd into f32 (toward zero, sticky bit set when inexact), so that
+                # the final rounding to 16 bits is the only one
+                name = self.mod.directed_helper("fptrunc", "rz", "float", ["double"])
+                fz = self.tmp(); self.emit(f'{fz} = call float @"{name}"(double {v})')
+                back = self.tmp(); self.emit(f"{back} = fpext float {fz} to double")
+                inexact = self.tmp(); self.emit(f"{inexact} = fcmp one double {back}, {v}")
+                fb = self.tmp(); self.emit(f"{fb} = bitcast float {fz} to i32")
+                sticky = self.tmp(); self.emit(f"{sticky} = zext i1 {inexact} to i32")
+                odd = self.tmp(); self.emit(f"{odd} = or i32 {fb}, {sticky}")
+                f = self.tmp(); self.emit(f"{f} = bitcast i32 {odd} to float")
+            if half == "half":
+                h = self.tmp(); self.emit(f"{h} = fptrunc float {f} to half")
+                b = self.tmp(); self.emit(f"{b} = bitcast half {h} to i16")
+            else:
+                b = self.tmp(); self.emit(f"{b} = call i16 @f32_to_bf16(float {f})")
+        if "satfinite" in inst.modifiers:
+            inf, largest = (0x7C00, 0x7BFF) if half == "half" else (0x7F80, 0x7F7F)
+            mag = self.tmp(); self.emit(f"{mag} = and i16 {b}, 32767")
+            is_inf = self.tmp(); self.emit(f"{is_inf} = icmp eq i16 {mag}, {inf}")
+            sign = self.tmp(); self.emit(f"{sign} = and i16 {b}, -32768")
+            clamp = self.tmp(); self.emit(f"{clamp} = or i16 {sign}, {largest}")
+            b2 = self.tmp(); self.emit(f"{b2} = select i1 {is_inf}, i16 {clamp}, i16 {b}")
+            b = b2
         out = self.tmp(); self.emit(f"{out} = select i1 {nan}, i16 32767, i16 {b}")
         return self.ftz16(inst, out, half)
 
@@ -269,22 +280,41 @@ class ArithmeticLowering:
         self.write(inst.operands[0], r, ty, inst)
 
     def carry_op(self, inst, op):
-        """add.cc/addc/sub.cc/subc: the carry (borrow) flag lives in %cc."""
+        """add.cc/addc/sub.cc/subc: the carry flag CC.CF lives in %cc.
+
+        The hardware keeps one carry bit and subtracts by adding the complement:
+        sub.cc is a + ~b + 1 and subc is a + ~b + CC.CF, with the carry out of that sum
+        written to CC.CF. So after a subtraction CC.CF is 1 where *no* borrow happened. The
+        ISA text's "d = a - (b + CC.CF), borrow-out to CC.CF" gives the same results in
+        sub.cc/subc chains, but not when a chain mixes the two (addc after sub.cc reads 0
+        after a borrow on NVIDIA GPUs; ZLUDA's subc_cc_s32, checked on hardware). The sum is
+        unsigned whatever the type's signedness: a carry is a bit of the unsigned sum."""
         ty = self.lt(inst)
         wide = "i64" if ty == "i32" else "i128"
         a = self.conv(self.read(inst.operands[1], ty, inst), ty, wide)
-        b = self.conv(self.read(inst.operands[2], ty, inst), ty, wide)
-        r = self.tmp(); self.emit(f"{r} = {op} {wide} {a}, {b}")
+        b = self.read(inst.operands[2], ty, inst)
+        if op == "sub":
+            b = self.not_bits(b, ty)
+        b = self.conv(b, ty, wide)
+        r = self.tmp(); self.emit(f"{r} = add {wide} {a}, {b}")
         if inst.opcode in ("addc", "subc"):
             c = self.tmp(); self.emit(f"{c} = load i32, ptr %cc")
-            cw = self.conv(c, "i32", wide)
-            r2 = self.tmp(); self.emit(f"{r2} = {op} {wide} {r}, {cw}")
+            carry_in = self.conv(c, "i32", wide)
+        else:
+            carry_in = "1" if op == "sub" else None
+        if carry_in is not None:
+            r2 = self.tmp(); self.emit(f"{r2} = add {wide} {r}, {carry_in}")
             r = r2
         if "cc" in inst.modifiers:
             hi = self.tmp(); self.emit(f"{hi} = lshr {wide} {r}, {BITS[ty]}")
             bit = self.tmp(); self.emit(f"{bit} = and {wide} {hi}, 1")
             self.emit(f"store i32 {self.conv(bit, wide, 'i32')}, ptr %cc")
         self.write(inst.operands[0], self.conv(r, wide, ty), ty, inst)
+
+    def not_bits(self, v: str, ty: str) -> str:
+        """~v (all bits flipped)."""
+        r = self.tmp(); self.emit(f"{r} = xor {ty} {v}, -1")
+        return r
 
     def widen_mul(self, inst, a, b, ty, signed):
         wide = {"i16": "i32", "i32": "i64", "i64": "i128"}[ty]

@@ -223,20 +223,24 @@ class ConversionLowering:
         self.write(inst.operands[0], out, "i32", inst)
 
     def cvt_packed(self, inst, dt, st):
-        """cvt.rn.f16x2.f32 d, a, b: pack two f32 (a in the upper half)."""
-        if dt in ("f16x2", "bf16x2") and st == "f32":
+        """cvt.{rn,rz}{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b: two f32 rounded to
+        16 bits each and packed, a in the upper half."""
+        mods = set(inst.modifiers) - {dt, st}
+        rounding = mods & {"rn", "rz"}
+        if dt in ("f16x2", "bf16x2") and st == "f32" and len(rounding) == 1 and \
+                mods - rounding <= {"relu", "satfinite"} and len(inst.operands) == 3:
             half = "half" if dt == "f16x2" else "bfloat"
+            mode = None if rounding == {"rn"} else "rz"
             parts = []
             for o in inst.operands[1:3]:
                 f = self.read(o, "float", inst)
-                h = self.tmp(); self.emit(f"{h} = fptrunc float {f} to {half}")
-                b = self.tmp(); self.emit(f"{b} = bitcast {half} {h} to i16")
-                parts.append(self.conv(b, "i16", "i32"))
+                parts.append(self.conv(self.to_half_bits(inst, f, "float", half, mode),
+                                       "i16", "i32"))
             hi = self.tmp(); self.emit(f"{hi} = shl i32 {parts[0]}, 16")
             r = self.tmp(); self.emit(f"{r} = or i32 {hi}, {parts[1]}")
             self.write(inst.operands[0], r, "i32", inst)
             return
-        raise unsupported(inst, "packed conversion")
+        raise unsupported(inst, "packed conversion of this form")
 
 
 class ConversionVectorLowering:

@@ -18,9 +18,13 @@ class MemoryLowering:
         d, s = inst.operands[0], inst.operands[1]
         ty = self.lt(inst)
         if self._vector(inst) > 1:   # mov.v4: element by element (vector registers)
-            for dst, src in zip(self.vector_items(d), self.vector_items(s)):
+            # all sources read before any destination is written: the move is one parallel
+            # assignment ({a, b, c, d} <- {c, d, a, b} swaps)
+            pairs = [(dst, self.read(src, ty, inst))
+                     for dst, src in zip(self.vector_items(d), self.vector_items(s))]
+            for dst, value in pairs:
                 if dst is not None:
-                    self.write(dst, self.read(src, ty, inst), ty, inst)
+                    self.write(dst, value, ty, inst)
             return
         if isinstance(d, ir.Vec):  # unpack: mov.b64 {lo, hi}, x
             v = self.read(s, ty, inst)

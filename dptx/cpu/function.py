@@ -380,10 +380,16 @@ class FunctionCore:
         else:
             rty = self.regs.get(base.name, "i64")
             v = self.read(base, rty, inst)
-            v = self.conv(v, rty, "i64") if rty != "i64" else v
-            value = v
-            if addr.offset:
-                t = self.tmp(); self.emit(f"{t} = add i64 {v}, {addr.offset}"); value = t
+            if addr.offset and rty == "i32":
+                # a 32-bit address (shared memory, .address_size 32) wraps at 32 bits:
+                # [%r+12] with %r = s - 8 is s + 4 (Rodinia's nw), not 2^32 + s + 4
+                t = self.tmp(); self.emit(f"{t} = add i32 {v}, {addr.offset & 0xFFFFFFFF}")
+                value = self.conv(t, "i32", "i64")
+            else:
+                v = self.conv(v, rty, "i64") if rty != "i64" else v
+                value = v
+                if addr.offset:
+                    t = self.tmp(); self.emit(f"{t} = add i64 {v}, {addr.offset}"); value = t
         fn = {"generic": "xlate", "global": "xlate", "const": "xlate", "shared": "xshared",
               "local": "xlocal"}.get(space)
         if fn is None:

@@ -2,6 +2,7 @@
 globals, scalar parameters, local memory with dynamic indexing, shared memory (static and
 dynamic), special registers and vector pack/unpack with mov."""
 import numpy as np
+import pytest
 
 from ._util import GID, launch, ptx_kernel, run_op, same_ints
 
@@ -737,3 +738,29 @@ st.global.v4.u8 [%rd2], {%t0, %t1, %t2, %t3};
     src, out = np.array([1, 2, 3, 4], np.uint8), np.zeros(4, np.uint8)
     launch(k, (1,), (1,), [out, src])
     assert out.tolist() == [3, 4, 1, 2]
+
+
+@pytest.mark.parametrize("mode", ["", "0", "all"])
+def test_32_bit_shared_addresses_wrap_at_32_bits(monkeypatch, mode):
+    """[%r+12] with a 32-bit %r = s - 8 is s + 4: the sum wraps at 32 bits (Rodinia's nw
+    kernel does this). It was computed in 64 bits and raised a false out-of-bounds error
+    ("shared memory offset 4294967300"), in every executor form."""
+    monkeypatch.setenv("DPTX_CPU_VECTOR", mode)
+    k = ptx_kernel(".param .u64 pout", """
+.shared .align 4 .b32 s[16];
+mov.u32 %r5, %tid.x;
+mov.u32 %r1, s;
+shl.b32 %r6, %r5, 2;
+add.s32 %r7, %r1, %r6;
+st.shared.u32 [%r7], %r5;
+bar.sync 0;
+add.s32 %r2, %r7, -8;
+ld.shared.u32 %r4, [%r2+12];
+ld.param.u64 %rd1, [pout];
+mul.wide.u32 %rd2, %r5, 4;
+add.s64 %rd3, %rd1, %rd2;
+st.global.u32 [%rd3], %r4;
+""")
+    out = np.zeros(15, np.uint32)
+    launch(k, (1,), (15,), [out])
+    assert out[:14].tolist() == list(range(1, 15))     # s[i + 1] (s[15] is never written)

@@ -277,15 +277,22 @@ class MemoryVectorLowering:
 
         def lane_offsets() -> str:
             """Emit the lanes' offsets in the buffer (<32 x i64>) here."""
+            offset = addr.offset
             if isinstance(base, ir.Reg):
                 rty = self.regs.get(base.name, "i64")
-                av = self.vconv(self.vread(base, rty, inst), rty, "i64")
+                av = self.vread(base, rty, inst)
+                if offset and rty == "i32":
+                    # a 32-bit address wraps at 32 bits (as in FunctionCore.address)
+                    av = self.op2("add", vt("i32"), av,
+                                  f"splat (i32 {offset & 0xFFFFFFFF})")
+                    offset = 0
+                av = self.vconv(av, rty, "i64")
             elif base is None:
                 av = self.splat("0", "i64")
             else:
                 av = self.splat(self.conv(*self.symbol_value(base.name, inst), "i64"), "i64")
-            if addr.offset:
-                av = self.op2("add", vt("i64"), av, f"splat (i64 {addr.offset})")
+            if offset:
+                av = self.op2("add", vt("i64"), av, f"splat (i64 {offset})")
             return self.op2("sub", vt("i64"), av, self.splat(wbase, "i64"))
 
         def in_bounds(rel: str) -> str:

@@ -301,3 +301,16 @@ def test_vector_registers_and_their_components():
     cpu.launch(k, 1, 32, [a, out])
     want = np.stack([a[:, 3] + a[:, 0], a[:, 1] * 2, a[:, 2], np.ones(32, np.float32)], 1)
     assert np.array_equal(out, want)
+
+
+def test_an_access_just_before_a_buffer_names_that_buffer():
+    """d[i - 128] with d the fourth argument is 512 bytes before d, not 2^40 - 512 bytes into
+    the third argument (whose window lies just below)."""
+    src = r'''extern "C" __global__ void k(float* a, float* b, float* c, float* d, int n) {
+        int i = threadIdx.x; d[i - 128] = a[i] + b[i] + c[i]; }'''
+    k = dptx.RawModule(src).get_function("k")
+    arrays = [np.ones(64, np.float32) for _ in range(4)]
+    with pytest.raises(dptx.DptxMemoryError) as e:
+        cpu.launch(k, (1,), (64,), [*arrays, np.int32(64)])
+    assert "is 512 bytes before the start of argument 3 (d) (256 bytes)" in str(e.value)
+    assert "thread 0 " in str(e.value) and "into argument 2" not in str(e.value)

@@ -429,6 +429,16 @@ def _source_line(kernel, line: int) -> str:
     return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 
+def _before_next_buffer(addr: int, i: int, buffers):
+    """Bytes from ``addr`` up to the start of buffer ``i``, where buffer ``i`` exists and
+    ``addr`` lies in the window just below its own (an index gone negative: p[-128])."""
+    if not 0 <= i < len(buffers):
+        return None
+    start = (L.FIRST_BUFFER + i) << L.WINDOW_SHIFT
+    below = start - addr
+    return below if 0 < below <= L.OFFSET_MASK + 1 else None
+
+
 def _error(kernel, ck, record, g, b, buffers, shared_size):
     code, addr, line, tid, blk, size = (int(v) for v in record[:6])
     where = (f"kernel {kernel.name}, block {blk} {_coords(blk, g)}, thread {tid} "
@@ -454,6 +464,13 @@ def _error(kernel, ck, record, g, b, buffers, shared_size):
                     f"was given by the kernel's access footprint", kernel.name, name)
             what = (f"address {addr:#x} is {offset} bytes into {name} "
                     f"({nbytes} bytes); the {size}-byte access ends past it")
+            before = _before_next_buffer(addr, i + 1, buffers)
+            if before is not None and before < offset - nbytes:
+                what = (f"address {addr:#x} is {before} bytes before the start of "
+                        f"{buffers.names[i + 1]} ({buffers.sizes[i + 1]} bytes)")
+        elif _before_next_buffer(addr, 0, buffers) is not None:
+            what = (f"address {addr:#x} is {_before_next_buffer(addr, 0, buffers)} bytes before "
+                    f"the start of {buffers.names[0]} ({buffers.sizes[0]} bytes)")
         else:
             what = f"address {addr:#x} is not in any device buffer"
         return DptxMemoryError(f"out-of-bounds access in {where}: {what}. The kernel was "

@@ -57,6 +57,8 @@ CTX_FIELDS = [
                       # that stopped the thread (plain kernels report faults after the loop)
     "stride_history", # pointer to an int64 per global load of a warp-vectorized kernel: the
                       # address the previous warp read there (for stride prefetching)
+    "matrix",         # pointer to the tensor-core exchange area (int64[4] per thread): the
+                      # fragments a lane gives to its warp's mma and ldmatrix
 ]
 CTX = {name: i for i, name in enumerate(CTX_FIELDS)}
 

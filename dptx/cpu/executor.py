@@ -158,6 +158,7 @@ class _Chunk:
         else:
             self.frames = _private_zeros(ck.frame_bytes * npad if ck.resumable else 16, np.uint8)
         self.exchange = _private_zeros(4 * npad if ck.resumable else 4, np.int64)
+        self.matrix = _private_zeros(4 * npad if ck.resumable else 4, np.int64)
         if not ck.uses_printf:
             printf_cap = 0          # no record buffer (1 MiB by default) for kernels that never print
         self.printf = _private_zeros(max(L.PRINTF_RECORD_BYTES * printf_cap, 16), np.uint8)
@@ -179,6 +180,7 @@ class _Chunk:
         c[L.CTX["error"]] = self.error.ctypes.data
         c[L.CTX["frames"]] = self.frames.ctypes.data
         c[L.CTX["exchange"]] = self.exchange.ctypes.data
+        c[L.CTX["matrix"]] = self.matrix.ctypes.data
         c[L.CTX["printf"]] = self.printf.ctypes.data
         c[L.CTX["arrivals"]] = self.arrivals.ctypes.data
         c[L.CTX["fault_addr"]] = self.fault_addr.ctypes.data

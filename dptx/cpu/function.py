@@ -30,6 +30,7 @@ from .lowering.compare import CompareLowering
 from .lowering.conversion import ConversionLowering
 from .lowering.atomics import AtomicLowering
 from .lowering.sync import SyncLowering
+from .lowering.matrix import MatrixLowering
 
 
 def window_fields(origin, windows: dict) -> list:
@@ -725,6 +726,6 @@ class FunctionCore:
 
 class Function(FunctionCore, ControlLowering, MemoryLowering, ArithmeticLowering,
                FloatMathLowering, BitsLowering, VideoLowering, CompareLowering,
-               ConversionLowering, AtomicLowering, SyncLowering):
+               ConversionLowering, AtomicLowering, SyncLowering, MatrixLowering):
     """One PTX function body translated per thread: the core and the lowerings of every
     instruction family (``lowering/``), dispatched through ``lowering.registry``."""

@@ -58,6 +58,9 @@ def plan_vector(module: ir.Module, function: ir.Function):
                     or not isinstance(inst.operands[0], ir.Imm):
                 return f"barrier form at PTX line {inst.line}"
             bar_ids.add(inst.operands[0].value)
+        if op in ("mma", "ldmatrix"):
+            # warp-wide matrix operations run in the per-thread form (lowering/matrix.py)
+            return f"tensor-core instruction {op} at PTX line {inst.line}"
         if op in ("shfl", "vote"):
             if "sync" not in mods:
                 return f"{op} without .sync at PTX line {inst.line}"

@@ -37,6 +37,7 @@ Which family lowers which PTX instruction (each file has the per-thread class
 ``conversion``     cvt (integer, float, half, bf16, FP8, packed; rounding, .sat, .relu)
 ``atomics``        atom, red
 ``sync``           bar/barrier, shfl, vote, activemask, elect, redux, match
+``matrix``         mma.sync (m16n8k16, f16/bf16), ldmatrix (tensor cores, per thread)
 =================  ================================================================
 
 Adding an instruction: find its family in the PTX ISA manual's chapter, add a method to that

@@ -26,21 +26,22 @@ class MemoryLowering:
                 if dst is not None:
                     self.write(dst, value, ty, inst)
             return
-        if isinstance(d, ir.Vec):  # unpack: mov.b64 {lo, hi}, x
+        d_items, s_items = self.vector_items(d), self.vector_items(s)
+        if len(d_items) > 1:  # unpack: mov.b64 {lo, hi}, x (or into a .v2 register's parts)
             v = self.read(s, ty, inst)
-            width = BITS[ty] // len(d.items)
+            width = BITS[ty] // len(d_items)
             ety = f"i{width}"
-            for i, item in enumerate(d.items):
+            for i, item in enumerate(d_items):
                 if item is None:
                     continue
                 sh = self.tmp(); self.emit(f"{sh} = lshr {ty} {v}, {i * width}")
                 self.write(item, self.conv(sh, ty, ety), ety, inst)
             return
-        if isinstance(s, ir.Vec):  # pack
-            width = BITS[ty] // len(s.items)
+        if len(s_items) > 1:  # pack (braces, or a .v2/.v4 register's parts)
+            width = BITS[ty] // len(s_items)
             ety = f"i{width}"
             acc = "0"
-            for i, item in enumerate(s.items):
+            for i, item in enumerate(s_items):
                 e = self.read(item, ety, inst)
                 z = self.conv(e, ety, ty)
                 sh = self.tmp(); self.emit(f"{sh} = shl {ty} {z}, {i * width}")

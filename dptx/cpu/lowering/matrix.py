@@ -1,0 +1,253 @@
+"""Tensor-core (warp-wide matrix) instructions: ``mma.sync`` and ``ldmatrix``.
+
+A warp's 32 threads hold the fragments of the matrices between them, in the layouts the PTX
+ISA documents ("Matrix Fragments for mma.m16n8k16"; ``ldmatrix``'s row addresses). Per
+thread, each of these is a warp sync point: every lane writes what it holds (its fragment
+registers, or its row address) into its slot of the tensor-core exchange area (``matrix`` in
+the context, 32 bytes per thread), the warp meets, each lane computes its own part of the
+result from the slots of the lanes that hold the elements it needs, and the warp meets again
+before any lane may overwrite its slot. Kernels with these instructions run in the
+per-thread (resumable) form (``vector_plan`` refuses them).
+
+Supported, each checked against NVIDIA's results (ZLUDA's tests, run on GPUs) and numpy:
+``mma.sync.aligned.m16n8k16.row.col`` with ``.f16`` or ``.bf16`` inputs and ``.f32``
+accumulators (``.f16`` accumulators with ``.f16`` inputs); ``ldmatrix.sync.aligned.m8n8``
+``.x1/.x2/.x4`` with and without ``.trans`` from shared memory. The products are exact and
+accumulated in double, then rounded once to the accumulator type (the hardware's own
+accumulation order and rounding are not specified by the ISA; results agree with it to the
+last bit on ZLUDA's tests and within one f32 ulp of the exact result elsewhere). Every other
+shape, type or layout raises ``PtxUnsupportedError``."""
+from __future__ import annotations
+
+from .common import ST_WARP, unsupported
+from .registry import lower
+
+SLOT_BYTES = 32          # per thread in the tensor-core exchange area
+HALVES = {"f16": "half", "bf16": "bfloat"}
+
+
+class MatrixLowering:
+    """Per-thread lowerings (mixed into ``function.Function``)."""
+
+    def matrix_slot(self, lane_expr: str = None) -> str:
+        """Pointer to this thread's (or lane ``lane_expr``'s of this warp) slot of the
+        tensor-core exchange area."""
+        base = self.ctx_ptr("matrix")
+        ltid = self.ti(6)
+        if lane_expr is None:
+            idx = ltid
+        else:
+            wb = self.tmp(); self.emit(f"{wb} = and i32 {ltid}, -32")
+            idx = self.tmp(); self.emit(f"{idx} = add i32 {wb}, {lane_expr}")
+        off = self.tmp(); self.emit(f"{off} = mul i32 {idx}, {SLOT_BYTES}")
+        wide = self.conv(off, "i32", "i64")
+        p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {base}, i64 {wide}")
+        return p
+
+    def warp_meets(self, inst):
+        self.sync_point(ST_WARP, {7: inst.line})
+
+    def lane_id(self) -> str:
+        lane = self.tmp(); self.emit(f"{lane} = and i32 {self.ti(6)}, 31")
+        return lane
+
+    # -- mma.sync ---------------------------------------------------------------------------
+    @lower("mma")
+    def op_mma(self, inst):
+        mods = set(inst.modifiers)
+        types = list(inst.types)
+        if not {"sync", "aligned"} <= mods or "m16n8k16" not in mods or len(types) != 4:
+            raise unsupported(inst, "tensor cores: only mma.sync.aligned.m16n8k16 is supported")
+        dtype, atype, btype, ctype = types
+        layout = [m for m in inst.modifiers if m in ("row", "col")]
+        if layout != ["row", "col"]:
+            raise unsupported(inst, "mma.m16n8k16 takes .row.col")
+        extra = mods - {"sync", "aligned", "m16n8k16", "row", "col"} - set(types)
+        if extra or atype != btype or atype not in HALVES or dtype != ctype or \
+                dtype not in ("f32", "f16") or (dtype == "f16" and atype != "f16"):
+            raise unsupported(inst, f"mma.m16n8k16 of .{dtype}.{atype}.{btype}.{ctype}")
+        d_op, a_op, b_op, c_op = inst.operands
+        a_regs, b_regs = self.vector_items(a_op), self.vector_items(b_op)
+        c_regs, d_regs = self.vector_items(c_op), self.vector_items(d_op)
+        accum = 4 if dtype == "f32" else 2
+        if (len(a_regs), len(b_regs), len(c_regs), len(d_regs)) != (4, 2, accum, accum):
+            raise unsupported(inst, "fragment register counts of mma.m16n8k16")
+        # 1. this lane's A (4 x b32) and B (2 x b32) fragments into its slot
+        slot = self.matrix_slot()
+        for i, r in enumerate(list(a_regs) + list(b_regs)):
+            v = self.read(r, "i32", inst)
+            p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {slot}, i64 {4 * i}")
+            self.emit(f"store i32 {v}, ptr {p}")
+        self.warp_meets(inst)
+        # 2. this lane's four elements of D = A B + C: rows g and g + 8, columns 2t and 2t + 1
+        lane = self.lane_id()
+        g = self.tmp(); self.emit(f"{g} = lshr i32 {lane}, 2")
+        t = self.tmp(); self.emit(f"{t} = and i32 {lane}, 3")
+        col0 = self.tmp(); self.emit(f"{col0} = shl i32 {t}, 1")
+        base = self.matrix_slot("0")
+        dot = self.mma_dot_helper(atype)
+        if dtype == "f32":
+            cs = [self.read(r, "float", inst) for r in c_regs]
+        else:
+            cs = []
+            for r in c_regs:
+                v = self.read(r, "i32", inst)
+                for shift in (0, 16):
+                    s = self.tmp(); self.emit(f"{s} = lshr i32 {v}, {shift}")
+                    h = self.tmp(); self.emit(f"{h} = trunc i32 {s} to i16")
+                    x = self.tmp(); self.emit(f"{x} = bitcast i16 {h} to half")
+                    f = self.tmp(); self.emit(f"{f} = fpext half {x} to float")
+                    cs.append(f)
+        results = []
+        for i in range(4):
+            row = g if i < 2 else self.op_add_const(g, 8)
+            col = col0 if i % 2 == 0 else self.op_add_const(col0, 1)
+            s = self.tmp(); self.emit(f"{s} = call double @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
+            c = self.tmp(); self.emit(f"{c} = fpext float {cs[i]} to double")
+            total = self.tmp(); self.emit(f"{total} = fadd double {s}, {c}")
+            if dtype == "f32":
+                r = self.tmp(); self.emit(f"{r} = fptrunc double {total} to float")
+            else:
+                # one rounding to f16 (through f32 rounded to odd: no double rounding)
+                r = self.to_half_bits(inst, total, "double", "half")
+            results.append(r)
+        if dtype == "f32":
+            for r, v in zip(d_regs, results):
+                self.write(r, v, "float", inst)
+        else:
+            for k, r in enumerate(d_regs):
+                lo = self.conv(results[2 * k], "i16", "i32")
+                hi0 = self.conv(results[2 * k + 1], "i16", "i32")
+                hi = self.tmp(); self.emit(f"{hi} = shl i32 {hi0}, 16")
+                v = self.tmp(); self.emit(f"{v} = or i32 {hi}, {lo}")
+                self.write(r, v, "i32", inst)
+        self.warp_meets(inst)        # no lane reuses its slot before all have read
+
+    def op_add_const(self, v: str, k: int) -> str:
+        r = self.tmp(); self.emit(f"{r} = add i32 {v}, {k}")
+        return r
+
+    def mma_dot_helper(self, atype: str) -> str:
+        """Name of ``double @mma.m16n8k16.dot.<type>(ptr slots, i32 row, i32 col)``: the dot
+        product of row ``row`` of A and column ``col`` of B, read from the warp's slots in
+        the fragment layout of mma.m16n8k16 (A element (r, k) is in lane (r % 8) * 4 +
+        (k % 8) / 2, register (r >= 8) + 2 (k >= 8), half k % 2; B element (k, n) in lane
+        n * 4 + (k % 8) / 2, register 4 + (k >= 8), half k % 2)."""
+        half = HALVES[atype]
+        name = f"mma.m16n8k16.dot.{atype}"
+        if name in self.mod.directed:
+            return name
+        self.mod.directed[name] = f'''define internal double @"{name}"(ptr %s, i32 %row, i32 %col) {{
+entry:
+  %rlo = and i32 %row, 7
+  %rhi = lshr i32 %row, 3
+  %alane0 = shl i32 %rlo, 2
+  %blane0 = shl i32 %col, 2
+  br label %loop
+loop:
+  %k = phi i32 [0, %entry], [%k1, %loop]
+  %acc = phi double [0.0, %entry], [%acc1, %loop]
+  %klo = and i32 %k, 7
+  %khi = lshr i32 %k, 3
+  %kodd = and i32 %k, 1
+  %pair = lshr i32 %klo, 1
+  %alane = add i32 %alane0, %pair
+  %areg0 = shl i32 %khi, 1
+  %areg = add i32 %areg0, %rhi
+  %aoff0 = mul i32 %alane, {SLOT_BYTES}
+  %aoff1 = shl i32 %areg, 2
+  %aoff2 = shl i32 %kodd, 1
+  %aoff3 = add i32 %aoff0, %aoff1
+  %aoff = add i32 %aoff3, %aoff2
+  %blane = add i32 %blane0, %pair
+  %breg = add i32 %khi, 4
+  %boff0 = mul i32 %blane, {SLOT_BYTES}
+  %boff1 = shl i32 %breg, 2
+  %boff3 = add i32 %boff0, %boff1
+  %boff = add i32 %boff3, %aoff2
+  %aoffw = zext i32 %aoff to i64
+  %boffw = zext i32 %boff to i64
+  %ap = getelementptr i8, ptr %s, i64 %aoffw
+  %bp = getelementptr i8, ptr %s, i64 %boffw
+  %ai = load i16, ptr %ap
+  %bi = load i16, ptr %bp
+  %ah = bitcast i16 %ai to {half}
+  %bh = bitcast i16 %bi to {half}
+  %ad = fpext {half} %ah to double
+  %bd = fpext {half} %bh to double
+  %prod = fmul double %ad, %bd
+  %acc1 = fadd double %acc, %prod
+  %k1 = add i32 %k, 1
+  %more = icmp ult i32 %k1, 16
+  br i1 %more, label %loop, label %done
+done:
+  ret double %acc1
+}}'''
+        return name
+
+    # -- ldmatrix ---------------------------------------------------------------------------
+    @lower("ldmatrix")
+    def op_ldmatrix(self, inst):
+        mods = set(inst.modifiers)
+        count = next((int(m[1:]) for m in mods if m in ("x1", "x2", "x4")), None)
+        # no state space: a generic address (of shared memory)
+        space = "shared" if any(m.split("::")[0] == "shared" for m in mods) else "generic"
+        extra = mods - {"sync", "aligned", "m8n8", "x1", "x2", "x4", "trans", "b16"} - \
+            {m for m in mods if m.split("::")[0] == "shared"}
+        if not {"sync", "aligned", "m8n8", "b16"} <= mods or count is None or extra:
+            raise unsupported(inst, "ldmatrix: only .sync.aligned.m8n8.x{1,2,4}{.trans}"
+                                    "{.shared}.b16")
+        d_regs = self.vector_items(inst.operands[0])
+        if len(d_regs) != count:
+            raise unsupported(inst, f"ldmatrix .x{count} writes {count} registers")
+        # 1. lanes 0..8*count-1 give the addresses of the rows (8 per matrix), 16 bytes each
+        lane = self.lane_id()
+        gives = self.tmp(); self.emit(f"{gives} = icmp ult i32 {lane}, {8 * count}")
+        yes, join = self.label("ldmrow"), self.label("ldmjoin")
+        slot = self.matrix_slot()
+        self.emit(f"store i64 0, ptr {slot}")
+        self.emit(f"br i1 {gives}, label %{yes}, label %{join}")
+        self.block(yes)
+        row = self.address(inst.operands[1], space, 16, inst)
+        addr = self.tmp(); self.emit(f"{addr} = ptrtoint ptr {row} to i64")
+        self.emit(f"store i64 {addr}, ptr {slot}")
+        self.emit(f"br label %{join}")
+        self.block(join)
+        self.warp_meets(inst)
+        # 2. this lane's registers: element pairs of row lane / 4 (or, transposed, of column
+        # lane / 4) of each matrix
+        lane = self.lane_id()
+        quad = self.tmp(); self.emit(f"{quad} = and i32 {lane}, 3")
+        group = self.tmp(); self.emit(f"{group} = lshr i32 {lane}, 2")
+        for i, r in enumerate(d_regs):
+            if "trans" not in mods:
+                holder = self.op_add_const(group, 8 * i)
+                p = self.row_address(holder)
+                off = self.tmp(); self.emit(f"{off} = shl i32 {quad}, 2")
+                q = self.byte_offset(p, off)
+                v = self.tmp(); self.emit(f"{v} = load i32, ptr {q}, align 4")
+            else:
+                halves = []
+                for j in range(2):
+                    r0 = self.tmp(); self.emit(f"{r0} = shl i32 {quad}, 1")
+                    holder = self.op_add_const(self.op_add_const(r0, j), 8 * i)
+                    p = self.row_address(holder)
+                    off = self.tmp(); self.emit(f"{off} = shl i32 {group}, 1")
+                    q = self.byte_offset(p, off)
+                    h = self.tmp(); self.emit(f"{h} = load i16, ptr {q}, align 2")
+                    halves.append(self.conv(h, "i16", "i32"))
+                hi = self.tmp(); self.emit(f"{hi} = shl i32 {halves[1]}, 16")
+                v = self.tmp(); self.emit(f"{v} = or i32 {hi}, {halves[0]}")
+            self.write(r, v, "i32", inst)
+        self.warp_meets(inst)
+
+    def row_address(self, lane_expr: str) -> str:
+        slot = self.matrix_slot(lane_expr)
+        a = self.tmp(); self.emit(f"{a} = load i64, ptr {slot}")
+        p = self.tmp(); self.emit(f"{p} = inttoptr i64 {a} to ptr")
+        return p
+
+    def byte_offset(self, p: str, off32: str) -> str:
+        w = self.conv(off32, "i32", "i64")
+        q = self.tmp(); self.emit(f"{q} = getelementptr i8, ptr {p}, i64 {w}")
+        return q

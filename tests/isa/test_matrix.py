@@ -1,0 +1,171 @@
+"""Tensor-core instructions (dptx/cpu/lowering/matrix.py) against numpy: mma.sync m16n8k16
+and ldmatrix. The fragments each lane holds are built here from the ISA's layout tables
+("Matrix Fragments for mma.m16n8k16 with floating point type": groupID = lane / 4,
+threadID_in_group = lane % 4), independently of the executor; the product is numpy's."""
+import numpy as np
+import pytest
+
+from ._util import kernel_from_ptx, kernel_text, launch
+
+
+def halves_bits(x, kind):
+    """16-bit patterns of ``x`` as f16 or bf16 (the values chosen are exact in both)."""
+    if kind == "f16":
+        return x.astype(np.float16).view(np.uint16)
+    return (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+def a_fragments(bits):
+    """(32, 4) b32 registers of a 16x16 A: a_i at row g + 8 ((i // 2) % 2), column
+    2t + i % 2 + 8 (i >= 4); a_2j in the low half of register j."""
+    out = np.zeros((32, 4), np.uint32)
+    for lane in range(32):
+        g, t = lane >> 2, lane & 3
+        for i in range(8):
+            row, col = g + 8 * ((i // 2) % 2), 2 * t + (i & 1) + 8 * (i >= 4)
+            out[lane, i // 2] |= np.uint32(bits[row, col]) << np.uint32(16 * (i & 1))
+    return out
+
+
+def b_fragments(bits):
+    """(32, 2) b32 registers of a 16x8 B: b_i at row 2t + i % 2 + 8 (i >= 2), column g."""
+    out = np.zeros((32, 2), np.uint32)
+    for lane in range(32):
+        g, t = lane >> 2, lane & 3
+        for i in range(4):
+            row = 2 * t + (i & 1) + 8 * (i >= 2)
+            out[lane, i // 2] |= np.uint32(bits[row, g]) << np.uint32(16 * (i & 1))
+    return out
+
+
+def cd_positions():
+    """(lane, i) -> (row, column) of the 16x8 C and D: row g + 8 (i >= 2), column 2t + i % 2."""
+    return {(lane, i): ((lane >> 2) + 8 * (i >= 2), 2 * (lane & 3) + (i & 1))
+            for lane in range(32) for i in range(4)}
+
+
+MMA_F32 = """
+ld.param.u64 %rd1, [pa]; ld.param.u64 %rd2, [pb]; ld.param.u64 %rd3, [pc]; ld.param.u64 %rd4, [pd];
+mov.u32 %r0, %tid.x;
+mul.wide.u32 %rd5, %r0, 16; add.s64 %rd6, %rd1, %rd5;
+ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd6];
+mul.wide.u32 %rd7, %r0, 8; add.s64 %rd8, %rd2, %rd7;
+ld.global.v2.u32 {%r5, %r6}, [%rd8];
+add.s64 %rd9, %rd3, %rd5;
+ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd9];
+mma.sync.aligned.m16n8k16.row.col.f32.TYPE.TYPE.f32 {%f5, %f6, %f7, %f8}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4};
+add.s64 %rd10, %rd4, %rd5;
+st.global.v4.f32 [%rd10], {%f5, %f6, %f7, %f8};
+"""
+
+
+@pytest.mark.parametrize("kind", ["f16", "bf16"])
+def test_mma_m16n8k16_with_f32_accumulators(kind):
+    rng = np.random.default_rng(3)
+    # multiples of 1/8 in [-4, 4): exact in f16 and bf16, products and sums exact in f32
+    A = rng.integers(-32, 32, (16, 16)) / 8.0
+    B = rng.integers(-32, 32, (16, 8)) / 8.0
+    C = rng.integers(-64, 64, (16, 8)) / 4.0
+    k = kernel_from_ptx(kernel_text(".param .u64 pa, .param .u64 pb, .param .u64 pc, "
+                                    ".param .u64 pd", MMA_F32.replace("TYPE", kind)))
+    cfrag = np.zeros((32, 4), np.float32)
+    for (lane, i), (r, c) in cd_positions().items():
+        cfrag[lane, i] = C[r, c]
+    dfrag = np.zeros((32, 4), np.float32)
+    launch(k, (1,), (32,), [a_fragments(halves_bits(A, kind)), b_fragments(halves_bits(B, kind)),
+                            cfrag, dfrag])
+    D = np.zeros((16, 8), np.float32)
+    for (lane, i), (r, c) in cd_positions().items():
+        D[r, c] = dfrag[lane, i]
+    assert np.array_equal(D, (A @ B + C).astype(np.float32))
+
+
+def test_mma_m16n8k16_with_f16_accumulators_and_two_warps():
+    """.f16 C and D (two f16x2 registers per lane: c0, c1 in the first); two warps of a block
+    each run their own mma."""
+    rng = np.random.default_rng(4)
+    As = [rng.integers(-16, 16, (16, 16)) / 4.0 for _ in range(2)]
+    Bs = [rng.integers(-16, 16, (16, 8)) / 4.0 for _ in range(2)]
+    Cs = [rng.integers(-16, 16, (16, 8)) / 2.0 for _ in range(2)]
+    body = """
+ld.param.u64 %rd1, [pa]; ld.param.u64 %rd2, [pb]; ld.param.u64 %rd3, [pc]; ld.param.u64 %rd4, [pd];
+mov.u32 %r0, %tid.x;
+mul.wide.u32 %rd5, %r0, 16; add.s64 %rd6, %rd1, %rd5;
+ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd6];
+mul.wide.u32 %rd7, %r0, 8; add.s64 %rd8, %rd2, %rd7;
+ld.global.v2.u32 {%r5, %r6}, [%rd8];
+add.s64 %rd9, %rd3, %rd7;
+ld.global.v2.u32 {%r7, %r8}, [%rd9];
+mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%r9, %r10}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%r7, %r8};
+add.s64 %rd10, %rd4, %rd7;
+st.global.v2.u32 [%rd10], {%r9, %r10};
+"""
+    k = kernel_from_ptx(kernel_text(".param .u64 pa, .param .u64 pb, .param .u64 pc, "
+                                    ".param .u64 pd", body))
+    afr = np.concatenate([a_fragments(halves_bits(A, "f16")) for A in As])
+    bfr = np.concatenate([b_fragments(halves_bits(B, "f16")) for B in Bs])
+    cfr = np.zeros((64, 2), np.uint32)
+    for w, C in enumerate(Cs):
+        bits = halves_bits(C, "f16")
+        for (lane, i), (r, c) in cd_positions().items():
+            cfr[32 * w + lane, i // 2] |= np.uint32(bits[r, c]) << np.uint32(16 * (i & 1))
+    dfr = np.zeros((64, 2), np.uint32)
+    launch(k, (1,), (64,), [afr, bfr, cfr, dfr])
+    for w in range(2):
+        want = (As[w] @ Bs[w] + Cs[w]).astype(np.float16)
+        for (lane, i), (r, c) in cd_positions().items():
+            got = (dfr[32 * w + lane, i // 2] >> np.uint32(16 * (i & 1))) & np.uint32(0xFFFF)
+            assert np.uint16(got).view(np.float16) == want[r, c], (w, lane, i)
+
+
+def test_unsupported_mma_forms_are_refused():
+    import dptx
+    body = MMA_F32.replace("m16n8k16.row.col", "m16n8k16.col.col").replace("TYPE", "f16")
+    k = kernel_from_ptx(kernel_text(".param .u64 pa, .param .u64 pb, .param .u64 pc, "
+                                    ".param .u64 pd", body))
+    z = np.zeros(256, np.uint32)
+    with pytest.raises(dptx.PtxUnsupportedError, match="row.col"):
+        launch(k, (1,), (32,), [z, z, z, z])
+
+
+@pytest.mark.parametrize("count", [1, 2, 4])
+@pytest.mark.parametrize("trans", [False, True])
+def test_ldmatrix(count, trans):
+    """Lane l gives the address of row l % 8 of matrix l / 8 (16 bytes each, anywhere in
+    shared memory); lane l receives, of each matrix, elements (l / 4, 2 (l % 4) + j), or
+    transposed (2 (l % 4) + j, l / 4), j = 0 in the low half."""
+    rng = np.random.default_rng(count)
+    values = rng.integers(0, 1 << 16, 4 * 8 * 8).astype(np.uint16)      # 32 rows of 8
+    order = rng.permutation(32)             # row r of matrix i is stored at slot order[8i + r]
+    layout = np.zeros(32 * 8, np.uint16)
+    for row in range(32):
+        layout[8 * order[row]:8 * order[row] + 8] = values[8 * row:8 * row + 8]
+    regs = ", ".join(f"%r{10 + i}" for i in range(count))
+    body = f"""
+ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pslot]; ld.param.u64 %rd3, [pout];
+mov.u32 %r0, %tid.x;
+mov.u32 %r1, s;
+mul.wide.u32 %rd4, %r0, 16; add.s64 %rd5, %rd1, %rd4;
+ld.global.v4.u32 {{%r2, %r3, %r4, %r5}}, [%rd5];
+mad.lo.u32 %r6, %r0, 16, %r1;
+st.shared.v4.u32 [%r6], {{%r2, %r3, %r4, %r5}};
+bar.sync 0;
+mul.wide.u32 %rd6, %r0, 4; add.s64 %rd7, %rd2, %rd6;
+ld.global.u32 %r7, [%rd7];
+mad.lo.u32 %r8, %r7, 16, %r1;
+ldmatrix.sync.aligned.m8n8.x{count}{'.trans' if trans else ''}.shared.b16 {{{regs}}}, [%r8];
+mul.wide.u32 %rd8, %r0, {4 * count}; add.s64 %rd9, %rd3, %rd8;
+""" + "".join(f"st.global.u32 [%rd9+{4 * i}], %r{10 + i};\n" for i in range(count))
+    k = kernel_from_ptx(kernel_text(".param .u64 pin, .param .u64 pslot, .param .u64 pout",
+                                    body, decls=".shared .align 16 .b8 s[512];"))
+    slots = np.array([order[lane] for lane in range(32)], np.uint32)
+    out = np.zeros(32 * count, np.uint32)
+    launch(k, (1,), (32,), [layout, slots, out])
+    M = values.reshape(4, 8, 8)
+    for lane in range(32):
+        for i in range(count):
+            got = int(out[lane * count + i])
+            for j in range(2):
+                r, c = (lane // 4, 2 * (lane % 4) + j)
+                want = M[i, c, r] if trans else M[i, r, c]
+                assert (got >> (16 * j)) & 0xFFFF == want, (lane, i, j)

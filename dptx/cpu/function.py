@@ -53,6 +53,7 @@ class FunctionCore:
         self.is_kernel = f.is_kernel
         self.lines = []
         self.allocas = []
+        self.reg_returns = []   # ([(register, LLVM type, offset)], return pointer) of .reg returns
         self.n = 0
         self.regs = {}          # name -> llvm type
         self.vector_regs = {}   # vector register name -> number of components
@@ -114,10 +115,50 @@ class FunctionCore:
             for p, off in f.param_layout():
                 self.params[p.name] = ("kernel", off, p)
         else:
+            # .param parameters are memory the body reads and writes with ld/st.param;
+            # .reg ones (old-style functions) are registers: copied in at entry, out at ret
             for i, p in enumerate(f.returns):
-                self.params[p.name] = ("ptr", f"%ret{i}", p)
+                if p.space == "reg":
+                    self.reg_returns.append((self.reg_parameter(p), f"%ret{i}"))
+                else:
+                    self.params[p.name] = ("ptr", f"%ret{i}", p)
             for i, p in enumerate(f.params):
-                self.params[p.name] = ("ptr", f"%arg{i}", p)
+                if p.space == "reg":
+                    self.copy_in(self.reg_parameter(p), f"%arg{i}")
+                else:
+                    self.params[p.name] = ("ptr", f"%arg{i}", p)
+
+    def reg_parameter(self, p) -> list:
+        """Declare a .reg parameter as a register (a vector one as its components);
+        returns [(register name, LLVM type, byte offset)] of its parts."""
+        ty = LLTY.get(p.type)
+        if ty is None or p.dims:
+            raise PtxUnsupportedError(f"PTX line {p.line}: .reg parameter {p.name} of type "
+                                      f".{p.type} is not supported by the CPU executor")
+        if not p.vector:
+            self.regs[p.name] = ty
+            return [(p.name, ty, 0)]
+        self.vector_regs[p.name] = p.vector
+        size = ir.type_size(p.type)
+        parts = []
+        for k, c in enumerate("xyzw"[:p.vector]):
+            self.regs[f"{p.name}.{c}"] = ty
+            parts.append((f"{p.name}.{c}", ty, k * size))
+        return parts
+
+    def copy_in(self, parts: list, ptr: str) -> None:
+        for name, ty, offset in parts:
+            q = self.tmp(); self.prologue.append(f"  {q} = getelementptr i8, ptr {ptr}, i64 {offset}")
+            v = self.tmp(); self.prologue.append(f"  {v} = load {ty}, ptr {q}")
+            self.prologue.append(f"  store {ty} {v}, ptr {self.reg_ptr(name)}")
+
+    def return_registers(self) -> None:
+        """Before a device function returns: its .reg return values to the caller."""
+        for parts, ptr in self.reg_returns:
+            for name, ty, offset in parts:
+                q = self.tmp(); self.emit(f"{q} = getelementptr i8, ptr {ptr}, i64 {offset}")
+                v = self.tmp(); self.emit(f"{v} = load {ty}, ptr {self.reg_ptr(name)}")
+                self.emit(f"store {ty} {v}, ptr {q}")
 
     COMPONENTS = {"x": "x", "y": "y", "z": "z", "w": "w", "r": "x", "g": "y", "b": "z", "a": "w"}
 
@@ -588,6 +629,7 @@ class FunctionCore:
             elif isinstance(s, ir.Instruction):
                 self.inst_index += 1
                 self.instruction(s)
+        self.return_registers()
         self.emit("ret i32 0")
         self.block("fault")
         self.emit(f"ret i32 {ST_ERR}")

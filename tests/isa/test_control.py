@@ -227,3 +227,49 @@ ret;"""
         d = t & 63
         j = (t * 97) & 511
         assert o[t].tolist() == [d * (d + 1) // 2, j * t + 1], t
+
+
+def test_functions_with_register_parameters_and_returns():
+    """Old-style .func with .reg parameters and returns (ZLUDA's multiple_return, vector):
+    scalar, predicate and .v2 registers, an immediate argument; parameters are values (the
+    callee changing one leaves the caller's register alone)."""
+    ptx = HEADER + r"""
+.func (.reg .u32 sum, .reg .pred big, .reg .v2 .u32 swapped) f(.reg .u32 x, .reg .v2 .u32 v, .reg .u32 k)
+{
+    add.u32 sum, v.x, v.y;
+    add.u32 sum, sum, x;
+    add.u32 sum, sum, k;
+    setp.gt.u32 big, sum, 100;
+    mov.u32 swapped.x, v.y;
+    mov.u32 swapped.y, v.x;
+    mov.u32 x, 0;
+    ret;
+}
+.visible .entry k(.param .u64 pout, .param .u64 pin)
+{
+    .reg .u32 %r<8>; .reg .b64 %rd<8>; .reg .pred %p1;
+    .reg .v2 .u32 %v, %w;
+    ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout];
+    mov.u32 %r0, %tid.x;
+    mul.wide.u32 %rd3, %r0, 12; add.s64 %rd4, %rd1, %rd3;
+    ld.global.u32 %r1, [%rd4];
+    ld.global.v2.u32 %v, [%rd4+4];
+    call (%r2, %p1, %w), f, (%r1, %v, 7);
+    selp.u32 %r3, 1, 0, %p1;
+    mul.wide.u32 %rd5, %r0, 20; add.s64 %rd6, %rd2, %rd5;
+    st.global.u32 [%rd6], %r2;
+    st.global.u32 [%rd6+4], %r3;
+    st.global.v2.u32 [%rd6+8], %w;
+    st.global.u32 [%rd6+16], %r1;
+}
+"""
+    n = 64
+    rng = np.random.default_rng(2)
+    src = rng.integers(0, 60, (n, 3)).astype(np.uint32)
+    out = np.zeros((n, 5), np.uint32)
+    launch(kernel_from_ptx(ptx), (1,), (n,), [out, src])
+    total = src.sum(axis=1) + 7
+    assert np.array_equal(out[:, 0], total)
+    assert np.array_equal(out[:, 1], (total > 100).astype(np.uint32))
+    assert np.array_equal(out[:, 2], src[:, 2]) and np.array_equal(out[:, 3], src[:, 1])
+    assert np.array_equal(out[:, 4], src[:, 0])      # the callee's mov x, 0 stayed there

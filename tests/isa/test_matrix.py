@@ -169,3 +169,46 @@ mul.wide.u32 %rd8, %r0, {4 * count}; add.s64 %rd9, %rd3, %rd8;
                 r, c = (lane // 4, 2 * (lane % 4) + j)
                 want = M[i, c, r] if trans else M[i, r, c]
                 assert (got >> (16 * j)) & 0xFFFF == want, (lane, i, j)
+
+
+@pytest.mark.parametrize("atype,btype,sat", [("s8", "s8", False), ("u8", "s8", False),
+                                             ("s8", "u8", True)])
+def test_mma_m16n8k32_integer(atype, btype, sat):
+    """s8/u8 inputs, s32 accumulators: exact products, the sum wrapping at 32 bits, or
+    clamped to the s32 range with .satfinite. Fragments: four 8-bit elements per register,
+    a_i at row g + 8 ((i // 4) % 2), column 4t + i % 4 + 16 (i >= 8); b_i at row
+    4t + i % 4 + 16 (i >= 4), column g."""
+    rng = np.random.default_rng(5)
+    lo = {"s8": -128, "u8": 0}
+    A = rng.integers(lo[atype], lo[atype] + 256, (16, 32))
+    B = rng.integers(lo[btype], lo[btype] + 256, (32, 8))
+    C = rng.integers(-2**31, 2**31, (16, 8))
+    C[0, :] = 2**31 - 5                 # row 0 overflows: wraps, or clamps with .satfinite
+    afr = np.zeros((32, 4), np.uint32)
+    bfr = np.zeros((32, 2), np.uint32)
+    for lane in range(32):
+        g, t = lane >> 2, lane & 3
+        for i in range(16):
+            row, col = g + 8 * ((i // 4) % 2), 4 * t + (i & 3) + 16 * (i >= 8)
+            afr[lane, i // 4] |= np.uint32(int(A[row, col]) & 0xFF) << np.uint32(8 * (i & 3))
+        for i in range(8):
+            row = 4 * t + (i & 3) + 16 * (i >= 4)
+            bfr[lane, i // 4] |= np.uint32(int(B[row, g]) & 0xFF) << np.uint32(8 * (i & 3))
+    cfr = np.zeros((32, 4), np.int32)
+    for (lane, i), (r, c) in cd_positions().items():
+        cfr[lane, i] = C[r, c]
+    body = MMA_F32.replace("ld.global.v4.f32 {%f1, %f2, %f3, %f4}", "ld.global.v4.u32 {%r7, %r8, %r9, %r10}") \
+        .replace("st.global.v4.f32 [%rd10], {%f5, %f6, %f7, %f8}", "st.global.v4.u32 [%rd10], {%r11, %r12, %r13, %r14}") \
+        .replace("mma.sync.aligned.m16n8k16.row.col.f32.TYPE.TYPE.f32 {%f5, %f6, %f7, %f8}, "
+                 "{%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f4}",
+                 f"mma.sync.aligned.m16n8k32.row.col{'.satfinite' if sat else ''}.s32.{atype}.{btype}.s32 "
+                 "{%r11, %r12, %r13, %r14}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%r7, %r8, %r9, %r10}")
+    k = kernel_from_ptx(kernel_text(".param .u64 pa, .param .u64 pb, .param .u64 pc, "
+                                    ".param .u64 pd", body))
+    dfr = np.zeros((32, 4), np.int32)
+    launch(k, (1,), (32,), [afr, bfr, cfr, dfr])
+    exact = A.astype(np.int64) @ B.astype(np.int64) + C
+    want = np.clip(exact, -2**31, 2**31 - 1) if sat else \
+        ((exact + 2**31) % 2**32 - 2**31)
+    for (lane, i), (r, c) in cd_positions().items():
+        assert dfr[lane, i] == want[r, c], (lane, i, int(dfr[lane, i]), int(want[r, c]))

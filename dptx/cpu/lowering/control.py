@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...ptx import ir
 from .. import address_space as L
-from .common import FUNCTION_ID_BASE, ST_ERR, unsupported
+from .common import BITS, FUNCTION_ID_BASE, LLTY, ST_ERR, unsupported
 from .registry import lower
 
 
@@ -20,6 +20,7 @@ class ControlLowering:
 
     @lower("ret", "exit")
     def op_ret(self, inst):
+        self.return_registers()
         self.emit("ret i32 0")
         self.block(self.label("dead"))
 
@@ -62,14 +63,14 @@ class ControlLowering:
         target = self.mod.module.function(name)
         if target.body is None:
             raise unsupported(inst, f"call to {name}, which has no body in this module")
-        ptrs = []
-        for r in rets + args:
-            if isinstance(r, ir.Sym) and r.name in self.param_vars:
-                ptrs.append(f"ptr {self.param_vars[r.name][0]}")
-            elif isinstance(r, ir.Reg) and r.name in self.regs:
-                ptrs.append(f"ptr {self.reg_ptr(r.name)}")
-            else:
-                raise unsupported(inst, f"call argument {r}")
+        if len(rets) != len(target.returns) or len(args) != len(target.params):
+            raise unsupported(inst, f"{name} takes {len(target.returns)} returns and "
+                                    f"{len(target.params)} parameters")
+        ptrs, copy_out = [], []
+        for r, p, is_ret in [(r, p, True) for r, p in zip(rets, target.returns)] + \
+                [(a, p, False) for a, p in zip(args, target.params)]:
+            ptr = self.argument_pointer(inst, r, p, is_ret, copy_out)
+            ptrs.append(f"ptr {ptr}")
         callee_lsp = self.tmp()
         self.emit(f"{callee_lsp} = add i64 %lsp, {(self.local_size + 15) // 16 * 16}")
         st = self.tmp()
@@ -79,6 +80,42 @@ class ControlLowering:
         ok = self.label("ok")
         self.emit(f"br i1 {bad}, label %fault, label %{ok}")
         self.block(ok)
+        for name, ty, q in copy_out:        # vector returns into the caller's components
+            v = self.tmp(); self.emit(f"{v} = load {ty}, ptr {q}")
+            self.emit(f"store {ty} {v}, ptr {self.reg_ptr(name)}")
+
+    def argument_pointer(self, inst, r, p, is_ret: bool, copy_out: list) -> str:
+        """Where the callee finds argument (or puts return) ``r`` for its parameter ``p``:
+        a .param variable, a scalar register's storage, or for a vector register, a ``{a,
+        b}`` list or an immediate, a buffer of the parameter's size (returns copied back to
+        the components after the call)."""
+        if isinstance(r, ir.Sym) and r.name in self.param_vars:
+            return self.param_vars[r.name][0]
+        scalar = self.component_reg(r) if isinstance(r, ir.Reg) else r
+        if isinstance(scalar, ir.Reg) and scalar.name in self.regs and not \
+                (scalar.name in self.vector_regs):
+            ty = self.regs[scalar.name]
+            if p.space == "reg" and (p.vector or LLTY.get(p.type) is None or
+                                     BITS[LLTY[p.type]] != BITS[ty]):
+                raise unsupported(inst, f"call argument {r} for parameter {p.name} "
+                                        f"(.{p.type}{f' x{p.vector}' if p.vector else ''})")
+            return self.reg_ptr(scalar.name)
+        items = self.vector_items(r) if isinstance(r, (ir.Reg, ir.Vec)) else (r,)
+        ty = LLTY.get(p.type)
+        if p.space != "reg" or ty is None or len(items) != (p.vector or 1):
+            raise unsupported(inst, f"call argument {r}")
+        size = ir.type_size(p.type)
+        buf = self.tmp()
+        self.prologue.append(f"  {buf} = alloca [{max(size * len(items), 8)} x i8], align 16")
+        for k, item in enumerate(items):
+            q = self.tmp(); self.emit(f"{q} = getelementptr i8, ptr {buf}, i64 {k * size}")
+            if is_ret:
+                if not isinstance(item, ir.Reg) or self.component_reg(item).name not in self.regs:
+                    raise unsupported(inst, f"call return {r}")
+                copy_out.append((self.component_reg(item).name, ty, q))
+            else:
+                self.emit(f"store {ty} {self.read(item, ty, inst)}, ptr {q}")
+        return buf
 
     def call_ptrs(self, inst, items) -> list:
         ptrs = []

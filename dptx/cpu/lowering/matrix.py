@@ -11,8 +11,10 @@ per-thread (resumable) form (``vector_plan`` refuses them).
 
 Supported, each checked against NVIDIA's results (ZLUDA's tests, run on GPUs) and numpy:
 ``mma.sync.aligned.m16n8k16.row.col`` with ``.f16`` or ``.bf16`` inputs and ``.f32``
-accumulators (``.f16`` accumulators with ``.f16`` inputs); ``ldmatrix.sync.aligned.m8n8``
-``.x1/.x2/.x4`` with and without ``.trans`` from shared memory. The products are exact and
+accumulators (``.f16`` accumulators with ``.f16`` inputs); ``mma.sync.aligned.m16n8k32.row.col``
+with ``.s8``/``.u8`` inputs and ``.s32`` accumulators (wrapping, or clamped with ``.satfinite``);
+``ldmatrix.sync.aligned.m8n8`` ``.x1/.x2/.x4`` with and without ``.trans`` (shared memory,
+or a generic address of it). Integer products are exact. Float products are exact and
 accumulated in double, then rounded once to the accumulator type (the hardware's own
 accumulation order and rounding are not specified by the ISA; results agree with it to the
 last bit on ZLUDA's tests and within one f32 ulp of the exact result elsewhere). Every other
@@ -52,26 +54,38 @@ class MatrixLowering:
         return lane
 
     # -- mma.sync ---------------------------------------------------------------------------
+    # shape -> (K, element types allowed): A is 16 x K, B K x 8, C and D 16 x 8
+    SHAPES = {"m16n8k16": (16, ("f16", "bf16")), "m16n8k32": (32, ("s8", "u8"))}
+
     @lower("mma")
     def op_mma(self, inst):
         mods = set(inst.modifiers)
         types = list(inst.types)
-        if not {"sync", "aligned"} <= mods or "m16n8k16" not in mods or len(types) != 4:
-            raise unsupported(inst, "tensor cores: only mma.sync.aligned.m16n8k16 is supported")
+        shape = next((m for m in inst.modifiers if m in self.SHAPES), None)
+        if not {"sync", "aligned"} <= mods or shape is None or len(types) != 4:
+            raise unsupported(inst, "tensor cores: only mma.sync.aligned.m16n8k16 (f16, bf16) "
+                                    "and .m16n8k32 (s8, u8) are supported")
+        depth, allowed = self.SHAPES[shape]
         dtype, atype, btype, ctype = types
         layout = [m for m in inst.modifiers if m in ("row", "col")]
         if layout != ["row", "col"]:
-            raise unsupported(inst, "mma.m16n8k16 takes .row.col")
-        extra = mods - {"sync", "aligned", "m16n8k16", "row", "col"} - set(types)
-        if extra or atype != btype or atype not in HALVES or dtype != ctype or \
-                dtype not in ("f32", "f16") or (dtype == "f16" and atype != "f16"):
-            raise unsupported(inst, f"mma.m16n8k16 of .{dtype}.{atype}.{btype}.{ctype}")
+            raise unsupported(inst, f"mma.{shape} takes .row.col")
+        integer = atype in ("s8", "u8")
+        extra = mods - {"sync", "aligned", shape, "row", "col"} - set(types)
+        if integer:
+            extra -= {"satfinite"}
+        if extra or atype not in allowed or btype not in allowed or dtype != ctype or \
+                (not integer and atype != btype) or \
+                (integer and dtype != "s32") or \
+                (not integer and dtype not in ("f32", "f16")) or \
+                (dtype == "f16" and atype != "f16"):
+            raise unsupported(inst, f"mma.{shape} of .{dtype}.{atype}.{btype}.{ctype}")
         d_op, a_op, b_op, c_op = inst.operands
         a_regs, b_regs = self.vector_items(a_op), self.vector_items(b_op)
         c_regs, d_regs = self.vector_items(c_op), self.vector_items(d_op)
-        accum = 4 if dtype == "f32" else 2
+        accum = 2 if dtype == "f16" else 4
         if (len(a_regs), len(b_regs), len(c_regs), len(d_regs)) != (4, 2, accum, accum):
-            raise unsupported(inst, "fragment register counts of mma.m16n8k16")
+            raise unsupported(inst, f"fragment register counts of mma.{shape}")
         # 1. this lane's A (4 x b32) and B (2 x b32) fragments into its slot
         slot = self.matrix_slot()
         for i, r in enumerate(list(a_regs) + list(b_regs)):
@@ -85,9 +99,12 @@ class MatrixLowering:
         t = self.tmp(); self.emit(f"{t} = and i32 {lane}, 3")
         col0 = self.tmp(); self.emit(f"{col0} = shl i32 {t}, 1")
         base = self.matrix_slot("0")
-        dot = self.mma_dot_helper(atype)
+        dot = self.mma_dot_helper(atype, btype, depth)
+        acc_ty = "i64" if integer else "double"
         if dtype == "f32":
             cs = [self.read(r, "float", inst) for r in c_regs]
+        elif dtype == "s32":
+            cs = [self.read(r, "i32", inst) for r in c_regs]
         else:
             cs = []
             for r in c_regs:
@@ -102,42 +119,76 @@ class MatrixLowering:
         for i in range(4):
             row = g if i < 2 else self.op_add_const(g, 8)
             col = col0 if i % 2 == 0 else self.op_add_const(col0, 1)
-            s = self.tmp(); self.emit(f"{s} = call double @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
-            c = self.tmp(); self.emit(f"{c} = fpext float {cs[i]} to double")
-            total = self.tmp(); self.emit(f"{total} = fadd double {s}, {c}")
-            if dtype == "f32":
-                r = self.tmp(); self.emit(f"{r} = fptrunc double {total} to float")
+            s = self.tmp(); self.emit(f"{s} = call {acc_ty} @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
+            if integer:
+                c = self.tmp(); self.emit(f"{c} = sext i32 {cs[i]} to i64")
+                total = self.tmp(); self.emit(f"{total} = add i64 {s}, {c}")
+                if "satfinite" in mods:     # clamp to the s32 range (else it wraps)
+                    lo = self.tmp(); self.emit(f"{lo} = call i64 @llvm.smax.i64(i64 {total}, i64 -2147483648)")
+                    total = self.tmp(); self.emit(f"{total} = call i64 @llvm.smin.i64(i64 {lo}, i64 2147483647)")
+                r = self.tmp(); self.emit(f"{r} = trunc i64 {total} to i32")
             else:
-                # one rounding to f16 (through f32 rounded to odd: no double rounding)
-                r = self.to_half_bits(inst, total, "double", "half")
+                c = self.tmp(); self.emit(f"{c} = fpext float {cs[i]} to double")
+                total = self.tmp(); self.emit(f"{total} = fadd double {s}, {c}")
+                if dtype == "f32":
+                    r = self.tmp(); self.emit(f"{r} = fptrunc double {total} to float")
+                else:
+                    # one rounding to f16 (through f32 rounded to odd: no double rounding)
+                    r = self.to_half_bits(inst, total, "double", "half")
             results.append(r)
-        if dtype == "f32":
-            for r, v in zip(d_regs, results):
-                self.write(r, v, "float", inst)
-        else:
+        if dtype == "f16":
             for k, r in enumerate(d_regs):
                 lo = self.conv(results[2 * k], "i16", "i32")
                 hi0 = self.conv(results[2 * k + 1], "i16", "i32")
                 hi = self.tmp(); self.emit(f"{hi} = shl i32 {hi0}, 16")
                 v = self.tmp(); self.emit(f"{v} = or i32 {hi}, {lo}")
                 self.write(r, v, "i32", inst)
+        else:
+            ty = "float" if dtype == "f32" else "i32"
+            for r, v in zip(d_regs, results):
+                self.write(r, v, ty, inst)
         self.warp_meets(inst)        # no lane reuses its slot before all have read
 
     def op_add_const(self, v: str, k: int) -> str:
         r = self.tmp(); self.emit(f"{r} = add i32 {v}, {k}")
         return r
 
-    def mma_dot_helper(self, atype: str) -> str:
-        """Name of ``double @mma.m16n8k16.dot.<type>(ptr slots, i32 row, i32 col)``: the dot
-        product of row ``row`` of A and column ``col`` of B, read from the warp's slots in
-        the fragment layout of mma.m16n8k16 (A element (r, k) is in lane (r % 8) * 4 +
-        (k % 8) / 2, register (r >= 8) + 2 (k >= 8), half k % 2; B element (k, n) in lane
-        n * 4 + (k % 8) / 2, register 4 + (k >= 8), half k % 2)."""
-        half = HALVES[atype]
-        name = f"mma.m16n8k16.dot.{atype}"
+    ELEMENT = {"f16": ("i16", 2), "bf16": ("i16", 2), "s8": ("i8", 4), "u8": ("i8", 4)}
+
+    def mma_dot_helper(self, atype: str, btype: str, depth: int) -> str:
+        """Name of ``@mma.dot.<a>.<b>.k<K>(ptr slots, i32 row, i32 col)``: the dot product
+        of row ``row`` of A and column ``col`` of B (double for floats, exact; i64 for
+        integers), read from the warp's slots in the fragment layout of mma.m16n8k<K>. With
+        E elements per 32-bit register and H = K / 2: A element (r, k) is in lane
+        (r % 8) * 4 + (k % H) / E, register (r >= 8) + 2 (k >= H), element k % E; B element
+        (k, n) in lane n * 4 + (k % H) / E, register 4 + (k >= H), element k % E."""
+        name = f"mma.dot.{atype}.{btype}.k{depth}"
         if name in self.mod.directed:
             return name
-        self.mod.directed[name] = f'''define internal double @"{name}"(ptr %s, i32 %row, i32 %col) {{
+        ety, per_reg = self.ELEMENT[atype]
+        width = int(ety[1:]) // 8
+        half = depth // 2
+        integer = atype in ("s8", "u8")
+        acc_ty = "i64" if integer else "double"
+
+        def widen(src, kind):
+            if kind in ("s8", "u8"):
+                op = "sext" if kind == "s8" else "zext"
+                return f"{op} {ety} {src} to i64"
+            fty = HALVES[kind]
+            return f"bitcast {ety} {src} to {fty}", f"fpext {fty} %{{x}} to double"
+
+        lines = []
+        for side, kind in (("a", atype), ("b", btype)):
+            w = widen(f"%{side}i", kind)
+            if isinstance(w, tuple):
+                lines.append(f"  %{side}h = {w[0]}")
+                lines.append(f"  %{side}d = {w[1].format(x=side + 'h')}")
+            else:
+                lines.append(f"  %{side}d = {w}")
+        mul, add, zero = ("mul", "add", "0") if integer else ("fmul", "fadd", "0.0")
+        widening = "\n".join(lines)
+        self.mod.directed[name] = f'''define internal {acc_ty} @"{name}"(ptr %s, i32 %row, i32 %col) {{
 entry:
   %rlo = and i32 %row, 7
   %rhi = lshr i32 %row, 3
@@ -146,42 +197,40 @@ entry:
   br label %loop
 loop:
   %k = phi i32 [0, %entry], [%k1, %loop]
-  %acc = phi double [0.0, %entry], [%acc1, %loop]
-  %klo = and i32 %k, 7
-  %khi = lshr i32 %k, 3
-  %kodd = and i32 %k, 1
-  %pair = lshr i32 %klo, 1
+  %acc = phi {acc_ty} [{zero}, %entry], [%acc1, %loop]
+  %klo = urem i32 %k, {half}
+  %upper = icmp uge i32 %k, {half}
+  %khi = zext i1 %upper to i32
+  %elem = urem i32 %k, {per_reg}
+  %inreg = mul i32 %elem, {width}
+  %pair = udiv i32 %klo, {per_reg}
   %alane = add i32 %alane0, %pair
   %areg0 = shl i32 %khi, 1
   %areg = add i32 %areg0, %rhi
   %aoff0 = mul i32 %alane, {SLOT_BYTES}
   %aoff1 = shl i32 %areg, 2
-  %aoff2 = shl i32 %kodd, 1
   %aoff3 = add i32 %aoff0, %aoff1
-  %aoff = add i32 %aoff3, %aoff2
+  %aoff = add i32 %aoff3, %inreg
   %blane = add i32 %blane0, %pair
   %breg = add i32 %khi, 4
   %boff0 = mul i32 %blane, {SLOT_BYTES}
   %boff1 = shl i32 %breg, 2
   %boff3 = add i32 %boff0, %boff1
-  %boff = add i32 %boff3, %aoff2
+  %boff = add i32 %boff3, %inreg
   %aoffw = zext i32 %aoff to i64
   %boffw = zext i32 %boff to i64
   %ap = getelementptr i8, ptr %s, i64 %aoffw
   %bp = getelementptr i8, ptr %s, i64 %boffw
-  %ai = load i16, ptr %ap
-  %bi = load i16, ptr %bp
-  %ah = bitcast i16 %ai to {half}
-  %bh = bitcast i16 %bi to {half}
-  %ad = fpext {half} %ah to double
-  %bd = fpext {half} %bh to double
-  %prod = fmul double %ad, %bd
-  %acc1 = fadd double %acc, %prod
+  %ai = load {ety}, ptr %ap
+  %bi = load {ety}, ptr %bp
+{widening}
+  %prod = {mul} {acc_ty} %ad, %bd
+  %acc1 = {add} {acc_ty} %acc, %prod
   %k1 = add i32 %k, 1
-  %more = icmp ult i32 %k1, 16
+  %more = icmp ult i32 %k1, {depth}
   br i1 %more, label %loop, label %done
 done:
-  ret double %acc1
+  ret {acc_ty} %acc1
 }}'''
         return name
 

@@ -145,7 +145,8 @@ ret;""", name="dead2")
 
 @pytest.mark.parametrize("inst,opcode", [
     ("frobnicate.b32 %r1, %r2;", "frobnicate.b32"),
-    ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, "
+    # a tensor-core form not (yet) supported: m16n8k8 with tf32 inputs
+    ("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, "
      "{%r5,%r6}, {%f5,%f6,%f7,%f8};", "mma.sync"),
     ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 64, [%r2];",
      "cp.async.bulk"),

@@ -27,7 +27,9 @@ ZLUDA's ``run_cuda`` runs it on a GPU, and reports pass / fail per test. ZLUDA's
 
 Each test runs in a child process with a timeout, so a hang or a crash of the JIT cannot
 stop the run. Results are classed as: pass, wrong (the output differs: expected vs got is
-printed, in hex too), unsupported (``dptx.errors.PtxUnsupportedError``), internal (any
+printed, in hex too), unsupported (``dptx.errors.PtxUnsupportedError``), fault (dptx
+reported an out-of-bounds access: some tests' second warp runs past buffers sized for 32
+threads, which a GPU does not check), internal (any
 other exception: dptx bugs, these matter most), timeout, crash (the child died), harness
 (this script could not set the test up, e.g. a literal it cannot parse).
 
@@ -63,7 +65,7 @@ import numpy as np
 
 TEST_DIR = "ptx/src/test/spirv_run"
 DEFAULT_TIMEOUT = 60.0
-CLASSES = ("pass", "wrong", "unsupported", "internal", "timeout", "crash", "harness")
+CLASSES = ("pass", "wrong", "unsupported", "fault", "internal", "timeout", "crash", "harness")
 
 
 # ------------------------------------------------------------------------------------------
@@ -655,6 +657,10 @@ def run_one(name: str, ptx: str, inputs: Optional[np.ndarray], out_dtype, out_le
         return {"status": "ran", "got": out.view(np.uint8).tobytes()}
     except PtxUnsupportedError as e:
         return {"status": "unsupported", "detail": first_line(str(e))}
+    except dptx.DptxMemoryError as e:
+        # the test itself reads or writes out of bounds (a second warp past a 32-thread
+        # test's buffers): a GPU does not check, dptx stops the kernel and says where
+        return {"status": "fault", "detail": first_line(str(e))}
     except Exception as e:   # noqa: BLE001 (an internal error: we want all of them)
         tb = traceback.extract_tb(e.__traceback__)
         where = f" (at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
@@ -822,7 +828,8 @@ def main(argv=None) -> int:
     counts = {c: sum(1 for cls, _ in results.values() if cls == c) for c in CLASSES}
     print()
     print(f"{len(results)} tests: {counts['pass']} pass, {counts['wrong']} wrong, "
-          f"{counts['unsupported']} unsupported, {counts['internal']} internal error, "
+          f"{counts['unsupported']} unsupported, {counts['fault']} memory fault, "
+          f"{counts['internal']} internal error, "
           f"{counts['timeout']} timeout, {counts['crash']} crash, {counts['harness']} harness")
     for c in CLASSES[1:]:
         names = [n for n, (cls, _) in results.items() if cls == c]

@@ -59,8 +59,10 @@ class LaunchOp(Operation):
     current pieces (again, after a replay)."""
     kind = "launch"
 
-    def __init__(self, kernel, grid, block, params, buffers, names, targets, shared_mem):
+    def __init__(self, kernel, grid, block, params, buffers, names, targets, shared_mem,
+                 cooperative: bool = False):
         self.kernel = kernel
+        self.cooperative = cooperative          # every block at once: one chunk, CPU
         self.grid, self.block, self.shared_mem = grid, block, shared_mem
         self.params = tuple(params)            # ("buffer", (slot, byte offset)) | ("scalar", value)
         self.buffers = buffers                  # DeviceBuffer per slot
@@ -90,7 +92,7 @@ class LaunchOp(Operation):
     def plan(self) -> list:
         if self.chunks is None:
             facts = _merge_facts(self.kernel)
-            if config.get("chunks") and facts.mergeable:
+            if config.get("chunks") and facts.mergeable and not self.cooperative:
                 self.chunks = _fixed_chunks(self.nblocks)
             else:
                 split = config.get("split")
@@ -98,9 +100,14 @@ class LaunchOp(Operation):
                     raise LaunchError(f"dptx.split is {split!r}: it must be 'adaptive' or "
                                       f"'even'")
                 planner = runtime.get_session().planner
-                gpu = not planner.has_gpus() or _gpu_can_take(self.kernel)
+                # (a cooperative launch runs as one chunk, on a CPU worker: its blocks meet
+                # at grid.sync(), which neither chunks on several workers nor the GPU path's
+                # block ranges could do)
+                gpu = not self.cooperative and \
+                    (not planner.has_gpus() or _gpu_can_take(self.kernel))
                 self.chunks = planner.plan(
-                    self.kernel.name, self.grid, self.block, not facts.mergeable,
+                    self.kernel.name, self.grid, self.block,
+                    not facts.mergeable or self.cooperative,
                     [buf.pieces for buf in self.buffers], split=split, gpu=gpu)
         return self.chunks
 
@@ -114,7 +121,7 @@ class LaunchOp(Operation):
         from graphs.launch import Request
         from graphs.tasks import LaunchSpec
         spec = LaunchSpec(self.kernel.name, self.grid, self.block, int(self.shared_mem),
-                          self.params, self.globals)
+                          self.params, self.globals, self.cooperative)
         return Request(spec, runtime.get_session().kernel_image(self.kernel.ptx), self._slots())
 
     def open_group(self):
@@ -162,7 +169,7 @@ class LaunchOp(Operation):
         self.chunks = None                      # a replay plans again
         fps = self.footprints([(c.first, c.end) for c in chunks])
         maps = [buf.pieces for buf in self.buffers]
-        apart = edges_apart(chunks, fps, maps, self.grid)
+        apart = chunks if self.cooperative else edges_apart(chunks, fps, maps, self.grid)
         if apart is not chunks:
             chunks, fps = apart, self.footprints([(c.first, c.end) for c in apart])
         launch = token()
@@ -185,18 +192,24 @@ class LaunchOp(Operation):
         return True
 
 
-def launch(kernel, grid, block, args, shared_mem: int = 0, stream=None):
+def launch(kernel, grid, block, args, shared_mem: int = 0, stream=None, cooperative=False):
     try:
-        return _launch(kernel, grid, block, args, shared_mem, stream)
+        return _launch(kernel, grid, block, args, shared_mem, stream, bool(cooperative))
     except LaunchError as exc:
         raise name_in_source(exc, [kernel]) from None
 
 
-def _launch(kernel, grid, block, args, shared_mem: int, stream):
+def _launch(kernel, grid, block, args, shared_mem: int, stream, cooperative: bool):
     from .array import ndarray
+    from .cpu.executor import MAX_COOPERATIVE_BLOCKS
 
     g, b = check_shape(grid, block, shared_mem)
     check_arg_count(kernel, args)
+    if cooperative and g[0] * g[1] * g[2] > MAX_COOPERATIVE_BLOCKS:
+        raise LaunchError(f"cooperative launch of kernel {kernel.name}: its "
+                          f"{g[0] * g[1] * g[2]} blocks must all run at once, and at most "
+                          f"{MAX_COOPERATIVE_BLOCKS} can (too large for a cooperative launch, "
+                          f"as cudaErrorCooperativeLaunchTooLarge)")
     buffers, slot_of, targets, names, params = [], {}, [], [], []
 
     def slot_for(buf, target, name):
@@ -224,7 +237,7 @@ def _launch(kernel, grid, block, args, shared_mem: int, stream):
             params.append(("scalar", convert_scalar(p, i, a, kernel.name)))
     for name, buf in kernel.raw_module.global_buffers().items():
         slot_for(buf, ("var", name), f"module variable {name}")
-    op = LaunchOp(kernel, g, b, params, buffers, names, targets, shared_mem)
+    op = LaunchOp(kernel, g, b, params, buffers, names, targets, shared_mem, cooperative)
     target = stream_for(stream)
     target.enqueue(op)
     return LaunchHandle(op, target)

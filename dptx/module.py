@@ -234,11 +234,15 @@ class RawKernel:
         back from the cluster first if a launch there has them."""
         return self.raw_module.variables.host()
 
-    def __call__(self, grid, block, args, shared_mem: int = 0, stream=None):
+    def __call__(self, grid, block, args, shared_mem: int = 0, stream=None,
+                 enable_cooperative_groups: bool = False):
         """Launch on the cluster, asynchronously, on ``stream`` (default: the current
-        stream); returns a ``dptx.LaunchHandle``."""
+        stream); returns a ``dptx.LaunchHandle``. ``enable_cooperative_groups`` (as CuPy's):
+        a cooperative launch, every block resident at once so that cooperative groups'
+        ``this_grid().sync()`` works; it runs as one chunk on one CPU worker."""
         from .launch import launch
-        return launch(self, grid, block, args, shared_mem=shared_mem, stream=stream)
+        return launch(self, grid, block, args, shared_mem=shared_mem, stream=stream,
+                      cooperative=enable_cooperative_groups)
 
     @property
     def title(self) -> str:

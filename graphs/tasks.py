@@ -133,6 +133,7 @@ class LaunchSpec:
     shared_mem: int
     params: tuple
     globals: tuple          # ((name, slot), ...)
+    cooperative: bool = False   # every block at once (grid.sync()): one chunk, the whole grid
 
 
 @dataclass(frozen=True)
@@ -273,7 +274,8 @@ def _run_step(step: Step, device: str, views: list, inputs: tuple, lane: int = N
     undecided = compiled.alternative is not None and compiled.chosen is None
     t0 = time.perf_counter()
     cpu.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
-               blocks=blocks, globals=global_buffers, threads=1)
+               blocks=None if spec.cooperative else blocks, globals=global_buffers,
+               threads=1, cooperative=spec.cooperative)
     seconds = time.perf_counter() - t0
     tried_both = undecided and compiled.chosen is not None
     return seconds, not (first_run or tried_both)

@@ -59,6 +59,8 @@ CTX_FIELDS = [
                       # address the previous warp read there (for stride prefetching)
     "matrix",         # pointer to the tensor-core exchange area (int64[4] per thread): the
                       # fragments a lane gives to its warp's mma and ldmatrix
+    "grid_workspace", # device address of a cooperative launch's grid-sync workspace (what
+                      # %envreg1:%envreg2 hold on a GPU; 0 for other launches)
 ]
 CTX = {name: i for i, name in enumerate(CTX_FIELDS)}
 

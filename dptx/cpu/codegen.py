@@ -86,6 +86,7 @@ class Module:
         self.fault_sites: list = []    # (PTX line, access size) per deferred fault exit
         self.prefetch_sites = 0        # global loads with a stride-prefetch history slot
         self.uses_clock = False        # %globaltimer reads clock_gettime
+        self.uses_grid_workspace = False   # %envreg1/2: cooperative groups' grid sync
         self.local_sizes = {}
         self.frame_bytes = FRAME_HEADER
         self.directed: dict = {}   # helper name -> IR text (directed-rounding operations)

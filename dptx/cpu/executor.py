@@ -44,6 +44,7 @@ class CompiledKernel:
         self.vector_reason = translation.vector_reason
         self.prefetch_sites = translation.prefetch_sites
         self.uses_printf = any(f.name == "vprintf" for f in translation.functions)
+        self.uses_grid_workspace = translation.uses_grid_workspace     # grid.sync()
         self.frame_bytes = translation.frame_bytes
         self.local_bytes = translation.local_bytes_per_thread()
         self.shared_static = translation.shared.dynamic_offset
@@ -259,6 +260,14 @@ class _Buffers:
         return self.data[i].view(np.uint8)[rel:]
 
 
+def _release_grid_waits(workspace: np.ndarray) -> None:
+    """Let blocks waiting at a cooperative groups grid.sync() go on (after another block
+    stopped with an error): a wait ends when the top bit of the barrier word (bytes 4-7 of
+    the workspace) changes, as the last block's arrival makes it."""
+    word = workspace[4:8].view(np.uint32)
+    word[0] ^= np.uint32(0x80000000)
+
+
 def _piece_count(nblocks: int, workers: int) -> int:
     """Pieces to cut a launch into: several per thread when there are blocks enough, so that
     a thread slowed by another process (or by heavier blocks) gets fewer of them; one per
@@ -278,13 +287,20 @@ def _split(blocks: range, parts: int) -> list:
     return out
 
 
+# Blocks a cooperative launch may have: each runs on its own thread, all at once, as a GPU
+# keeps every block of a cooperative grid resident (cudaErrorCooperativeLaunchTooLarge)
+MAX_COOPERATIVE_BLOCKS = 256
+
+
 @_naming_source_lines
 def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=None,
-           threads=None, printf_capacity: int = 4096):
+           threads=None, printf_capacity: int = 4096, cooperative: bool = False):
     """Run ``kernel`` on numpy arrays in this process. ``blocks`` restricts the run to a range
     of linear block ids; ``globals`` maps module variable names to uint8 buffers to use
     instead of the module's own (the distributed layer passes private copies); ``threads``
-    is the number of parallel native calls (default: every core)."""
+    is the number of parallel native calls (default: every core). ``cooperative``: a
+    cooperative launch (cudaLaunchCooperativeKernel): every block runs at once on a thread
+    of its own, and cooperative groups' grid.sync() has its workspace."""
     g, b = check_shape(grid, block, shared_mem)
     check_arg_count(kernel, args)
     ck = compile_kernel(kernel)
@@ -293,6 +309,13 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     if not isinstance(rng, range) or rng.step != 1 or not (0 <= rng.start <= rng.stop <= nblocks):
         raise LaunchError(f"blocks={blocks!r} must be a contiguous range inside the "
                           f"{nblocks} blocks of the grid")
+    if cooperative and (len(rng) != nblocks or nblocks > MAX_COOPERATIVE_BLOCKS):
+        raise LaunchError(
+            f"cooperative launch of kernel {kernel.name}: its {nblocks} blocks must all run "
+            f"at once, and at most {MAX_COOPERATIVE_BLOCKS} can (too large for a cooperative "
+            f"launch, as cudaErrorCooperativeLaunchTooLarge)" if len(rng) == nblocks else
+            f"cooperative launch of kernel {kernel.name}: the whole grid runs at once "
+            f"(blocks={blocks!r} is a part of it)")
     if len(rng) == 0:
         return
     nthreads = b[0] * b[1] * b[2]
@@ -332,6 +355,11 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
             raw = value if isinstance(value, bytes) else value.tobytes()
         param_buf[off:off + len(raw)] = np.frombuffer(raw, np.uint8)
         pointer_values.append(int.from_bytes(raw, "little") if p.size == 8 else 0)
+    workspace = None
+    if cooperative:
+        # what cooperative groups' grid.sync() counts arrivals in (zeroed per launch)
+        workspace = np.zeros(64, np.uint8)
+        workspace_address = L.buffer_address(buffers.add(workspace, "the grid-sync workspace"))
     table = buffers.table()
 
     shared_size = ck.shared_static + int(shared_mem)
@@ -345,6 +373,8 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     base[L.CTX["shared_size"]] = shared_size
     base[L.CTX["dynamic_smem"]] = int(shared_mem)
     base[L.CTX["total_smem"]] = shared_size
+    if workspace is not None:
+        base[L.CTX["grid_workspace"]] = workspace_address
 
     workers = threads or os.cpu_count() or 1
 
@@ -354,8 +384,12 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
         fixed split would). Returns (chunks, failures, printed): the scratch of each thread,
         (piece start, chunk) of the pieces that stopped with an error, and (piece start,
         chunk, first, end) ranges of printf records, to print in block order."""
-        pieces = _split(blocks_range, _piece_count(len(blocks_range), workers))
-        nthr = min(workers, len(pieces))
+        if cooperative:     # every block at once, each on a thread of its own
+            pieces = _split(blocks_range, len(blocks_range))
+            nthr = len(pieces)
+        else:
+            pieces = _split(blocks_range, _piece_count(len(blocks_range), workers))
+            nthr = min(workers, len(pieces))
         chunks = [_Chunk(form, base, table, nthreads, shared_size, printf_capacity, pointer_values)
                   for _ in range(nthr)]
         taken = iter(range(len(pieces)))    # next() on it is atomic under the GIL
@@ -384,7 +418,18 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
                 if r != 0:
                     return
 
-        if nthr == 1:
+        if cooperative and nthr > 1:
+            block_threads = [threading.Thread(target=work, args=(w,), daemon=True,
+                                              name=f"dptx-block-{w}") for w in range(nthr)]
+            for t in block_threads:
+                t.start()
+            while any(t.is_alive() for t in block_threads):
+                block_threads[0].join(0.01)
+                if failures:
+                    # a GPU aborts the whole grid on a fault; here the other blocks may wait
+                    # at a grid.sync() for the one that stopped: end their waits
+                    _release_grid_waits(workspace)
+        elif nthr == 1:
             work(0)
         else:
             # the calling thread works too: one thread fewer to wake and wait on
@@ -397,7 +442,8 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
                 f.result()
         return chunks, sorted(failures, key=lambda f: f[0]), printed
 
-    if ck.alternative is not None and ck.chosen is None and len(rng) >= 8 * workers:
+    if ck.alternative is not None and ck.chosen is None and len(rng) >= 8 * workers \
+            and not cooperative:
         # measure both forms on half of the blocks each, keep the faster per block
         half = rng.start + len(rng) // 2
         runs = []
@@ -485,7 +531,12 @@ def _error(kernel, ck, record, g, b, buffers, shared_size):
         return DptxMemoryError(f"local memory (call stack) overflow in {where}: recursion "
                                f"deeper than the {ck.local_bytes}-byte per-thread stack")
     if code == L.ERR_TRAP:
-        return DptxError(f"trap instruction executed in {where}")
+        hint = ""
+        if getattr(ck, "uses_grid_workspace", False):
+            hint = (" (the kernel uses cooperative groups' grid: grid.sync() traps unless the "
+                    "launch is cooperative: kernel(..., enable_cooperative_groups=True), "
+                    "dptx.cpu.launch(..., cooperative=True))")
+        return DptxError(f"trap instruction executed in {where}{hint}")
     if code == L.ERR_ASSERT:
         file, cline, func = int(record[5]), int(record[6]), int(record[7])
         return DptxError(f"device assertion failed in {where}: {_read_cstring(file, buffers)}:"

@@ -273,6 +273,14 @@ class FunctionCore:
             return ("0" if name == "%cluster_ctarank" else "1"), "i32"
         if name == "%is_explicit_cluster":
             return "false", "i1"
+        if name in ("%envreg1", "%envreg2"):
+            # cooperative groups' grid workspace: its address, high and low 32 bits (0 when
+            # the launch is not cooperative: grid.sync() then traps, as on a GPU)
+            self.mod.uses_grid_workspace = True
+            w = self.ctx("grid_workspace")
+            if name == "%envreg1":
+                h = self.tmp(); self.emit(f"{h} = lshr i64 {w}, 32"); w = h
+            return self.trunc32(w), "i32"
         if name == "%dynamic_smem_size":
             return self.trunc32(self.ctx("dynamic_smem")), "i32"
         if name == "%total_smem_size":

@@ -25,7 +25,7 @@ import subprocess
 import tempfile
 
 from ..errors import DptxError, PtxUnsupportedError
-from ..ptx import print_module
+from ..ptx import ir, print_module
 from ..ptx.rewrite import add_block_offset
 from . import toolchain
 
@@ -98,11 +98,21 @@ def gpu_refusal(kernel):
     block-offset rewrite refuses the kernel: a device function reads ``%ctaid``...), or None.
     The client plans such a kernel onto CPU workers only; what depends on a worker's driver
     is found on that worker (``ptx_for_device``), which then runs the chunk on its own CPU."""
+    if _reads_grid_workspace(kernel.module):
+        return (f"kernel {kernel.name} reads cooperative groups' grid workspace (%envreg1, "
+                f"%envreg2): its grid.sync() needs every block of the grid at once, and GPU "
+                f"chunks are sub-grids (a GPU would trap)")
     try:
         add_block_offset(kernel.module, kernel.name)
     except PtxUnsupportedError as exc:
         return str(exc)
     return None
+
+
+def _reads_grid_workspace(module) -> bool:
+    return any(isinstance(o, ir.Reg) and o.name in ("%envreg1", "%envreg2")
+               for f in module.functions if f.body is not None
+               for inst in f.instructions for o in inst.operands)
 
 
 def ptx_for_device(kernel, *, driver_version: int, arch: str) -> str:

@@ -61,6 +61,9 @@ CTX_FIELDS = [
                       # fragments a lane gives to its warp's mma and ldmatrix
     "grid_workspace", # device address of a cooperative launch's grid-sync workspace (what
                       # %envreg1:%envreg2 hold on a GPU; 0 for other launches)
+    "heap",           # pointer to the launch's device heap (malloc/free; null: none)
+    "heap_address",   # its device address
+    "heap_size",      # its bytes
 ]
 CTX = {name: i for i, name in enumerate(CTX_FIELDS)}
 
@@ -73,6 +76,7 @@ ERR_DEADLOCK = 4
 ERR_STACK = 5         # local memory (call stack) overflow
 ERR_PRINTF = 6        # printf buffer full (output truncated, not fatal)
 ERR_ASSERT = 7        # a device-side assert() failed (__assertfail)
+ERR_FREE = 8          # free() of a pointer malloc() did not return, or freed twice
 
 PRINTF_RECORD_BYTES = 8 + 8 + 256   # format address, argument count bytes, argument bytes
 

@@ -22,6 +22,7 @@ from ..ptx.analysis import pointer_provenance, reachable_functions
 from ..ptx.cfg import build_cfg, sync_kind
 from ..ptx.rewrite import unique_scoped_registers
 from . import address_space as L
+from .heap_ir import HEAP_IR
 from .runtime_ir import RUNTIME_IR
 from .schedulers import scheduler_plain, scheduler_resumable, scheduler_warps
 from .lowering.common import ST_SITE, FRAME_HEADER, HOST_FUNCTIONS, unsupported
@@ -87,6 +88,7 @@ class Module:
         self.prefetch_sites = 0        # global loads with a stride-prefetch history slot
         self.uses_clock = False        # %globaltimer reads clock_gettime
         self.uses_grid_workspace = False   # %envreg1/2: cooperative groups' grid sync
+        self.uses_malloc = False       # calls malloc/free: the launch gets a device heap
         self.local_sizes = {}
         self.frame_bytes = FRAME_HEADER
         self.directed: dict = {}   # helper name -> IR text (directed-rounding operations)
@@ -163,7 +165,8 @@ class Module:
             helpers.append("declare i32 @clock_gettime(i32, ptr)")
         if helpers:
             helpers.insert(0, "declare void @llvm.set.rounding(i32)")
-        text = "\n".join(bodies + helpers + [RUNTIME_IR, sched])
+        text = "\n".join(bodies + helpers + [RUNTIME_IR, sched] +
+                         ([HEAP_IR] if self.uses_malloc else []))
         return "\n".join(self.intrinsic_declarations(text) + [text]) + "\n"
 
     @staticmethod

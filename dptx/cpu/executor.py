@@ -22,6 +22,7 @@ from ..ptx import ir
 from ..ptx.source_lines import with_source_lines
 from . import address_space as L
 from .codegen import Module as Translation
+from .heap_ir import DEFAULT_HEAP_BYTES, HEADER_BYTES as HEAP_HEADER_BYTES, init_heap
 from .jit import compile_ir
 
 RUN_SIGNATURE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
@@ -45,6 +46,7 @@ class CompiledKernel:
         self.prefetch_sites = translation.prefetch_sites
         self.uses_printf = any(f.name == "vprintf" for f in translation.functions)
         self.uses_grid_workspace = translation.uses_grid_workspace     # grid.sync()
+        self.uses_malloc = translation.uses_malloc      # a device heap per launch
         self.frame_bytes = translation.frame_bytes
         self.local_bytes = translation.local_bytes_per_thread()
         self.shared_static = translation.shared.dynamic_offset
@@ -294,13 +296,16 @@ MAX_COOPERATIVE_BLOCKS = 256
 
 @_naming_source_lines
 def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=None,
-           threads=None, printf_capacity: int = 4096, cooperative: bool = False):
+           threads=None, printf_capacity: int = 4096, cooperative: bool = False,
+           heap_size: int = DEFAULT_HEAP_BYTES):
     """Run ``kernel`` on numpy arrays in this process. ``blocks`` restricts the run to a range
     of linear block ids; ``globals`` maps module variable names to uint8 buffers to use
     instead of the module's own (the distributed layer passes private copies); ``threads``
     is the number of parallel native calls (default: every core). ``cooperative``: a
     cooperative launch (cudaLaunchCooperativeKernel): every block runs at once on a thread
-    of its own, and cooperative groups' grid.sync() has its workspace."""
+    of its own, and cooperative groups' grid.sync() has its workspace. ``heap_size``: the
+    bytes of the launch's device heap, for kernels that call malloc (CUDA's default 8 MiB;
+    malloc returns NULL when it is used up)."""
     g, b = check_shape(grid, block, shared_mem)
     check_arg_count(kernel, args)
     ck = compile_kernel(kernel)
@@ -360,6 +365,14 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
         # what cooperative groups' grid.sync() counts arrivals in (zeroed per launch)
         workspace = np.zeros(64, np.uint8)
         workspace_address = L.buffer_address(buffers.add(workspace, "the grid-sync workspace"))
+    heap = None
+    if ck.uses_malloc:
+        if int(heap_size) < HEAP_HEADER_BYTES:
+            raise LaunchError(f"heap_size={heap_size}: the device heap needs at least "
+                              f"{HEAP_HEADER_BYTES} bytes")
+        heap = np.zeros(int(heap_size), np.uint8)
+        init_heap(heap)
+        heap_address = L.buffer_address(buffers.add(heap, "the device heap (malloc)"))
     table = buffers.table()
 
     shared_size = ck.shared_static + int(shared_mem)
@@ -375,6 +388,10 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     base[L.CTX["total_smem"]] = shared_size
     if workspace is not None:
         base[L.CTX["grid_workspace"]] = workspace_address
+    if heap is not None:
+        base[L.CTX["heap"]] = heap.ctypes.data
+        base[L.CTX["heap_address"]] = heap_address
+        base[L.CTX["heap_size"]] = heap.nbytes
 
     workers = threads or os.cpu_count() or 1
 
@@ -456,7 +473,7 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
         form = ck.chosen or ck
         chunks, failures, printed = execute(form, rng)
         runs = [(form, failures, printed, 0.0)]
-    keep_alive = (table, param_buf, buffers)  # noqa: F841 - the native code points into these
+    keep_alive = (table, param_buf, buffers, heap)  # noqa: F841 - native code points into these
     _print_records(kernel, [p for run in runs for p in run[2]], buffers)
     for form, failures, _, _ in runs:
         if failures:
@@ -530,6 +547,10 @@ def _error(kernel, ck, record, g, b, buffers, shared_size):
     if code == L.ERR_STACK:
         return DptxMemoryError(f"local memory (call stack) overflow in {where}: recursion "
                                f"deeper than the {ck.local_bytes}-byte per-thread stack")
+    if code == L.ERR_FREE:
+        return DptxMemoryError(f"free() of address {addr:#x} in {where}: not a block malloc() "
+                               f"returned in this launch, or freed already. The kernel was "
+                               f"stopped.")
     if code == L.ERR_TRAP:
         hint = ""
         if getattr(ck, "uses_grid_workspace", False):

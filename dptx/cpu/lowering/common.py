@@ -48,9 +48,9 @@ def f64_bits_to_double(bits: int) -> float:
     return struct.unpack("<d", struct.pack("<Q", bits & (2**64 - 1)))[0]
 
 
-# Extern device functions the CPU executor provides itself: printf's buffer call, and what a
-# failed assert() calls.
-HOST_FUNCTIONS = ("vprintf", "__assertfail")
+# Extern device functions the CPU executor provides itself: printf's buffer call, what a
+# failed assert() calls, and the device heap's malloc and free (heap_ir.py).
+HOST_FUNCTIONS = ("vprintf", "__assertfail", "malloc", "free")
 
 
 def unsupported(inst: ir.Instruction, why: str = ""):

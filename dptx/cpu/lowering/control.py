@@ -60,6 +60,8 @@ class ControlLowering:
             return
         if name == "__assertfail":
             return self.assert_fail(inst, args)
+        if name in ("malloc", "free"):
+            return self.heap_call(inst, name, rets, args)
         target = self.mod.module.function(name)
         if target.body is None:
             raise unsupported(inst, f"call to {name}, which has no body in this module")
@@ -83,6 +85,41 @@ class ControlLowering:
         for name, ty, q in copy_out:        # vector returns into the caller's components
             v = self.tmp(); self.emit(f"{v} = load {ty}, ptr {q}")
             self.emit(f"store {ty} {v}, ptr {self.reg_ptr(name)}")
+
+    def heap_call(self, inst, name: str, rets: list, args: list):
+        """malloc(size) -> pointer (NULL when the launch's heap is exhausted) and free(p),
+        on the launch's device heap (heap_ir.py); a bad free stops the thread with an
+        error naming it."""
+        self.mod.uses_malloc = True
+        if len(args) != 1 or len(rets) != (1 if name == "malloc" else 0):
+            raise unsupported(inst, f"{name} takes one argument")
+        arg = self.read_call_value(inst, args[0])
+        if name == "malloc":
+            r = self.tmp(); self.emit(f"{r} = call i64 @dptx_malloc(ptr %ctx, i64 {arg})")
+            self.write_call_value(inst, rets[0], r)
+            return
+        st = self.tmp(); self.emit(f"{st} = call i32 @dptx_free(ptr %ctx, i64 {arg})")
+        bad = self.tmp(); self.emit(f"{bad} = icmp ne i32 {st}, 0")
+        err, ok = self.label("badfree"), self.label("freed")
+        self.emit(f"br i1 {bad}, label %{err}, label %{ok}")
+        self.block(err)
+        self.emit(f"call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_FREE}, i64 {arg}, "
+                  f"i32 {inst.line}, i64 0)")
+        self.emit(f"ret i32 {ST_ERR}")
+        self.block(ok)
+
+    def read_call_value(self, inst, op) -> str:
+        """A 64-bit call argument: a .param variable's bytes, or a register."""
+        if isinstance(op, ir.Sym) and op.name in self.param_vars:
+            v = self.tmp(); self.emit(f"{v} = load i64, ptr {self.param_vars[op.name][0]}")
+            return v
+        return self.read(op, "i64", inst)
+
+    def write_call_value(self, inst, op, value: str) -> None:
+        if isinstance(op, ir.Sym) and op.name in self.param_vars:
+            self.emit(f"store i64 {value}, ptr {self.param_vars[op.name][0]}")
+        else:
+            self.write(op, value, "i64", inst)
 
     def argument_pointer(self, inst, r, p, is_ret: bool, copy_out: list) -> str:
         """Where the callee finds argument (or puts return) ``r`` for its parameter ``p``:

@@ -50,7 +50,7 @@ CTX_FIELDS = [
     "printf_cap",     # its capacity in records
     "printf_count",   # records written (atomically incremented)
     "total_smem",     # %total_smem_size
-    "arrivals",       # pointer to an int64: bar.arrive arrivals at the current barrier phase
+    "arrivals",       # pointer to int64[16]: bar.arrive arrivals per barrier id (this phase)
     "param_windows",  # pointer to int64 triples (window base, host address, size) per kernel
                       # parameter: the buffer a pointer parameter points into (size 0: none)
     "fault_addr",     # pointer to an int64 per thread of a block: the address of the access

@@ -165,7 +165,7 @@ class _Chunk:
         if not ck.uses_printf:
             printf_cap = 0          # no record buffer (1 MiB by default) for kernels that never print
         self.printf = _private_zeros(max(L.PRINTF_RECORD_BYTES * printf_cap, 16), np.uint8)
-        self.arrivals = _private_zeros(1, np.int64)
+        self.arrivals = _private_zeros(16, np.int64)     # bar.arrive, per barrier id
         self.fault_addr = _private_zeros(max(nthreads, 1), np.int64)
         self.stride_history = _private_zeros(max(ck.prefetch_sites, 1), np.int64)
         # Each call has its own table: windows 1 and 2 map its shared and local memory, so

@@ -285,86 +285,160 @@ finish:
   ret i32 0
 }}
 
-; Let the threads waiting with status %which run again. For barriers (%which = 1): check
-; counted barriers can complete and compute bar.red results. Returns 1 on deadlock.
+; Let the threads waiting with status %which run again. Warp operations (%which = 2): all
+; of them. Barriers (%which = 1), by id (0-15) as a GPU counts them: a barrier completes when
+; its waiting threads (with bar.arrive arrivals, whole warps) reach its count, or for a
+; CTA-wide one (no count) when every thread that has not exited waits there; only the
+; threads of completed barriers go on (bar.red results per barrier). When none can
+; complete, the block is deadlocked: recorded naming a thread that waits, returns 1.
 define internal i32 @release(ptr %ctx, ptr %ti, ptr %frames, i32 %nthr, i32 %which) {{
 entry:
+  %wait = alloca [16 x i32], align 4
+  %need = alloca [16 x i32], align 4
+  %cta = alloca [16 x i32], align 4
+  %pop = alloca [16 x i32], align 4
+  %who = alloca [16 x i32], align 4
+  %lines = alloca [16 x i32], align 4
+  %done = alloca [16 x i32], align 4
+  call void @llvm.memset.p0.i64(ptr %wait, i8 0, i64 64, i1 false)
+  call void @llvm.memset.p0.i64(ptr %need, i8 0, i64 64, i1 false)
+  call void @llvm.memset.p0.i64(ptr %cta, i8 0, i64 64, i1 false)
+  call void @llvm.memset.p0.i64(ptr %pop, i8 0, i64 64, i1 false)
+  call void @llvm.memset.p0.i64(ptr %who, i8 0, i64 64, i1 false)
+  call void @llvm.memset.p0.i64(ptr %lines, i8 0, i64 64, i1 false)
+  call void @llvm.memset.p0.i64(ptr %done, i8 0, i64 64, i1 false)
+{ctx_load("arrp", "arrivals", "ptr")}  %isbar = icmp eq i32 %which, 1
   br label %count
 count:
   %t = phi i32 [0, %entry], [%tn, %cnext]
-  %nbar = phi i32 [0, %entry], [%nbar.n, %cnext]
-  %npop = phi i32 [0, %entry], [%npop.n, %cnext]
-  %maxc = phi i32 [0, %entry], [%maxc.n, %cnext]
-  %line = phi i32 [0, %entry], [%line.n, %cnext]
-  %minid = phi i32 [16, %entry], [%minid.n, %cnext]
-  %maxid = phi i32 [0, %entry], [%maxid.n, %cnext]
-  %allcta = phi i1 [false, %entry], [%allcta.n, %cnext]
+  %nlive = phi i32 [0, %entry], [%nlive.n, %cnext]
   %cd = icmp uge i32 %t, %nthr
-  br i1 %cd, label %check, label %cbody
+  br i1 %cd, label %judge, label %cbody
 cbody:
   %t64 = zext i32 %t to i64
   %fo = mul i64 %t64, {frame_bytes}
   %fp = getelementptr i8, ptr %frames, i64 %fo
   %sp = getelementptr i32, ptr %fp, i64 1
   %st = load i32, ptr %sp
-  %waiting = icmp eq i32 %st, %which
+  %alive = icmp ne i32 %st, 3
+  %al1 = zext i1 %alive to i32
+  %nlive.n = add i32 %nlive, %al1
+  %atbar = icmp eq i32 %st, 1
+  br i1 %atbar, label %tally, label %cnext
+tally:
+  %idp = getelementptr i32, ptr %fp, i64 2
+  %id0 = load i32, ptr %idp
+  %id = and i32 %id0, 15
   %cp = getelementptr i32, ptr %fp, i64 3
   %c = load i32, ptr %cp
   %vp = getelementptr i32, ptr %fp, i64 5
   %v = load i32, ptr %vp
   %lp = getelementptr i32, ptr %fp, i64 7
   %l = load i32, ptr %lp
-  %w1 = zext i1 %waiting to i32
-  %nbar.n = add i32 %nbar, %w1
-  %vnz = icmp ne i32 %v, 0
-  %vw = and i1 %vnz, %waiting
-  %v1 = zext i1 %vw to i32
-  %npop.n = add i32 %npop, %v1
-  %cw = select i1 %waiting, i32 %c, i32 0
-  %maxc.n = call i32 @llvm.umax.i32(i32 %maxc, i32 %cw)
-  %line.n = select i1 %waiting, i32 %l, i32 %line
-  %idp = getelementptr i32, ptr %fp, i64 2
-  %id = load i32, ptr %idp
-  %idlo = select i1 %waiting, i32 %id, i32 16
-  %idhi = select i1 %waiting, i32 %id, i32 0
-  %minid.n = call i32 @llvm.umin.i32(i32 %minid, i32 %idlo)
-  %maxid.n = call i32 @llvm.umax.i32(i32 %maxid, i32 %idhi)
+  %wq = getelementptr i32, ptr %wait, i32 %id
+  %w = load i32, ptr %wq
+  %w1 = add i32 %w, 1
+  store i32 %w1, ptr %wq
+  %nq = getelementptr i32, ptr %need, i32 %id
+  %n0 = load i32, ptr %nq
+  %n1 = call i32 @llvm.umax.i32(i32 %n0, i32 %c)
+  store i32 %n1, ptr %nq
   %nocount = icmp eq i32 %c, 0
-  %ctawait = and i1 %waiting, %nocount
-  %allcta.n = or i1 %allcta, %ctawait
-  %tn0 = add i32 %t, 1
+  %ctq = getelementptr i32, ptr %cta, i32 %id
+  %ct0 = load i32, ptr %ctq
+  %ncz = zext i1 %nocount to i32
+  %ct1 = or i32 %ct0, %ncz
+  store i32 %ct1, ptr %ctq
+  %pq = getelementptr i32, ptr %pop, i32 %id
+  %p0 = load i32, ptr %pq
+  %vnz = icmp ne i32 %v, 0
+  %vz = zext i1 %vnz to i32
+  %p1 = add i32 %p0, %vz
+  store i32 %p1, ptr %pq
+  %hq = getelementptr i32, ptr %who, i32 %id
+  %h0 = load i32, ptr %hq
+  %first = icmp eq i32 %h0, 0
+  %tp1 = add i32 %t, 1
+  %h1 = select i1 %first, i32 %tp1, i32 %h0
+  store i32 %h1, ptr %hq
+  %lq = getelementptr i32, ptr %lines, i32 %id
+  store i32 %l, ptr %lq
   br label %cnext
 cnext:
-  %tn = phi i32 [%tn0, %cbody]
+  %tn = add i32 %t, 1
   br label %count
-check:
-  %isbar = icmp eq i32 %which, 1
-{ctx_load("arrp", "arrivals", "ptr")}  %arrived64 = load i64, ptr %arrp
-  %arrived = trunc i64 %arrived64 to i32
-  %present = add i32 %nbar, %arrived
+judge:
+  br i1 %isbar, label %ids, label %wake
+ids:
+  %k = phi i32 [0, %judge], [%kn, %inext]
+  %any = phi i1 [false, %judge], [%any.n, %inext]
+  %kd = icmp uge i32 %k, 16
+  br i1 %kd, label %verdict, label %ibody
+ibody:
+  %wkq = getelementptr i32, ptr %wait, i32 %k
+  %wk = load i32, ptr %wkq
+  %nkq = getelementptr i32, ptr %need, i32 %k
+  %nk = load i32, ptr %nkq
+  %ckq = getelementptr i32, ptr %cta, i32 %k
+  %ck = load i32, ptr %ckq
+  %akq = getelementptr i64, ptr %arrp, i32 %k
+  %ak64 = load i64, ptr %akq
+  %ak = trunc i64 %ak64 to i32
+  %present = add i32 %wk, %ak
   %warps0 = add i32 %present, 31
   %warps = and i32 %warps0, -32
-  %short = icmp ugt i32 %maxc, %warps
-  ; threads wait at different barriers while one of them waits for the whole CTA: the
-  ; CTA-wide barrier can never complete
-  %split = icmp ne i32 %minid, %maxid
-  %splitdead = and i1 %split, %allcta
-  %bad = or i1 %short, %splitdead
-  %dead = and i1 %isbar, %bad
-  br i1 %dead, label %deadlock, label %wake
+  %counted = icmp uge i32 %warps, %nk
+  %everyone = icmp uge i32 %present, %nlive
+  %isct = icmp ne i32 %ck, 0
+  %reached = select i1 %isct, i1 %everyone, i1 %counted
+  %some = icmp ne i32 %wk, 0
+  %comp = and i1 %some, %reached
+  %compi = zext i1 %comp to i32
+  %dkq = getelementptr i32, ptr %done, i32 %k
+  store i32 %compi, ptr %dkq
+  %any.n = or i1 %any, %comp
+  br label %inext
+inext:
+  %kn = add i32 %k, 1
+  br label %ids
+verdict:
+  br i1 %any, label %wake, label %deadlock
 deadlock:
-  %addr = zext i32 %maxc to i64
-  call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_DEADLOCK}, i64 %addr, i32 %line, i64 0)
+  br label %dfind
+dfind:
+  %j = phi i32 [0, %deadlock], [%jn, %dnext]
+  %wjq = getelementptr i32, ptr %wait, i32 %j
+  %wj = load i32, ptr %wjq
+  %has = icmp ne i32 %wj, 0
+  %last = icmp eq i32 %j, 15
+  %stop = or i1 %has, %last
+  br i1 %stop, label %dreport, label %dnext
+dnext:
+  %jn = add i32 %j, 1
+  br label %dfind
+dreport:
+  %whq = getelementptr i32, ptr %who, i32 %j
+  %wh = load i32, ptr %whq
+  %waiter = sub i32 %wh, 1
+  %njq = getelementptr i32, ptr %need, i32 %j
+  %nj = load i32, ptr %njq
+  %cjq = getelementptr i32, ptr %cta, i32 %j
+  %cj = load i32, ptr %cjq
+  %ctaw = icmp ne i32 %cj, 0
+  %wants = select i1 %ctaw, i32 %nlive, i32 %nj
+  %addr = zext i32 %wants to i64
+  %ljq = getelementptr i32, ptr %lines, i32 %j
+  %lj = load i32, ptr %ljq
+  %bp = getelementptr i8, ptr %ti, i64 32
+  %blk = load i64, ptr %bp
+  %won = call i1 @record_error_values(ptr %ctx, i32 %waiter, i64 %blk, i64 {L.ERR_DEADLOCK}, i64 %addr, i32 %lj, i64 0)
   ret i32 1
 wake:
-  br i1 %isbar, label %resetarr, label %wloop
-resetarr:
-  store i64 0, ptr %arrp
   br label %wloop
 wloop:
-  %u = phi i32 [0, %wake], [0, %resetarr], [%un, %wnext]
+  %u = phi i32 [0, %wake], [%un, %wnext]
   %wd = icmp uge i32 %u, %nthr
-  br i1 %wd, label %done, label %wbody
+  br i1 %wd, label %reset, label %wbody
 wbody:
   %u64 = zext i32 %u to i64
   %wfo = mul i64 %u64, {frame_bytes}
@@ -372,26 +446,60 @@ wbody:
   %wsp = getelementptr i32, ptr %wfp, i64 1
   %wst = load i32, ptr %wsp
   %wwait = icmp eq i32 %wst, %which
-  br i1 %wwait, label %wake1, label %wnext
-wake1:
-  store i32 0, ptr %wsp
+  br i1 %wwait, label %which1, label %wnext
+which1:
+  br i1 %isbar, label %barwake, label %wake1
+barwake:
+  %widp = getelementptr i32, ptr %wfp, i64 2
+  %wid0 = load i32, ptr %widp
+  %wid = and i32 %wid0, 15
+  %wdq = getelementptr i32, ptr %done, i32 %wid
+  %wdn = load i32, ptr %wdq
+  %goes = icmp ne i32 %wdn, 0
+  br i1 %goes, label %redres, label %wnext
+redres:
   %opp = getelementptr i32, ptr %wfp, i64 4
   %op = load i32, ptr %opp
+  %wpq = getelementptr i32, ptr %pop, i32 %wid
+  %npop = load i32, ptr %wpq
+  %wwq = getelementptr i32, ptr %wait, i32 %wid
+  %nbar = load i32, ptr %wwq
   %all = icmp eq i32 %npop, %nbar
-  %any = icmp ne i32 %npop, 0
+  %anyp = icmp ne i32 %npop, 0
   %alli = zext i1 %all to i32
-  %anyi = zext i1 %any to i32
+  %anyi = zext i1 %anyp to i32
   %isand = icmp eq i32 %op, 2
   %isor = icmp eq i32 %op, 3
   %r1 = select i1 %isand, i32 %alli, i32 %npop
   %r2 = select i1 %isor, i32 %anyi, i32 %r1
   %rp = getelementptr i32, ptr %wfp, i64 6
   store i32 %r2, ptr %rp
+  br label %wake1
+wake1:
+  store i32 0, ptr %wsp
   br label %wnext
 wnext:
   %un = add i32 %u, 1
   br label %wloop
-done:
+reset:
+  br i1 %isbar, label %rloop, label %finish
+rloop:
+  %q = phi i32 [0, %reset], [%qn, %rnext]
+  %qd = icmp uge i32 %q, 16
+  br i1 %qd, label %finish, label %rbody
+rbody:
+  %dq = getelementptr i32, ptr %done, i32 %q
+  %dv = load i32, ptr %dq
+  %dz = icmp ne i32 %dv, 0
+  br i1 %dz, label %rzero, label %rnext
+rzero:
+  %aq = getelementptr i64, ptr %arrp, i32 %q
+  store i64 0, ptr %aq
+  br label %rnext
+rnext:
+  %qn = add i32 %q, 1
+  br label %rloop
+finish:
   ret i32 0
 }}
 """

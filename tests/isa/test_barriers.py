@@ -1,6 +1,9 @@
 """Barriers: bar.sync in loops and uniform branches, named barriers with thread counts,
 bar.arrive producer/consumer, bar.red.popc/and/or, early exit of some threads, elect.sync."""
 import numpy as np
+import pytest
+
+import dptx
 
 from ._util import GID, launch, ptx_kernel, run_op, same_ints
 
@@ -438,3 +441,60 @@ st.global.u32 [%rd1], %r13;
 ret;""", decls=SH)
     launch(k, 1, bs, [out])
     assert out.tolist() == [((t ^ 2) ^ 1) + 1000 + 32 for t in range(bs)]
+
+
+_TWO_WARPS = """
+mov.u32 %r0, %tid.x;
+shr.u32 %r1, %r0, 5;
+setp.eq.u32 %p1, %r1, 0;
+@%p1 bra.uni W0;
+{warp1}
+bra.uni DONE;
+W0:
+{warp0}
+DONE:
+ld.param.u64 %rd1, [p];
+mul.wide.u32 %rd2, %r0, 4;
+add.s64 %rd3, %rd1, %rd2;
+st.global.u32 [%rd3], %r5;
+"""
+
+
+def test_barriers_with_different_ids_do_not_meet():
+    """Warp 0 at bar.sync 1, 64 and warp 1 at bar.sync 2, 64: neither barrier gets its 64
+    threads; a GPU hangs, dptx reports the deadlock (they used to complete together), naming
+    a thread that waits there."""
+    body = _TWO_WARPS.format(warp0="bar.sync 1, 64;", warp1="bar.sync 2, 64;")
+    k = ptx_kernel(".param .u64 p", "mov.u32 %r5, 0;\n" + body)
+    with pytest.raises(dptx.DptxError, match="deadlock") as e:
+        launch(k, (1,), (64,), [np.zeros(64, np.uint32)])
+    assert "thread 0 " in str(e.value) and "bar.sync 1, 64" in str(e.value)
+
+
+def test_a_counted_barrier_completes_while_another_waits_for_the_cta():
+    """Warp 1 passes bar.sync 1, 32 (its own 32 threads) while warp 0 waits at the CTA-wide
+    bar.sync 0; warp 1 then reaches bar.sync 0 too and both go on (this was reported as a
+    deadlock: threads at different barriers while one waits for the whole CTA)."""
+    body = _TWO_WARPS.format(
+        warp0="bar.sync 0;\nmov.u32 %r5, 10;",
+        warp1="bar.sync 1, 32;\nmov.u32 %r5, 20;\nbar.sync 0;\nadd.u32 %r5, %r5, 1;")
+    k = ptx_kernel(".param .u64 p", "mov.u32 %r5, 0;\n" + body)
+    out = np.zeros(64, np.uint32)
+    launch(k, (1,), (64,), [out])
+    assert out.tolist() == [10] * 32 + [21] * 32
+
+
+def test_a_deadlock_names_a_waiting_thread_not_one_that_exited():
+    """Threads 32-63 exit, threads 0-31 wait at bar.sync 1, 64 for 64 threads."""
+    body = """
+mov.u32 %r0, %tid.x;
+setp.ge.u32 %p1, %r0, 32;
+@%p1 bra.uni OUT;
+bar.sync 1, 64;
+OUT:
+"""
+    k = ptx_kernel(".param .u64 p", body)
+    with pytest.raises(dptx.DptxError, match="deadlock") as e:
+        launch(k, (1,), (64,), [np.zeros(1, np.uint32)])
+    thread = int(str(e.value).split("thread ")[1].split()[0])
+    assert thread < 32, str(e.value)

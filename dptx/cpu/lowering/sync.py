@@ -22,8 +22,12 @@ class SyncLowering:
             self.sync_point(ST_WARP, {7: inst.line})
             return
         if "arrive" in mods:
-            # Arrive without waiting: counted towards the threads the barrier waits for.
-            p = self.ctx_ptr("arrivals")
+            # Arrive without waiting: counted towards the threads barrier ``id`` waits for.
+            ops = list(inst.operands)
+            bar_id = self.read(ops[0], "i32", inst) if ops else "0"
+            idx = self.tmp(); self.emit(f"{idx} = and i32 {bar_id}, 15")
+            base = self.ctx_ptr("arrivals")
+            p = self.tmp(); self.emit(f"{p} = getelementptr i64, ptr {base}, i32 {idx}")
             self.emit(f"atomicrmw add ptr {p}, i64 1 seq_cst")
             return
         ops = list(inst.operands)

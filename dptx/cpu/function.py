@@ -30,7 +30,7 @@ from .lowering.compare import CompareLowering
 from .lowering.conversion import ConversionLowering
 from .lowering.atomics import AtomicLowering
 from .lowering.sync import SyncLowering
-from .lowering.matrix import MatrixLowering
+from .lowering.matrix import MatrixLowering, WmmaLowering
 
 
 def window_fields(origin, windows: dict) -> list:
@@ -419,6 +419,11 @@ class FunctionCore:
         if isinstance(base, ir.Sym) and space == "generic" and base.name in self.param_vars:
             t = self.tmp(); self.emit(f"{t} = getelementptr i8, ptr {self.param_vars[base.name][0]}, i64 {addr.offset}")
             return t
+        return self.translate(self.address_value(addr, inst), space, size, inst, base)
+
+    def address_value(self, addr: ir.Addr, inst) -> str:
+        """The device address (i64) a memory operand names: symbol or register plus offset."""
+        base = addr.base
         if base is None:
             value = str(addr.offset)
         elif isinstance(base, ir.Sym):
@@ -440,11 +445,17 @@ class FunctionCore:
                 value = v
                 if addr.offset:
                     t = self.tmp(); self.emit(f"{t} = add i64 {v}, {addr.offset}"); value = t
+        return value
+
+    def translate(self, value: str, space: str, size: int, inst, base=None) -> str:
+        """Host pointer for the device address ``value`` (i64) of ``space``, bounds-checked
+        (jumps to the fault exit); ``base``: the register it came from, whose one known
+        buffer, if any, makes the check cheaper."""
         fn = {"generic": "xlate", "global": "xlate", "const": "xlate", "shared": "xshared",
               "local": "xlocal"}.get(space)
         if fn is None:
             raise unsupported(inst, f"state space .{space}")
-        if fn == "xlate":
+        if fn == "xlate" and base is not None:
             window = self.known_window(base)
             if window is not None:
                 return self.checked_in_window(window, value, size, inst)
@@ -776,6 +787,7 @@ class FunctionCore:
 
 class Function(FunctionCore, ControlLowering, MemoryLowering, ArithmeticLowering,
                FloatMathLowering, BitsLowering, VideoLowering, CompareLowering,
-               ConversionLowering, AtomicLowering, SyncLowering, MatrixLowering):
+               ConversionLowering, AtomicLowering, SyncLowering, MatrixLowering,
+               WmmaLowering):
     """One PTX function body translated per thread: the core and the lowerings of every
     instruction family (``lowering/``), dispatched through ``lowering.registry``."""

@@ -212,3 +212,66 @@ def test_mma_m16n8k32_integer(atype, btype, sat):
         ((exact + 2**31) % 2**32 - 2**31)
     for (lane, i), (r, c) in cd_positions().items():
         assert dfr[lane, i] == want[r, c], (lane, i, int(dfr[lane, i]), int(want[r, c]))
+
+
+WMMA_GEMM = r'''#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <mma.h>
+using namespace nvcuda;
+extern "C" __global__ void gemm(const IN* a, const IN* b, ACC* c, int M, int N, int K, ACC alpha) {
+    // one warp per TM x TN tile of C = alpha A B + C: A is M x K (ALAYOUT in memory),
+    // B is K x N (BLAYOUT), C row-major; the leading dimensions are the whole matrices'
+    int tm = blockIdx.y, tn = blockIdx.x;
+    wmma::fragment<wmma::matrix_a, TM, TN, TK, IN, wmma::ALAYOUT> fa;
+    wmma::fragment<wmma::matrix_b, TM, TN, TK, IN, wmma::BLAYOUT> fb;
+    wmma::fragment<wmma::accumulator, TM, TN, TK, ACC> acc;
+    wmma::load_matrix_sync(acc, c + tm * TM * N + tn * TN, N, wmma::mem_row_major);
+    for (int i = 0; i < acc.num_elements; i++) acc.x[i] = acc.x[i] / alpha;
+    for (int kk = 0; kk < K; kk += TK) {
+        const IN* pa = ALAYOUT_IS_ROW ? a + tm * TM * K + kk : a + kk * M + tm * TM;
+        const IN* pb = BLAYOUT_IS_ROW ? b + kk * N + tn * TN : b + tn * TN * K + kk;
+        wmma::load_matrix_sync(fa, pa, ALAYOUT_IS_ROW ? K : M);
+        wmma::load_matrix_sync(fb, pb, BLAYOUT_IS_ROW ? N : K);
+        wmma::mma_sync(acc, fa, fb, acc);
+    }
+    for (int i = 0; i < acc.num_elements; i++) acc.x[i] = acc.x[i] * alpha;
+    wmma::store_matrix_sync(c + tm * TM * N + tn * TN, acc, N, wmma::mem_row_major);
+}'''
+
+
+@pytest.mark.parametrize("shape", [(16, 16, 16), (32, 8, 16), (8, 32, 16)])
+@pytest.mark.parametrize("kind,acc,alayout,blayout", [
+    ("half", "float", "row_major", "col_major"), ("half", "float", "col_major", "row_major"),
+    ("half", "half", "row_major", "row_major"), ("__nv_bfloat16", "float", "row_major", "col_major")])
+def test_wmma_gemm_against_numpy(shape, kind, acc, alayout, blayout):
+    """CUDA's WMMA API (nvcuda::wmma, through NVRTC): load_matrix_sync of A, B and C in
+    either layout with leading dimensions, mma_sync, element-wise scaling of the accumulator
+    fragment, store_matrix_sync; C = alpha (A B + C / alpha) against numpy."""
+    import dptx
+    from dptx import cpu
+    tm, tn, tk = shape
+    src = WMMA_GEMM
+    for key, value in (("ALAYOUT_IS_ROW", str(alayout == "row_major").lower()),
+                       ("BLAYOUT_IS_ROW", str(blayout == "row_major").lower()),
+                       ("ALAYOUT", alayout), ("BLAYOUT", blayout), ("IN", kind), ("ACC", acc),
+                       ("TM", str(tm)), ("TN", str(tn)), ("TK", str(tk))):
+        src = src.replace(key, value)
+    k = dptx.RawModule(src, arch="compute_80").get_function("gemm")
+    rng = np.random.default_rng(sum(shape))
+    M, N, K = 2 * tm, 3 * tn, 3 * tk
+    A = rng.integers(-8, 8, (M, K)) / 4
+    B = rng.integers(-8, 8, (K, N)) / 4
+    C = rng.integers(-8, 8, (M, N)) / 2
+    bits = (lambda x: halves_bits(x, "bf16")) if kind == "__nv_bfloat16" else \
+        (lambda x: halves_bits(x, "f16"))
+    a_mem = bits(A if alayout == "row_major" else np.ascontiguousarray(A.T))
+    b_mem = bits(B if blayout == "row_major" else np.ascontiguousarray(B.T))
+    acc_dtype = np.float32 if acc == "float" else np.float16
+    c_mem = C.astype(acc_dtype)
+    alpha = 2.0
+    cpu.launch(k, (N // tn, M // tm), (32,),
+               [np.ascontiguousarray(a_mem), np.ascontiguousarray(b_mem), c_mem,
+                np.int32(M), np.int32(N), np.int32(K),
+                np.float32(alpha) if acc == "float" else np.float16(alpha)])
+    want = (alpha * (A @ B + C / alpha)).astype(acc_dtype)
+    assert np.array_equal(c_mem, want)

@@ -37,7 +37,8 @@ Which family lowers which PTX instruction (each file has the per-thread class
 ``conversion``     cvt (integer, float, half, bf16, FP8, packed; rounding, .sat, .relu)
 ``atomics``        atom, red
 ``sync``           bar/barrier, shfl, vote, activemask, elect, redux, match
-``matrix``         mma.sync (m16n8k16, f16/bf16), ldmatrix (tensor cores, per thread)
+``matrix``         tensor cores, per thread: mma.sync (m16n8k16 f16/bf16, m16n8k32
+                   s8/u8), ldmatrix, wmma.load/store/mma (m16n16k16, m32n8k16, m8n32k16)
 =================  ================================================================
 
 Adding an instruction: find its family in the PTX ISA manual's chapter, add a method to that

@@ -1,10 +1,10 @@
-"""Tensor-core (warp-wide matrix) instructions: ``mma.sync`` and ``ldmatrix``.
+"""Tensor-core (warp-wide matrix) instructions: ``mma.sync``, ``ldmatrix`` and ``wmma``.
 
 A warp's 32 threads hold the fragments of the matrices between them, in the layouts the PTX
 ISA documents ("Matrix Fragments for mma.m16n8k16"; ``ldmatrix``'s row addresses). Per
 thread, each of these is a warp sync point: every lane writes what it holds (its fragment
 registers, or its row address) into its slot of the tensor-core exchange area (``matrix`` in
-the context, 32 bytes per thread), the warp meets, each lane computes its own part of the
+the context, 64 bytes per thread), the warp meets, each lane computes its own part of the
 result from the slots of the lanes that hold the elements it needs, and the warp meets again
 before any lane may overwrite its slot. Kernels with these instructions run in the
 per-thread (resumable) form (``vector_plan`` refuses them).
@@ -14,7 +14,10 @@ Supported, each checked against NVIDIA's results (ZLUDA's tests, run on GPUs) an
 accumulators (``.f16`` accumulators with ``.f16`` inputs); ``mma.sync.aligned.m16n8k32.row.col``
 with ``.s8``/``.u8`` inputs and ``.s32`` accumulators (wrapping, or clamped with ``.satfinite``);
 ``ldmatrix.sync.aligned.m8n8`` ``.x1/.x2/.x4`` with and without ``.trans`` (shared memory,
-or a generic address of it). Integer products are exact. Float products are exact and
+or a generic address of it); ``wmma.load``/``.store``/``.mma`` for ``.m16n16k16``,
+``.m32n8k16`` and ``.m8n32k16`` with ``.f16``/``.bf16`` inputs and ``.f32`` (or, with
+``.f16`` inputs, ``.f16``) accumulators, any layouts and strides (wmma's fragment layout is
+the implementation's to choose; see ``WmmaLowering``). Integer products are exact. Float products are exact and
 accumulated in double, then rounded once to the accumulator type (the hardware's own
 accumulation order and rounding are not specified by the ISA; results agree with it to the
 last bit on ZLUDA's tests and within one f32 ulp of the exact result elsewhere). Every other
@@ -24,7 +27,7 @@ from __future__ import annotations
 from .common import ST_WARP, unsupported
 from .registry import lower
 
-SLOT_BYTES = 32          # per thread in the tensor-core exchange area
+SLOT_BYTES = 64          # per thread in the tensor-core exchange area
 HALVES = {"f16": "half", "bf16": "bfloat"}
 
 
@@ -300,3 +303,240 @@ done:
         w = self.conv(off32, "i32", "i64")
         q = self.tmp(); self.emit(f"{q} = getelementptr i8, ptr {p}, i64 {w}")
         return q
+
+
+# -- wmma ----------------------------------------------------------------------------------------
+# The element layout of wmma fragments is unspecified by the ISA (only wmma.load, wmma.mma and
+# wmma.store, and element-wise operations on all of a fragment's elements, may depend on it).
+# Here lane l holds elements l * E .. l * E + E - 1 of the matrix in row-major order (E = its
+# elements / 32), in its fragment's first E slots, repeated to fill the registers the ISA
+# gives the fragment (an .f16 A fragment of m16n16k16 has 16 slots for 8 elements).
+WMMA_SHAPES = {"m16n16k16": (16, 16, 16), "m32n8k16": (32, 8, 16), "m8n32k16": (8, 32, 16)}
+WMMA_ELEMENT = {"f16": ("i16", 2, "half"), "bf16": ("i16", 2, "bfloat"), "f32": ("float", 1, None)}
+
+
+class WmmaLowering:
+    """Per-thread lowerings of wmma.load, wmma.store and wmma.mma (mixed into
+    ``function.Function``; they share the exchange area of ``MatrixLowering``)."""
+
+    def wmma_form(self, inst):
+        """(shape name, (M, N, K)) of a wmma instruction, or unsupported."""
+        shape = next((m for m in inst.modifiers if m in WMMA_SHAPES), None)
+        if shape is None or not {"sync", "aligned"} <= set(inst.modifiers):
+            raise unsupported(inst, "wmma: only .sync.aligned .m16n16k16, .m32n8k16 and "
+                                    ".m8n32k16 are supported")
+        return shape, WMMA_SHAPES[shape]
+
+    @staticmethod
+    def wmma_matrix(which: str, dims) -> tuple:
+        m, n, k = dims
+        return {"a": (m, k), "b": (k, n), "c": (m, n), "d": (m, n)}[which]
+
+    def wmma_slots(self, regs: list, etype: str):
+        """(LLVM type of an element, elements per register, slots) of a fragment."""
+        ety, per_reg, _ = WMMA_ELEMENT[etype]
+        return ety, per_reg, len(regs) * per_reg
+
+    def wmma_element(self, regs: list, slot: int, etype: str, inst) -> str:
+        """Element ``slot`` of a fragment held in ``regs``, as its LLVM type."""
+        ety, per_reg, _ = WMMA_ELEMENT[etype]
+        if per_reg == 1:
+            return self.read(regs[slot], ety, inst)
+        v = self.read(regs[slot // per_reg], "i32", inst)
+        s = self.tmp(); self.emit(f"{s} = lshr i32 {v}, {16 * (slot % per_reg)}")
+        h = self.tmp(); self.emit(f"{h} = trunc i32 {s} to i16")
+        return h
+
+    def wmma_fill(self, regs: list, values: list, etype: str, inst) -> None:
+        """Write fragment registers from its E elements, repeated over all slots."""
+        ety, per_reg, _ = WMMA_ELEMENT[etype]
+        slots = len(regs) * per_reg
+        if slots % len(values):
+            raise unsupported(inst, "wmma fragment register count")
+        full = [values[s % len(values)] for s in range(slots)]
+        for r, reg in enumerate(regs):
+            if per_reg == 1:
+                self.write(reg, full[r], ety, inst)
+                continue
+            lo = self.conv(full[2 * r], "i16", "i32")
+            hi0 = self.conv(full[2 * r + 1], "i16", "i32")
+            hi = self.tmp(); self.emit(f"{hi} = shl i32 {hi0}, 16")
+            v = self.tmp(); self.emit(f"{v} = or i32 {hi}, {lo}")
+            self.write(reg, v, "i32", inst)
+
+    def wmma_addresses(self, inst, addr_op, stride_op, rows: int, cols: int, layout: str,
+                       size: int, count: int, space: str) -> list:
+        """Host pointers of this lane's ``count`` elements (row-major indices lane * count
+        + j) of a rows x cols matrix at ``addr_op``, ``layout`` in memory with ``stride``
+        elements between rows (row) or columns (col), bounds-checked each."""
+        base = self.address_value(addr_op, inst)
+        if stride_op is None:
+            stride = str(cols if layout == "row" else rows)
+        else:
+            stride = self.conv(self.read(stride_op, "i32", inst), "i32", "i64")
+        lane = self.conv(self.lane_id(), "i32", "i64")
+        first = self.tmp(); self.emit(f"{first} = mul i64 {lane}, {count}")
+        ptrs = []
+        for j in range(count):
+            e = self.tmp(); self.emit(f"{e} = add i64 {first}, {j}")
+            r = self.tmp(); self.emit(f"{r} = udiv i64 {e}, {cols}")
+            c = self.tmp(); self.emit(f"{c} = urem i64 {e}, {cols}")
+            major, minor = (r, c) if layout == "row" else (c, r)
+            o0 = self.tmp(); self.emit(f"{o0} = mul i64 {major}, {stride}")
+            o1 = self.tmp(); self.emit(f"{o1} = add i64 {o0}, {minor}")
+            o2 = self.tmp(); self.emit(f"{o2} = mul i64 {o1}, {size}")
+            a = self.tmp(); self.emit(f"{a} = add i64 {base}, {o2}")
+            ptrs.append(self.translate(a, space, size, inst))
+        return ptrs
+
+    @lower("wmma")
+    def op_wmma(self, inst):
+        mods = list(inst.modifiers)
+        if "mma" in mods:
+            return self.wmma_mma(inst)
+        kind = "load" if "load" in mods else "store" if "store" in mods else None
+        which = next((m for m in mods if m in ("a", "b", "c", "d")), None)
+        layout = next((m for m in mods if m in ("row", "col")), None)
+        types = list(inst.types)
+        if kind is None or which is None or layout is None or len(types) != 1 or \
+                types[0] not in WMMA_ELEMENT or (kind == "store") != (which == "d"):
+            raise unsupported(inst, "wmma.load/.store of this form")
+        etype = types[0]
+        shape, dims = self.wmma_form(inst)
+        rows, cols = self.wmma_matrix(which, dims)
+        count = rows * cols // 32
+        space = self.space_of(inst)
+        if kind == "load":
+            regs, addr, stride = inst.operands[0], inst.operands[1], \
+                (inst.operands[2] if len(inst.operands) > 2 else None)
+        else:
+            addr, regs, stride = inst.operands[0], inst.operands[1], \
+                (inst.operands[2] if len(inst.operands) > 2 else None)
+        regs = list(self.vector_items(regs))
+        ety, per_reg, slots = self.wmma_slots(regs, etype)
+        if slots < count or slots % count:
+            raise unsupported(inst, f"wmma.{kind}.{which} of .{shape}.{etype} with "
+                                    f"{len(regs)} registers")
+        size = 2 if per_reg == 2 else 4
+        ptrs = self.wmma_addresses(inst, addr, stride, rows, cols, layout, size, count, space)
+        if kind == "load":
+            values = []
+            for p in ptrs:
+                v = self.tmp(); self.emit(f"{v} = load {ety}, ptr {p}, align {size}")
+                values.append(v)
+            self.wmma_fill(regs, values, etype, inst)
+        else:
+            for j, p in enumerate(ptrs):
+                v = self.wmma_element(regs, j, etype, inst)
+                self.emit(f"store {ety} {v}, ptr {p}, align {size}")
+
+    def wmma_mma(self, inst):
+        shape, dims = self.wmma_form(inst)
+        m, n, k = dims
+        types = list(inst.types)
+        mods = set(inst.modifiers)
+        if len(types) == 2:
+            dtype, ctype = types
+            atype = "f16"
+        elif len(types) == 4 and types[1] == types[2]:
+            dtype, atype, _, ctype = types
+        else:
+            raise unsupported(inst, "wmma.mma types")
+        layouts = [x for x in inst.modifiers if x in ("row", "col")]
+        extra = mods - {"mma", "sync", "aligned", shape, "row", "col"} - set(types)
+        if extra or len(layouts) != 2 or atype not in ("f16", "bf16") or \
+                dtype not in ("f32", "f16") or ctype not in ("f32", "f16") or \
+                (atype == "bf16" and (dtype, ctype) != ("f32", "f32")):
+            raise unsupported(inst, f"wmma.mma.{shape} of .{dtype}.{atype}.{ctype}")
+        d_op, a_op, b_op, c_op = inst.operands
+        a_regs, b_regs = list(self.vector_items(a_op)), list(self.vector_items(b_op))
+        c_regs, d_regs = list(self.vector_items(c_op)), list(self.vector_items(d_op))
+        ea, eb, ec = m * k // 32, k * n // 32, m * n // 32
+        # 1. this lane's A and B elements into its slot (A at bytes 0-31, B at 32-63)
+        slot = self.matrix_slot()
+        for j in range(ea):
+            v = self.wmma_element(a_regs, j, atype, inst)
+            p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {slot}, i64 {2 * j}")
+            self.emit(f"store i16 {v}, ptr {p}")
+        for j in range(eb):
+            v = self.wmma_element(b_regs, j, atype, inst)
+            p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {slot}, i64 {32 + 2 * j}")
+            self.emit(f"store i16 {v}, ptr {p}")
+        self.warp_meets(inst)
+        # 2. this lane's elements of D = A B + C: row-major indices lane * ec + j
+        lane = self.lane_id()
+        base = self.matrix_slot("0")
+        dot = self.wmma_dot_helper(atype, dims)
+        first = self.tmp(); self.emit(f"{first} = mul i32 {lane}, {ec}")
+        results = []
+        for j in range(ec):
+            e = self.tmp(); self.emit(f"{e} = add i32 {first}, {j}")
+            row = self.tmp(); self.emit(f"{row} = udiv i32 {e}, {n}")
+            col = self.tmp(); self.emit(f"{col} = urem i32 {e}, {n}")
+            s = self.tmp(); self.emit(f"{s} = call double @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
+            c = self.wmma_element(c_regs, j, ctype, inst)
+            if ctype == "f16":
+                h = self.tmp(); self.emit(f"{h} = bitcast i16 {c} to half")
+                c = self.tmp(); self.emit(f"{c} = fpext half {h} to double")
+            else:
+                c2 = self.tmp(); self.emit(f"{c2} = fpext float {c} to double"); c = c2
+            total = self.tmp(); self.emit(f"{total} = fadd double {s}, {c}")
+            if dtype == "f32":
+                r = self.tmp(); self.emit(f"{r} = fptrunc double {total} to float")
+            else:
+                r = self.to_half_bits(inst, total, "double", "half")
+            results.append(r)
+        self.wmma_fill(d_regs, results, dtype, inst)
+        self.warp_meets(inst)
+
+    def wmma_dot_helper(self, atype: str, dims) -> str:
+        """``double @wmma.dot.<type>.m<M>n<N>k<K>(ptr slots, i32 row, i32 col)``: row ``row``
+        of A times column ``col`` of B, exact, from the lanes' slots (A element (i, k) is
+        element i * K + k: lane (i * K + k) / EA, byte 2 ((i * K + k) % EA); B element (k, n)
+        lane (k * N + n) / EB, byte 32 + 2 ((k * N + n) % EB))."""
+        m, n, k = dims
+        name = f"wmma.dot.{atype}.m{m}n{n}k{k}"
+        if name in self.mod.directed:
+            return name
+        ea, eb = m * k // 32, k * n // 32
+        half = HALVES[atype]
+        self.mod.directed[name] = f'''define internal double @"{name}"(ptr %s, i32 %row, i32 %col) {{
+entry:
+  %arow = mul i32 %row, {k}
+  br label %loop
+loop:
+  %k = phi i32 [0, %entry], [%k1, %loop]
+  %acc = phi double [0.0, %entry], [%acc1, %loop]
+  %ai = add i32 %arow, %k
+  %alane = udiv i32 %ai, {ea}
+  %aslot = urem i32 %ai, {ea}
+  %aoff0 = mul i32 %alane, {SLOT_BYTES}
+  %aoff1 = shl i32 %aslot, 1
+  %aoff = add i32 %aoff0, %aoff1
+  %bk = mul i32 %k, {n}
+  %bi = add i32 %bk, %col
+  %blane = udiv i32 %bi, {eb}
+  %bslot = urem i32 %bi, {eb}
+  %boff0 = mul i32 %blane, {SLOT_BYTES}
+  %boff1 = shl i32 %bslot, 1
+  %boff2 = add i32 %boff0, %boff1
+  %boff = add i32 %boff2, 32
+  %aw = zext i32 %aoff to i64
+  %bw = zext i32 %boff to i64
+  %ap = getelementptr i8, ptr %s, i64 %aw
+  %bp = getelementptr i8, ptr %s, i64 %bw
+  %av = load i16, ptr %ap
+  %bv = load i16, ptr %bp
+  %ah = bitcast i16 %av to {half}
+  %bh = bitcast i16 %bv to {half}
+  %ad = fpext {half} %ah to double
+  %bd = fpext {half} %bh to double
+  %prod = fmul double %ad, %bd
+  %acc1 = fadd double %acc, %prod
+  %k1 = add i32 %k, 1
+  %more = icmp ult i32 %k1, {k}
+  br i1 %more, label %loop, label %done
+done:
+  ret double %acc1
+}}'''
+        return name

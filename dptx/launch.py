@@ -235,8 +235,10 @@ def _launch(kernel, grid, block, args, shared_mem: int, stream, cooperative: boo
                               f"device arguments must be dptx arrays (dptx.asarray(x))")
         else:
             params.append(("scalar", convert_scalar(p, i, a, kernel.name)))
+    used = kernel.used_variables
     for name, buf in kernel.raw_module.global_buffers().items():
-        slot_for(buf, ("var", name), f"module variable {name}")
+        if name in used:        # (the rest stay where they are: this launch cannot see them)
+            slot_for(buf, ("var", name), f"module variable {name}")
     op = LaunchOp(kernel, g, b, params, buffers, names, targets, shared_mem, cooperative)
     target = stream_for(stream)
     target.enqueue(op)

@@ -11,7 +11,7 @@ from .errors import DptxError, KernelNotFoundError
 from .module_variables import ModuleVariables, variable_array
 from .nvrtc import compile_module
 from .ptx import ir, parse
-from .ptx.analysis import KernelFacts, kernel_facts
+from .ptx.analysis import KernelFacts, kernel_facts, used_variables
 
 
 @dataclass(frozen=True)
@@ -176,6 +176,15 @@ class RawKernel:
     @property
     def param_size(self) -> int:
         return self.function.param_size
+
+    @property
+    def used_variables(self) -> set:
+        """Names of the module variables a launch of this kernel can touch (a launch takes
+        only those: modules built with CUDA's headers declare dozens it never uses)."""
+        used = self.__dict__.get("_used_variables")
+        if used is None:
+            used = self.__dict__["_used_variables"] = used_variables(self.module, self.function)
+        return used
 
     # -- CuPy's kernel attributes (dptx.kernel_attributes) ----------------------------------------
     @property

@@ -60,6 +60,35 @@ def reachable_functions(module: ir.Module, kernel: ir.Function) -> list:
     return order
 
 
+def used_variables(module: ir.Module, kernel: ir.Function) -> set:
+    """Names of the module variables a launch of ``kernel`` can touch: those the kernel and
+    the functions it reaches name, and those their initializers point to (``.global .u64
+    p = a``: through ``p``, ``a``). Modules built with CUDA's headers declare dozens the
+    kernel never uses."""
+    variables = {v.name: v for v in module.global_variables}
+    names = set()
+    for f in reachable_functions(module, kernel):
+        if f.body is not None:
+            names |= referenced_names(f)
+    todo = [n for n in names if n in variables]
+    used = set()
+    while todo:
+        name = todo.pop()
+        if name in used:
+            continue
+        used.add(name)
+        todo.extend(n for n in _initializer_names(variables[name].init) if n in variables)
+    return used
+
+
+def _initializer_names(init) -> list:
+    if isinstance(init, ir.SymInit):
+        return [init.name]
+    if isinstance(init, tuple):
+        return [n for item in init for n in _initializer_names(item)]
+    return []
+
+
 @dataclass(frozen=True)
 class KernelFacts:
     static_shared_bytes: int

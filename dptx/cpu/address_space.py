@@ -64,6 +64,8 @@ CTX_FIELDS = [
     "heap",           # pointer to the launch's device heap (malloc/free; null: none)
     "heap_address",   # its device address
     "heap_size",      # its bytes
+    "progress",       # pointer to an int64 counting mbarrier changes (a yielding thread's
+                      # wait can end only when it moves)
 ]
 CTX = {name: i for i, name in enumerate(CTX_FIELDS)}
 
@@ -77,6 +79,7 @@ ERR_STACK = 5         # local memory (call stack) overflow
 ERR_PRINTF = 6        # printf buffer full (output truncated, not fatal)
 ERR_ASSERT = 7        # a device-side assert() failed (__assertfail)
 ERR_FREE = 8          # free() of a pointer malloc() did not return, or freed twice
+ERR_MBARRIER = 9      # every live thread waits on an mbarrier phase that cannot complete
 
 PRINTF_RECORD_BYTES = 8 + 8 + 256   # format address, argument count bytes, argument bytes
 

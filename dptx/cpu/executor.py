@@ -166,6 +166,7 @@ class _Chunk:
             printf_cap = 0          # no record buffer (1 MiB by default) for kernels that never print
         self.printf = _private_zeros(max(L.PRINTF_RECORD_BYTES * printf_cap, 16), np.uint8)
         self.arrivals = _private_zeros(16, np.int64)     # bar.arrive, per barrier id
+        self.progress = _private_zeros(1, np.int64)      # mbarrier changes
         self.fault_addr = _private_zeros(max(nthreads, 1), np.int64)
         self.stride_history = _private_zeros(max(ck.prefetch_sites, 1), np.int64)
         # Each call has its own table: windows 1 and 2 map its shared and local memory, so
@@ -186,6 +187,7 @@ class _Chunk:
         c[L.CTX["matrix"]] = self.matrix.ctypes.data
         c[L.CTX["printf"]] = self.printf.ctypes.data
         c[L.CTX["arrivals"]] = self.arrivals.ctypes.data
+        c[L.CTX["progress"]] = self.progress.ctypes.data
         c[L.CTX["fault_addr"]] = self.fault_addr.ctypes.data
         c[L.CTX["stride_history"]] = self.stride_history.ctypes.data
         self.param_windows = param_windows(pointer_values, self.table)
@@ -547,6 +549,10 @@ def _error(kernel, ck, record, g, b, buffers, shared_size):
     if code == L.ERR_STACK:
         return DptxMemoryError(f"local memory (call stack) overflow in {where}: recursion "
                                f"deeper than the {ck.local_bytes}-byte per-thread stack")
+    if code == L.ERR_MBARRIER:
+        return DptxError(f"deadlock in {where}: threads wait on an mbarrier phase that never "
+                         f"completes (its expected arrivals or transaction bytes are never "
+                         f"all there)")
     if code == L.ERR_FREE:
         return DptxMemoryError(f"free() of address {addr:#x} in {where}: not a block malloc() "
                                f"returned in this launch, or freed already. The kernel was "

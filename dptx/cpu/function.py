@@ -31,6 +31,7 @@ from .lowering.conversion import ConversionLowering
 from .lowering.atomics import AtomicLowering
 from .lowering.sync import SyncLowering
 from .lowering.matrix import MatrixLowering, WmmaLowering
+from .lowering.async_barrier import AsyncBarrierLowering
 
 
 def window_fields(origin, windows: dict) -> list:
@@ -788,6 +789,6 @@ class FunctionCore:
 class Function(FunctionCore, ControlLowering, MemoryLowering, ArithmeticLowering,
                FloatMathLowering, BitsLowering, VideoLowering, CompareLowering,
                ConversionLowering, AtomicLowering, SyncLowering, MatrixLowering,
-               WmmaLowering):
+               WmmaLowering, AsyncBarrierLowering):
     """One PTX function body translated per thread: the core and the lowerings of every
     instruction family (``lowering/``), dispatched through ``lowering.registry``."""

@@ -7,6 +7,7 @@ The runtime helpers they call are ``runtime_ir``'s."""
 from __future__ import annotations
 
 from . import address_space as L
+from .lowering.common import ST_YIELD
 from .runtime_ir import CTX_ARG, ctx_load
 
 
@@ -196,7 +197,7 @@ def scheduler_resumable(frame_bytes: int, kw_slots: int) -> str:
     return f"""
 define i32 @dptx_run(ptr {CTX_ARG}, i64 %first, i64 %end) {{
 entry:
-{_scheduler_entry(kw_slots)}{_dims()}{ctx_load("lmem", "local", "ptr")}{ctx_load("lsize", "local_size")}{ctx_load("frames", "frames", "ptr")}{ctx_load("exch", "exchange", "ptr")}  %npad0 = add i32 %nthr, 31
+{_scheduler_entry(kw_slots)}{_dims()}{ctx_load("lmem", "local", "ptr")}{ctx_load("lsize", "local_size")}{ctx_load("frames", "frames", "ptr")}{ctx_load("exch", "exchange", "ptr")}{ctx_load("progp", "progress", "ptr")}  %npad0 = add i32 %nthr, 31
   %npad = and i32 %npad0, -32
   br label %bloop
 {_block_loop_head()}  br label %iloop
@@ -221,11 +222,14 @@ ibody:
   %in = add i32 %i, 1
   br label %iloop
 sweep:
+  %prog0 = load i64, ptr %progp
   br label %tloop
 tloop:
   %t = phi i32 [0, %sweep], [%tn, %tnext]
   %ndone = phi i32 [0, %sweep], [%ndone.n, %tnext]
   %nwarp = phi i32 [0, %sweep], [%nwarp.n, %tnext]
+  %nyield = phi i32 [0, %sweep], [%nyield.n, %tnext]
+  %moved = phi i1 [false, %sweep], [%moved.n, %tnext]
   %tdone = icmp uge i32 %t, %nthr
   br i1 %tdone, label %decide, label %tbody
 tbody:
@@ -254,13 +258,20 @@ markexit:
   store i64 1, ptr %tep
   br label %tstat
 tstat:
+  %ran = phi i1 [false, %tbody], [true, %record], [true, %markexit]
   %cur = load i32, ptr %tsp
   %isd = icmp eq i32 %cur, 3
   %isw = icmp eq i32 %cur, 2
+  %isy = icmp eq i32 %cur, {ST_YIELD}
   %dd = zext i1 %isd to i32
   %ww = zext i1 %isw to i32
+  %yy = zext i1 %isy to i32
   %ndone.n = add i32 %ndone, %dd
   %nwarp.n = add i32 %nwarp, %ww
+  %nyield.n = add i32 %nyield, %yy
+  %notyield = xor i1 %isy, true
+  %ranmoved = and i1 %ran, %notyield
+  %moved.n = or i1 %moved, %ranmoved
   br label %tnext
 tnext:
   %tn = add i32 %t, 1
@@ -269,11 +280,31 @@ decide:
   %alldone = icmp eq i32 %ndone, %nthr
   br i1 %alldone, label %bnext, label %notdone
 notdone:
+  ; threads that yielded (waiting on an mbarrier) run again while anything moves: a thread
+  ; ran to another state, or an mbarrier changed
+  %anyyield = icmp ugt i32 %nyield, 0
+  br i1 %anyyield, label %yields, label %blocked
+yields:
+  %prog1 = load i64, ptr %progp
+  %changed = icmp ne i64 %prog1, %prog0
+  %progress = or i1 %moved, %changed
+  br i1 %progress, label %rerun, label %stuck
+rerun:
+  call void @unyield(ptr %frames, i32 %nthr)
+  br label %sweep
+stuck:
+  %waiting0 = add i32 %ndone, %nyield
+  %others = icmp ult i32 %waiting0, %nthr
+  br i1 %others, label %blocked, label %ydead
+ydead:
+  call void @report_yield_deadlock(ptr %ctx, ptr %ti, ptr %frames, i32 %nthr)
+  ret i32 {100}
+blocked:
   %anywarp = icmp ugt i32 %nwarp, 0
   %which = select i1 %anywarp, i32 2, i32 1
   %dl = call i32 @release(ptr %ctx, ptr %ti, ptr %frames, i32 %nthr, i32 %which)
   %isdl = icmp ne i32 %dl, 0
-  br i1 %isdl, label %deadlock, label %sweep
+  br i1 %isdl, label %deadlock, label %rerun
 deadlock:
   ret i32 {100}
 bnext:
@@ -283,6 +314,61 @@ fail:
   ret i32 %r
 finish:
   ret i32 0
+}}
+
+; Threads that yielded (status {ST_YIELD}) may run again.
+define internal void @unyield(ptr %frames, i32 %nthr) {{
+entry:
+  br label %loop
+loop:
+  %t = phi i32 [0, %entry], [%tn, %next]
+  %d = icmp uge i32 %t, %nthr
+  br i1 %d, label %done, label %body
+body:
+  %t64 = zext i32 %t to i64
+  %fo = mul i64 %t64, {frame_bytes}
+  %fp = getelementptr i8, ptr %frames, i64 %fo
+  %sp = getelementptr i32, ptr %fp, i64 1
+  %st = load i32, ptr %sp
+  %y = icmp eq i32 %st, {ST_YIELD}
+  %st2 = select i1 %y, i32 0, i32 %st
+  store i32 %st2, ptr %sp
+  br label %next
+next:
+  %tn = add i32 %t, 1
+  br label %loop
+done:
+  ret void
+}}
+
+; Every live thread waits on an mbarrier and nothing can move: the error names the first.
+define internal void @report_yield_deadlock(ptr %ctx, ptr %ti, ptr %frames, i32 %nthr) {{
+entry:
+  br label %loop
+loop:
+  %t = phi i32 [0, %entry], [%tn, %next]
+  %d = icmp uge i32 %t, %nthr
+  br i1 %d, label %none, label %body
+body:
+  %t64 = zext i32 %t to i64
+  %fo = mul i64 %t64, {frame_bytes}
+  %fp = getelementptr i8, ptr %frames, i64 %fo
+  %sp = getelementptr i32, ptr %fp, i64 1
+  %st = load i32, ptr %sp
+  %y = icmp eq i32 %st, {ST_YIELD}
+  br i1 %y, label %found, label %next
+next:
+  %tn = add i32 %t, 1
+  br label %loop
+found:
+  %lp = getelementptr i32, ptr %fp, i64 7
+  %l = load i32, ptr %lp
+  %bp = getelementptr i8, ptr %ti, i64 32
+  %b = load i64, ptr %bp
+  %won = call i1 @record_error_values(ptr %ctx, i32 %t, i64 %b, i64 {L.ERR_MBARRIER}, i64 0, i32 %l, i64 0)
+  ret void
+none:
+  ret void
 }}
 
 ; Let the threads waiting with status %which run again. Warp operations (%which = 2): all

@@ -61,6 +61,9 @@ def plan_vector(module: ir.Module, function: ir.Function):
         if op in ("mma", "ldmatrix", "wmma"):
             # warp-wide matrix operations run in the per-thread form (lowering/matrix.py)
             return f"tensor-core instruction {op} at PTX line {inst.line}"
+        if op == "mbarrier":
+            # waits yield to the block's other threads (lowering/async_barrier.py)
+            return f"mbarrier at PTX line {inst.line}"
         if op in ("shfl", "vote"):
             if "sync" not in mods:
                 return f"{op} without .sync at PTX line {inst.line}"

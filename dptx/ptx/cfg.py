@@ -17,6 +17,7 @@ SYNC_OPCODES = {
     "bar": "cta", "barrier": "cta",
     "shfl": "warp", "vote": "warp", "redux": "warp", "match": "warp", "activemask": "warp",
     "elect": "warp", "mma": "warp", "ldmatrix": "warp", "wmma": "warp",
+    "mbarrier": "cta",
 }
 
 

@@ -97,8 +97,19 @@ class MemoryLowering:
         A src-size below cp-size (or a true ignore-src predicate) reads only that many bytes
         and zero-fills the rest, as the ISA says; Triton masks its loads this way."""
         mods = inst.modifiers
-        if "async" not in mods or "bulk" in mods or "mbarrier" in mods:
+        if "async" not in mods:
             raise unsupported(inst)
+        if "bulk" in mods:
+            return self.bulk_copy(inst)
+        if "mbarrier" in mods:
+            # cp.async.mbarrier.arrive: the copies before it are complete already, so its
+            # arrive happens now; without .noinc the pending count was raised by one first
+            # (no net change), with .noinc it is one of the expected arrivals
+            if "arrive" not in mods or len(inst.operands) != 1:
+                raise unsupported(inst)
+            p = self.mbarrier_pointer(inst, inst.operands[0])
+            self.mbarrier_update(p, "1" if "noinc" in mods else "0", "0")
+            return
         if {"commit_group", "wait_group", "wait_all"} & set(mods):
             return
         if not any(m.split("::")[0] == "shared" for m in mods) or "global" not in mods:
@@ -148,6 +159,33 @@ class MemoryLowering:
             self.block(nxt)
         self.emit(f"br label %{join}")
         self.block(join)
+
+    def bulk_copy(self, inst):
+        """cp.async.bulk (sm_90, non-tensor): global -> shared completing on an mbarrier
+        (``mbarrier::complete_tx::bytes``: the bytes counted off its transaction count),
+        shared -> global in a bulk group, shared -> shared of the block; done at once (so
+        commit and wait are nothing), prefetches ignored."""
+        mods = set(inst.modifiers)
+        if {"commit_group", "wait_group"} & mods or "prefetch" in mods:
+            return
+        if "tensor" in mods or any(m.startswith("multicast") for m in mods):
+            raise unsupported(inst, "tensor maps and multicast are not supported")
+        spaces = [m.split("::")[0] for m in inst.modifiers
+                  if m.split("::")[0] in ("global", "shared")]
+        if len(spaces) != 2:
+            raise unsupported(inst)
+        dst_space, src_space = spaces
+        ops = list(inst.operands)
+        size = self.conv(self.read(ops[2], "i32", inst), "i32", "i64")
+        dst = self.translate(self.address_value(ops[0], inst), dst_space, size, inst)
+        src = self.translate(self.address_value(ops[1], inst), src_space, size, inst)
+        self.emit(f"call void @llvm.memmove.p0.p0.i64(ptr {dst}, ptr {src}, i64 {size}, i1 false)")
+        if any(m.startswith("mbarrier") for m in inst.modifiers):
+            if len(ops) < 4:
+                raise unsupported(inst, "complete_tx needs its mbarrier")
+            bar = self.mbarrier_pointer(inst, ops[3])
+            neg = self.tmp(); self.emit(f"{neg} = sub i64 0, {size}")
+            self.mbarrier_update(bar, "0", neg)
 
     @lower("membar", "fence")
     def op_membar(self, inst):

@@ -328,7 +328,10 @@ class FunctionCore:
             t = self.tmp(); self.emit(f"{t} = add i64 %lsp, {self.locals[name]}")
             return t, "i64"
         if name in self.params and self.params[name][0] == "kernel":
-            raise unsupported(inst, f"taking the address of kernel parameter {name}")
+            # its address in the .param state space: its offset in the parameter buffer,
+            # which ld.param [reg] reads (address); as a generic address it means nothing
+            # (cvta.param is not supported): it faults rather than read host memory
+            return str(self.params[name][1]), "i64"
         if name == "WARP_SZ":
             return "32", "i32"
         ids = {f.name: i for i, f in enumerate(self.mod.module.functions)}
@@ -417,10 +420,35 @@ class FunctionCore:
                 t = self.tmp(); self.emit(f"{t} = getelementptr i8, ptr {self.param_vars[base.name][0]}, i64 {addr.offset}")
                 return t
             raise unsupported(inst, f"unknown parameter {base.name}")
+        if isinstance(base, ir.Reg) and space == "param":
+            return self.kernel_param_address(addr, size, inst)
         if isinstance(base, ir.Sym) and space == "generic" and base.name in self.param_vars:
             t = self.tmp(); self.emit(f"{t} = getelementptr i8, ptr {self.param_vars[base.name][0]}, i64 {addr.offset}")
             return t
         return self.translate(self.address_value(addr, inst), space, size, inst, base)
+
+    def kernel_param_address(self, addr: ir.Addr, size: int, inst) -> str:
+        """ld.param [reg+off] in a kernel: the register holds an offset in the parameter
+        buffer (``mov.b64 %rd, param`` gives it); outside the buffer, a bounds fault."""
+        if not self.is_kernel:
+            raise unsupported(inst, "a .param address in a register outside a kernel")
+        value = self.address_value(addr, inst)
+        limit = max(self.f.param_size, 8)
+        params = self.ctx_ptr("params", limit)
+        bad = self.tmp()
+        if size > limit:
+            self.emit(f"{bad} = icmp eq i64 {value}, {value}")     # no room: always a fault
+        else:
+            self.emit(f"{bad} = icmp ugt i64 {value}, {limit - size}")
+        fault, ok = self.label("paramfault"), self.label("paramok")
+        self.emit(f"br i1 {bad}, label %{fault}, label %{ok}")
+        self.block(fault)
+        self.emit(f"call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_BOUNDS}, i64 {value}, "
+                  f"i32 {inst.line}, i64 {size})")
+        self.emit(f"ret i32 {ST_ERR}")
+        self.block(ok)
+        p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {params}, i64 {value}")
+        return p
 
     def address_value(self, addr: ir.Addr, inst) -> str:
         """The device address (i64) a memory operand names: symbol or register plus offset."""

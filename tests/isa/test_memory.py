@@ -764,3 +764,31 @@ st.global.u32 [%rd3], %r4;
     out = np.zeros(15, np.uint32)
     launch(k, (1,), (15,), [out])
     assert out[:14].tolist() == list(range(1, 15))     # s[i + 1] (s[15] is never written)
+
+
+def test_a_kernel_parameter_address_reads_the_parameter():
+    """mov.b64 %rd, param gives the parameter's .param address, which ld.param [%rd] reads
+    (ZLUDA's param_is_addressable); an offset past the parameters is a bounds fault, not a
+    read of host memory."""
+    import dptx
+    k = ptx_kernel(".param .u64 pout, .param .u64 pv, .param .u32 pk", """
+mov.b64 %rd1, pv;
+ld.param.b64 %rd2, [%rd1];
+mov.b64 %rd3, pk;
+ld.param.u32 %r1, [%rd3];
+ld.param.u64 %rd4, [pout];
+st.global.u64 [%rd4], %rd2;
+st.global.u32 [%rd4+8], %r1;
+""")
+    out = np.zeros(2, np.uint64)
+    launch(k, (1,), (1,), [out, np.uint64(0x1234_5678_9ABC_DEF0), np.uint32(77)])
+    assert int(out[0]) == 0x1234_5678_9ABC_DEF0 and int(out[1]) & 0xFFFFFFFF == 77
+    bad = ptx_kernel(".param .u64 pout", """
+mov.b64 %rd1, pout;
+add.s64 %rd1, %rd1, 4096;
+ld.param.b64 %rd2, [%rd1];
+ld.param.u64 %rd4, [pout];
+st.global.u64 [%rd4], %rd2;
+""")
+    with pytest.raises(dptx.DptxMemoryError):
+        launch(bad, (1,), (1,), [np.zeros(1, np.uint64)])

@@ -56,8 +56,26 @@ def start():
                               "worker_kwargs": worker_options}}
     scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard_address": ":0",
                                                "preload": ["scheduler_plugins"]}}
+    _quiet_teardown()
     return SpecCluster(workers={i: worker for i in range(n_workers)}, scheduler=scheduler,
                        worker=worker, silence_logs=logging.ERROR, name="dptx-local")
+
+
+class _TeardownNoise(logging.Filter):
+    """Drops the in-process scheduler's "Batched Comm Closed" reports: distributed logs them
+    at INFO, with a traceback, as the workers' connections close at every exit, after the
+    cluster has put its loggers back to their level (so ``silence_logs`` cannot catch
+    them); a user script would end with a traceback for a normal shutdown."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR or \
+            not str(record.msg).startswith("Batched Comm Closed")
+
+
+def _quiet_teardown() -> None:
+    logger = logging.getLogger("distributed.batched")
+    if not any(isinstance(f, _TeardownNoise) for f in logger.filters):
+        logger.addFilter(_TeardownNoise())
 
 
 def wait_for(client, cluster) -> None:

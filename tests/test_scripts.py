@@ -82,3 +82,30 @@ def test_a_top_level_loop_of_launches_exits_cleanly_with_arrays_alive(tmp_path):
     assert_clean(done)
     ok, workers = done.stdout.split()
     assert ok == "True" and int(workers) >= 1
+
+
+def test_the_embedded_clusters_teardown_reports_are_dropped():
+    """The in-process scheduler's "Batched Comm Closed" INFO reports (with a traceback, at
+    every exit, after the cluster restored its log levels) do not reach the user; errors of
+    the same logger do."""
+    import logging
+
+    from dptx.local_cluster import _quiet_teardown
+    _quiet_teardown()
+    logger = logging.getLogger("distributed.batched")
+    seen = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            seen.append(record.getMessage())
+    handler, level = Keep(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        logger.info("Batched Comm Closed %r", "<TCP (closed)>")
+        logger.info("something else")
+        logger.error("Batched Comm Closed in a failure")
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    assert seen == ["something else", "Batched Comm Closed in a failure"]

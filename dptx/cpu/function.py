@@ -754,7 +754,12 @@ class FunctionCore:
 
     def exchange_ptr(self, lane_expr: str = None) -> str:
         """Pointer to this thread's (or lane ``lane_expr``'s of this warp) exchange slot."""
-        base = self.ctx_ptr("exchange")
+        return self.lane_slot("exchange", 32, lane_expr)
+
+    def lane_slot(self, field: str, slot_bytes: int, lane_expr: str = None) -> str:
+        """Pointer to this thread's slot (or lane ``lane_expr``'s of this warp) in the
+        per-thread area the context's ``field`` points to, ``slot_bytes`` per thread."""
+        base = self.ctx_ptr(field)
         ltid = self.ti(6)
         if lane_expr is None:
             idx = ltid
@@ -762,8 +767,8 @@ class FunctionCore:
             wb = self.tmp(); self.emit(f"{wb} = and i32 {ltid}, -32")
             idx = self.tmp(); self.emit(f"{idx} = add i32 {wb}, {lane_expr}")
         i64 = self.conv(idx, "i32", "i64")
-        off = self.tmp(); self.emit(f"{off} = mul i64 {i64}, 4")
-        p = self.tmp(); self.emit(f"{p} = getelementptr i64, ptr {base}, i64 {off}")
+        off = self.tmp(); self.emit(f"{off} = mul i64 {i64}, {slot_bytes}")
+        p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {base}, i64 {off}")
         return p
 
     # -- instructions --------------------------------------------------------------------------

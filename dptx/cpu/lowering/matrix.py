@@ -37,17 +37,22 @@ class MatrixLowering:
     def matrix_slot(self, lane_expr: str = None) -> str:
         """Pointer to this thread's (or lane ``lane_expr``'s of this warp) slot of the
         tensor-core exchange area."""
-        base = self.ctx_ptr("matrix")
-        ltid = self.ti(6)
-        if lane_expr is None:
-            idx = ltid
+        return self.lane_slot("matrix", SLOT_BYTES, lane_expr)
+
+    def accumulate(self, inst, dot: str, c: str, ctype: str, dtype: str) -> str:
+        """``dot`` (double, exact) plus the accumulator element ``c`` (a float, or f16
+        bits), rounded once to ``dtype`` (f32, or f16 bits)."""
+        if ctype == "f16":
+            h = self.tmp(); self.emit(f"{h} = bitcast i16 {c} to half")
+            wide = self.tmp(); self.emit(f"{wide} = fpext half {h} to double")
         else:
-            wb = self.tmp(); self.emit(f"{wb} = and i32 {ltid}, -32")
-            idx = self.tmp(); self.emit(f"{idx} = add i32 {wb}, {lane_expr}")
-        off = self.tmp(); self.emit(f"{off} = mul i32 {idx}, {SLOT_BYTES}")
-        wide = self.conv(off, "i32", "i64")
-        p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {base}, i64 {wide}")
-        return p
+            wide = self.tmp(); self.emit(f"{wide} = fpext float {c} to double")
+        total = self.tmp(); self.emit(f"{total} = fadd double {dot}, {wide}")
+        if dtype == "f32":
+            r = self.tmp(); self.emit(f"{r} = fptrunc double {total} to float")
+            return r
+        # one rounding to f16 (through f32 rounded to odd: no double rounding)
+        return self.to_half_bits(inst, total, "double", "half")
 
     def warp_meets(self, inst):
         self.sync_point(ST_WARP, {7: inst.line})
@@ -108,16 +113,14 @@ class MatrixLowering:
             cs = [self.read(r, "float", inst) for r in c_regs]
         elif dtype == "s32":
             cs = [self.read(r, "i32", inst) for r in c_regs]
-        else:
+        else:                       # f16 accumulators: two per register, c0 in the low half
             cs = []
             for r in c_regs:
                 v = self.read(r, "i32", inst)
                 for shift in (0, 16):
                     s = self.tmp(); self.emit(f"{s} = lshr i32 {v}, {shift}")
                     h = self.tmp(); self.emit(f"{h} = trunc i32 {s} to i16")
-                    x = self.tmp(); self.emit(f"{x} = bitcast i16 {h} to half")
-                    f = self.tmp(); self.emit(f"{f} = fpext half {x} to float")
-                    cs.append(f)
+                    cs.append(h)
         results = []
         for i in range(4):
             row = g if i < 2 else self.op_add_const(g, 8)
@@ -131,13 +134,7 @@ class MatrixLowering:
                     total = self.tmp(); self.emit(f"{total} = call i64 @llvm.smin.i64(i64 {lo}, i64 2147483647)")
                 r = self.tmp(); self.emit(f"{r} = trunc i64 {total} to i32")
             else:
-                c = self.tmp(); self.emit(f"{c} = fpext float {cs[i]} to double")
-                total = self.tmp(); self.emit(f"{total} = fadd double {s}, {c}")
-                if dtype == "f32":
-                    r = self.tmp(); self.emit(f"{r} = fptrunc double {total} to float")
-                else:
-                    # one rounding to f16 (through f32 rounded to odd: no double rounding)
-                    r = self.to_half_bits(inst, total, "double", "half")
+                r = self.accumulate(inst, s, cs[i], ctype, dtype)
             results.append(r)
         if dtype == "f16":
             for k, r in enumerate(d_regs):
@@ -475,17 +472,7 @@ class WmmaLowering:
             col = self.tmp(); self.emit(f"{col} = urem i32 {e}, {n}")
             s = self.tmp(); self.emit(f"{s} = call double @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
             c = self.wmma_element(c_regs, j, ctype, inst)
-            if ctype == "f16":
-                h = self.tmp(); self.emit(f"{h} = bitcast i16 {c} to half")
-                c = self.tmp(); self.emit(f"{c} = fpext half {h} to double")
-            else:
-                c2 = self.tmp(); self.emit(f"{c2} = fpext float {c} to double"); c = c2
-            total = self.tmp(); self.emit(f"{total} = fadd double {s}, {c}")
-            if dtype == "f32":
-                r = self.tmp(); self.emit(f"{r} = fptrunc double {total} to float")
-            else:
-                r = self.to_half_bits(inst, total, "double", "half")
-            results.append(r)
+            results.append(self.accumulate(inst, s, c, ctype, dtype))
         self.wmma_fill(d_regs, results, dtype, inst)
         self.warp_meets(inst)
 

@@ -58,7 +58,7 @@ def plan_vector(module: ir.Module, function: ir.Function):
                     or not isinstance(inst.operands[0], ir.Imm):
                 return f"barrier form at PTX line {inst.line}"
             bar_ids.add(inst.operands[0].value)
-        if op in ("mma", "ldmatrix", "wmma"):
+        if op in ("mma", "ldmatrix", "stmatrix", "movmatrix", "wmma"):
             # warp-wide matrix operations run in the per-thread form (lowering/matrix.py)
             return f"tensor-core instruction {op} at PTX line {inst.line}"
         if op == "mbarrier":

@@ -16,7 +16,8 @@ EXIT = -2   # virtual node after every ret/exit and the last fall-through
 SYNC_OPCODES = {
     "bar": "cta", "barrier": "cta",
     "shfl": "warp", "vote": "warp", "redux": "warp", "match": "warp", "activemask": "warp",
-    "elect": "warp", "mma": "warp", "ldmatrix": "warp", "wmma": "warp",
+    "elect": "warp", "mma": "warp", "ldmatrix": "warp", "wmma": "warp", "stmatrix": "warp",
+    "movmatrix": "warp",
     "mbarrier": "cta",
 }
 

@@ -148,7 +148,7 @@ ret;""", name="dead2")
     # a tensor-core form not (yet) supported: m16n8k8 with tf32 inputs
     ("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, "
      "{%r5,%r6}, {%f5,%f6,%f7,%f8};", "mma.sync"),
-    ("stmatrix.sync.aligned.m8n8.x1.shared.b16 [%r1], {%r2};", "stmatrix.sync"),
+    ("wgmma.fence.sync.aligned;", "wgmma.fence"),
 ])
 def test_unsupported_instruction_names_opcode_and_line(inst, opcode):
     text = kernel_text(".param .u64 p", "mov.u32 %r1, 1;\n" + inst + "\nret;", name="unsup")

@@ -275,3 +275,72 @@ def test_wmma_gemm_against_numpy(shape, kind, acc, alayout, blayout):
                 np.float32(alpha) if acc == "float" else np.float16(alpha)])
     want = (alpha * (A @ B + C / alpha)).astype(acc_dtype)
     assert np.array_equal(c_mem, want)
+
+
+@pytest.mark.parametrize("count", [1, 4])
+@pytest.mark.parametrize("trans", [False, True])
+def test_stmatrix_writes_where_ldmatrix_reads(count, trans):
+    """stmatrix is ldmatrix's inverse: every lane puts its fragment (built here from the
+    layout, lane l holding (l / 4, 2 (l % 4) + j), or transposed) at rows whose addresses the
+    lanes give; the shared rows, copied out, are numpy's matrices."""
+    rng = np.random.default_rng(10 + count)
+    M = rng.integers(0, 1 << 16, (count, 8, 8)).astype(np.uint16)
+    frag = np.zeros((32, count), np.uint32)
+    for lane in range(32):
+        for i in range(count):
+            for j in range(2):
+                r, c = lane // 4, 2 * (lane % 4) + j
+                v = M[i, c, r] if trans else M[i, r, c]
+                frag[lane, i] |= np.uint32(v) << np.uint32(16 * j)
+    order = rng.permutation(32)
+    regs = ", ".join(f"%r{10 + i}" for i in range(count))
+    body = f"""
+ld.param.u64 %rd1, [pfrag]; ld.param.u64 %rd2, [pslot]; ld.param.u64 %rd3, [pout];
+mov.u32 %r0, %tid.x;
+mov.u32 %r1, s;
+mul.wide.u32 %rd4, %r0, {4 * count}; add.s64 %rd5, %rd1, %rd4;
+""" + "".join(f"ld.global.u32 %r{10 + i}, [%rd5+{4 * i}];\n" for i in range(count)) + f"""
+mul.wide.u32 %rd6, %r0, 4; add.s64 %rd7, %rd2, %rd6;
+ld.global.u32 %r7, [%rd7];
+mad.lo.u32 %r8, %r7, 16, %r1;
+stmatrix.sync.aligned.m8n8.x{count}{'.trans' if trans else ''}.shared.b16 [%r8], {{{regs}}};
+bar.sync 0;
+mad.lo.u32 %r9, %r0, 16, %r1;
+ld.shared.v4.u32 {{%r2, %r3, %r4, %r5}}, [%r9];
+mul.wide.u32 %rd8, %r0, 16; add.s64 %rd9, %rd3, %rd8;
+st.global.v4.u32 [%rd9], {{%r2, %r3, %r4, %r5}};
+"""
+    k = kernel_from_ptx(kernel_text(".param .u64 pfrag, .param .u64 pslot, .param .u64 pout",
+                                    body, decls=".shared .align 16 .b8 s[512];"))
+    out = np.zeros(32 * 8, np.uint16)
+    launch(k, (1,), (32,), [frag, order.astype(np.uint32), out])
+    rows = out.reshape(32, 8)
+    for i in range(count):
+        for r in range(8):
+            assert rows[order[8 * i + r]].tolist() == M[i, r].tolist(), (i, r)
+
+
+def test_movmatrix_transposes_a_fragment():
+    rng = np.random.default_rng(12)
+    M = rng.integers(0, 1 << 16, (8, 8)).astype(np.uint16)
+
+    def fragment(A):
+        f = np.zeros(32, np.uint32)
+        for lane in range(32):
+            for j in range(2):
+                f[lane] |= np.uint32(A[lane // 4, 2 * (lane % 4) + j]) << np.uint32(16 * j)
+        return f
+    body = """
+ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout];
+mov.u32 %r0, %tid.x;
+mul.wide.u32 %rd3, %r0, 4;
+add.s64 %rd4, %rd1, %rd3;
+ld.global.u32 %r1, [%rd4];
+movmatrix.sync.aligned.m8n8.trans.b16 %r2, %r1;
+add.s64 %rd5, %rd2, %rd3;
+st.global.u32 [%rd5], %r2;
+"""
+    k = kernel_from_ptx(kernel_text(".param .u64 pin, .param .u64 pout", body))
+    out = np.zeros(32, np.uint32)
+    launch(k, (1,), (32,), [fragment(M), out])
+    assert out.tolist() == fragment(M.T).tolist()

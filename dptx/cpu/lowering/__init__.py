@@ -38,7 +38,8 @@ Which family lowers which PTX instruction (each file has the per-thread class
 ``atomics``        atom, red
 ``sync``           bar/barrier, shfl, vote, activemask, elect, redux, match
 ``matrix``         tensor cores, per thread: mma.sync (m16n8k16 f16/bf16, m16n8k32
-                   s8/u8), ldmatrix, wmma.load/store/mma (m16n16k16, m32n8k16, m8n32k16)
+                   s8/u8), ldmatrix, stmatrix, movmatrix, wmma.load/store/mma
+``async_barrier``  mbarrier (and cp.async.mbarrier.arrive, cp.async.bulk in ``memory``)
 =================  ================================================================
 
 Adding an instruction: find its family in the PTX ISA manual's chapter, add a method to that

@@ -1,4 +1,5 @@
-"""Tensor-core (warp-wide matrix) instructions: ``mma.sync``, ``ldmatrix`` and ``wmma``.
+"""Tensor-core (warp-wide matrix) instructions: ``mma.sync``, ``ldmatrix``, ``stmatrix``,
+``movmatrix`` and ``wmma``.
 
 A warp's 32 threads hold the fragments of the matrices between them, in the layouts the PTX
 ISA documents ("Matrix Fragments for mma.m16n8k16"; ``ldmatrix``'s row addresses). Per
@@ -13,8 +14,8 @@ Supported, each checked against NVIDIA's results (ZLUDA's tests, run on GPUs) an
 ``mma.sync.aligned.m16n8k16.row.col`` with ``.f16`` or ``.bf16`` inputs and ``.f32``
 accumulators (``.f16`` accumulators with ``.f16`` inputs); ``mma.sync.aligned.m16n8k32.row.col``
 with ``.s8``/``.u8`` inputs and ``.s32`` accumulators (wrapping, or clamped with ``.satfinite``);
-``ldmatrix.sync.aligned.m8n8`` ``.x1/.x2/.x4`` with and without ``.trans`` (shared memory,
-or a generic address of it); ``wmma.load``/``.store``/``.mma`` for ``.m16n16k16``,
+``ldmatrix``/``stmatrix.sync.aligned.m8n8`` ``.x1/.x2/.x4`` with and without ``.trans``
+(shared memory, or a generic address of it) and ``movmatrix.m8n8.trans``; ``wmma.load``/``.store``/``.mma`` for ``.m16n16k16``,
 ``.m32n8k16`` and ``.m8n32k16`` with ``.f16``/``.bf16`` inputs and ``.f32`` (or, with
 ``.f16`` inputs, ``.f16``) accumulators, any layouts and strides (wmma's fragment layout is
 the implementation's to choose; see ``WmmaLowering``). Integer products are exact. Float products are exact and
@@ -234,9 +235,12 @@ done:
 }}'''
         return name
 
-    # -- ldmatrix ---------------------------------------------------------------------------
-    @lower("ldmatrix")
-    def op_ldmatrix(self, inst):
+    # -- ldmatrix, stmatrix, movmatrix -------------------------------------------------------
+    # The fragment of an 8x8 b16 matrix: lane t holds the elements (t / 4, 2 (t % 4) + j),
+    # j = 0 in the low half of its register; lanes 8 i .. 8 i + 7 give the addresses of the 8
+    # rows (16 bytes each) of matrix i. .trans: lane t holds (2 (t % 4) + j, t / 4) instead.
+    def matrix_form(self, inst, name: str) -> tuple:
+        """(matrices, state space) of an ldmatrix/stmatrix, or unsupported."""
         mods = set(inst.modifiers)
         count = next((int(m[1:]) for m in mods if m in ("x1", "x2", "x4")), None)
         # no state space: a generic address (of shared memory)
@@ -244,51 +248,125 @@ done:
         extra = mods - {"sync", "aligned", "m8n8", "x1", "x2", "x4", "trans", "b16"} - \
             {m for m in mods if m.split("::")[0] == "shared"}
         if not {"sync", "aligned", "m8n8", "b16"} <= mods or count is None or extra:
-            raise unsupported(inst, "ldmatrix: only .sync.aligned.m8n8.x{1,2,4}{.trans}"
-                                    "{.shared}.b16")
-        d_regs = self.vector_items(inst.operands[0])
-        if len(d_regs) != count:
-            raise unsupported(inst, f"ldmatrix .x{count} writes {count} registers")
-        # 1. lanes 0..8*count-1 give the addresses of the rows (8 per matrix), 16 bytes each
+            raise unsupported(inst, f"{name}: only .sync.aligned.m8n8.x{{1,2,4}}{{.trans}}"
+                                    f"{{.shared}}.b16")
+        return count, space
+
+    def give_row_addresses(self, inst, addr_op, count: int, space: str) -> None:
+        """Lanes 0 .. 8 count - 1 put the host address of their row in their slot (checked
+        for its 16 bytes); the warp meets."""
         lane = self.lane_id()
         gives = self.tmp(); self.emit(f"{gives} = icmp ult i32 {lane}, {8 * count}")
-        yes, join = self.label("ldmrow"), self.label("ldmjoin")
+        yes, join = self.label("rowaddr"), self.label("rowjoin")
         slot = self.matrix_slot()
         self.emit(f"store i64 0, ptr {slot}")
         self.emit(f"br i1 {gives}, label %{yes}, label %{join}")
         self.block(yes)
-        row = self.address(inst.operands[1], space, 16, inst)
+        row = self.address(addr_op, space, 16, inst)
         addr = self.tmp(); self.emit(f"{addr} = ptrtoint ptr {row} to i64")
         self.emit(f"store i64 {addr}, ptr {slot}")
         self.emit(f"br label %{join}")
         self.block(join)
         self.warp_meets(inst)
-        # 2. this lane's registers: element pairs of row lane / 4 (or, transposed, of column
-        # lane / 4) of each matrix
+
+    def fragment_pointers(self, i: int, trans: bool) -> list:
+        """Host pointers of this lane's elements of matrix ``i`` (after the row addresses
+        were given): one to both (4 bytes) or, transposed, one per element (2 bytes)."""
         lane = self.lane_id()
         quad = self.tmp(); self.emit(f"{quad} = and i32 {lane}, 3")
         group = self.tmp(); self.emit(f"{group} = lshr i32 {lane}, 2")
+        if not trans:
+            p = self.row_address(self.op_add_const(group, 8 * i))
+            off = self.tmp(); self.emit(f"{off} = shl i32 {quad}, 2")
+            return [self.byte_offset(p, off)]
+        out = []
+        for j in range(2):
+            r0 = self.tmp(); self.emit(f"{r0} = shl i32 {quad}, 1")
+            p = self.row_address(self.op_add_const(self.op_add_const(r0, j), 8 * i))
+            off = self.tmp(); self.emit(f"{off} = shl i32 {group}, 1")
+            out.append(self.byte_offset(p, off))
+        return out
+
+    @lower("ldmatrix")
+    def op_ldmatrix(self, inst):
+        count, space = self.matrix_form(inst, "ldmatrix")
+        d_regs = self.vector_items(inst.operands[0])
+        if len(d_regs) != count:
+            raise unsupported(inst, f"ldmatrix .x{count} writes {count} registers")
+        self.give_row_addresses(inst, inst.operands[1], count, space)
+        trans = "trans" in inst.modifiers
         for i, r in enumerate(d_regs):
-            if "trans" not in mods:
-                holder = self.op_add_const(group, 8 * i)
-                p = self.row_address(holder)
-                off = self.tmp(); self.emit(f"{off} = shl i32 {quad}, 2")
-                q = self.byte_offset(p, off)
-                v = self.tmp(); self.emit(f"{v} = load i32, ptr {q}, align 4")
+            ptrs = self.fragment_pointers(i, trans)
+            if not trans:
+                v = self.tmp(); self.emit(f"{v} = load i32, ptr {ptrs[0]}, align 4")
             else:
                 halves = []
-                for j in range(2):
-                    r0 = self.tmp(); self.emit(f"{r0} = shl i32 {quad}, 1")
-                    holder = self.op_add_const(self.op_add_const(r0, j), 8 * i)
-                    p = self.row_address(holder)
-                    off = self.tmp(); self.emit(f"{off} = shl i32 {group}, 1")
-                    q = self.byte_offset(p, off)
+                for q in ptrs:
                     h = self.tmp(); self.emit(f"{h} = load i16, ptr {q}, align 2")
                     halves.append(self.conv(h, "i16", "i32"))
                 hi = self.tmp(); self.emit(f"{hi} = shl i32 {halves[1]}, 16")
                 v = self.tmp(); self.emit(f"{v} = or i32 {hi}, {halves[0]}")
             self.write(r, v, "i32", inst)
         self.warp_meets(inst)
+
+    @lower("stmatrix")
+    def op_stmatrix(self, inst):
+        """The inverse of ldmatrix: each lane's fragment elements go where ldmatrix (of the
+        same form) would have read them."""
+        count, space = self.matrix_form(inst, "stmatrix")
+        s_regs = self.vector_items(inst.operands[1])
+        if len(s_regs) != count:
+            raise unsupported(inst, f"stmatrix .x{count} stores {count} registers")
+        self.give_row_addresses(inst, inst.operands[0], count, space)
+        trans = "trans" in inst.modifiers
+        for i, r in enumerate(s_regs):
+            v = self.read(r, "i32", inst)
+            ptrs = self.fragment_pointers(i, trans)
+            if not trans:
+                self.emit(f"store i32 {v}, ptr {ptrs[0]}, align 4")
+            else:
+                for j, q in enumerate(ptrs):
+                    s = self.tmp(); self.emit(f"{s} = lshr i32 {v}, {16 * j}")
+                    h = self.tmp(); self.emit(f"{h} = trunc i32 {s} to i16")
+                    self.emit(f"store i16 {h}, ptr {q}, align 2")
+        self.warp_meets(inst)
+
+    @lower("movmatrix")
+    def op_movmatrix(self, inst):
+        """movmatrix.sync.aligned.m8n8.trans.b16 d, a: the transpose of an 8x8 matrix held in
+        the fragment layout: lane t's element j becomes M[2 (t % 4) + j][t / 4], which lane
+        4 (2 (t % 4) + j) + (t / 4) / 2 holds in half (t / 4) % 2."""
+        mods = set(inst.modifiers)
+        if mods != {"sync", "aligned", "m8n8", "trans", "b16"}:
+            raise unsupported(inst, "movmatrix: only .sync.aligned.m8n8.trans.b16")
+        v = self.read(inst.operands[1], "i32", inst)
+        slot = self.matrix_slot()
+        self.emit(f"store i32 {v}, ptr {slot}")
+        self.warp_meets(inst)
+        lane = self.lane_id()
+        quad = self.tmp(); self.emit(f"{quad} = and i32 {lane}, 3")
+        group = self.tmp(); self.emit(f"{group} = lshr i32 {lane}, 2")
+        gh = self.tmp(); self.emit(f"{gh} = lshr i32 {group}, 1")
+        half = self.tmp(); self.emit(f"{half} = and i32 {group}, 1")
+        shift = self.tmp(); self.emit(f"{shift} = shl i32 {half}, 4")
+        parts = []
+        for j in range(2):
+            row = self.op_add_const(self.tmp_shl(quad, 1), j)
+            src = self.tmp(); self.emit(f"{src} = shl i32 {row}, 2")
+            holder = self.tmp(); self.emit(f"{holder} = add i32 {src}, {gh}")
+            p = self.matrix_slot(holder)
+            w = self.tmp(); self.emit(f"{w} = load i32, ptr {p}")
+            s = self.tmp(); self.emit(f"{s} = lshr i32 {w}, {shift}")
+            e = self.tmp(); self.emit(f"{e} = and i32 {s}, 65535")
+            parts.append(e)
+        hi = self.tmp(); self.emit(f"{hi} = shl i32 {parts[1]}, 16")
+        d = self.tmp(); self.emit(f"{d} = or i32 {hi}, {parts[0]}")
+        self.write(inst.operands[0], d, "i32", inst)
+        self.warp_meets(inst)
+
+    def tmp_shl(self, v: str, k: int) -> str:
+        r = self.tmp(); self.emit(f"{r} = shl i32 {v}, {k}")
+        return r
 
     def row_address(self, lane_expr: str) -> str:
         slot = self.matrix_slot(lane_expr)

@@ -25,7 +25,7 @@ from .lowering.memory import MemoryLowering
 from .lowering.arithmetic import ArithmeticLowering
 from .lowering.float_math import FloatMathLowering
 from .lowering.bits import BitsLowering
-from .lowering.video import VideoLowering
+from .lowering.video import ScalarVideoLowering, VideoLowering
 from .lowering.compare import CompareLowering
 from .lowering.conversion import ConversionLowering
 from .lowering.atomics import AtomicLowering
@@ -822,6 +822,6 @@ class FunctionCore:
 class Function(FunctionCore, ControlLowering, MemoryLowering, ArithmeticLowering,
                FloatMathLowering, BitsLowering, VideoLowering, CompareLowering,
                ConversionLowering, AtomicLowering, SyncLowering, MatrixLowering,
-               WmmaLowering, AsyncBarrierLowering):
+               WmmaLowering, AsyncBarrierLowering, ScalarVideoLowering):
     """One PTX function body translated per thread: the core and the lowerings of every
     instruction family (``lowering/``), dispatched through ``lowering.registry``."""

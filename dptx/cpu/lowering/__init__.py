@@ -32,7 +32,8 @@ Which family lowers which PTX instruction (each file has the per-thread class
 ``float_math``     sqrt, rcp, rsqrt, sin, cos, ex2, lg2, tanh, copysign, testp
 ``bits``           and, or, xor, not, cnot, shl, shr, shf, popc, clz, brev, bfind, bfe,
                    bfi, prmt, lop3, bmsk, fns, szext
-``video``          vadd2/4, vsub2/4, vavrg2/4, vabsdiff2/4, vmin2/4, vmax2/4, vset2/4
+``video``          vadd2/4, vsub2/4, vavrg2/4, vabsdiff2/4, vmin2/4, vmax2/4, vset2/4;
+                   scalar vadd, vsub, vabsdiff, vmin, vmax, vshl, vshr, vset
 ``compare``        setp, set, selp, slct
 ``conversion``     cvt (integer, float, half, bf16, FP8, packed; rounding, .sat, .relu)
 ``atomics``        atom, red

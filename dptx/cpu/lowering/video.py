@@ -1,5 +1,7 @@
-"""The video instructions: SIMD on 2 x 16 and 4 x 8 bit lanes, ``vadd2/4``, ``vsub2/4``,
-``vavrg2/4``, ``vabsdiff2/4``, ``vmin2/4``, ``vmax2/4``, ``vset2/4``."""
+"""The video instructions: SIMD on 2 x 16 and 4 x 8 bit lanes (``vadd2/4``, ``vsub2/4``,
+``vavrg2/4``, ``vabsdiff2/4``, ``vmin2/4``, ``vmax2/4``, ``vset2/4``), and the scalar ones on
+bytes, half-words or words (``vadd``, ``vsub``, ``vabsdiff``, ``vmin``, ``vmax``, ``vshl``,
+``vshr``, ``vset``; not ``vmad``)."""
 from __future__ import annotations
 
 from ...ptx import ir

@@ -107,8 +107,18 @@ def buffer_address(window: int, offset: int = 0) -> int:
 def module_variables(module: ir.Module) -> list:
     """Module variables that are device buffers (.global and .const with a size), in a fixed
     order: their windows are FIRST_BUFFER + index, the same in every process."""
-    return [v for v in module.global_variables
-            if v.space in ("global", "const") and v.size and "extern" not in v.linkage]
+    found = [v for v in module.global_variables
+             if v.space in ("global", "const") and v.size and "extern" not in v.linkage]
+    seen = {}
+    for v in found:
+        if v.name in seen:
+            from ..errors import PtxUnsupportedError
+            raise PtxUnsupportedError(
+                f"PTX line {v.line}: variable {v.name} is declared twice with static storage "
+                f"(also at line {seen[v.name].line}; two function bodies may not declare "
+                f"the same .global name here)")
+        seen[v.name] = v
+    return found
 
 
 @dataclass

@@ -425,7 +425,22 @@ class FunctionCore:
         if isinstance(base, ir.Sym) and space == "generic" and base.name in self.param_vars:
             t = self.tmp(); self.emit(f"{t} = getelementptr i8, ptr {self.param_vars[base.name][0]}, i64 {addr.offset}")
             return t
-        return self.translate(self.address_value(addr, inst), space, size, inst, base)
+        value = self.address_value(addr, inst)
+        if space == "generic" and isinstance(base, ir.Sym):
+            value = self.generic_symbol_address(base.name, value)
+        return self.translate(value, space, size, inst, base)
+
+    def generic_symbol_address(self, name: str, value: str) -> str:
+        """A .shared or .local variable named in a generic access ([s] in ld without a
+        state space) means its generic address, as cvta would give."""
+        if name in self.mod.shared.offsets:
+            r = self.tmp(); self.emit(f"{r} = or i64 {value}, {L.buffer_address(L.SHARED_WINDOW)}")
+            return r
+        if name in self.locals:
+            v = self.tmp(); self.emit(f"{v} = add i64 {value}, {self.local_base_offset()}")
+            r = self.tmp(); self.emit(f"{r} = or i64 {v}, {L.buffer_address(L.LOCAL_WINDOW)}")
+            return r
+        return value
 
     def kernel_param_address(self, addr: ir.Addr, size: int, inst) -> str:
         """ld.param [reg+off] in a kernel: the register holds an offset in the parameter

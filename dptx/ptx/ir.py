@@ -443,7 +443,14 @@ class Module:
 
     @property
     def global_variables(self) -> list:
-        return [i for i in self.items if isinstance(i, Variable)]
+        """The module's variables with static storage: those at module level, then the
+        ``.global``/``.const`` ones declared in function bodies (static storage too; only
+        that body names them)."""
+        found = [i for i in self.items if isinstance(i, Variable)]
+        for f in self.functions:
+            if f.body is not None:
+                found += [v for v in f.local_variables if v.space in ("global", "const")]
+        return found
 
     @property
     def aliases(self) -> list:

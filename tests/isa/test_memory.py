@@ -792,3 +792,31 @@ st.global.u64 [%rd4], %rd2;
 """)
     with pytest.raises(dptx.DptxMemoryError):
         launch(bad, (1,), (1,), [np.zeros(1, np.uint64)])
+
+
+def test_globals_declared_in_a_body_and_generic_accesses_to_named_variables():
+    """A .global variable declared in a kernel body has static storage like a module
+    variable (ZLUDA's cp_async copies from one); a .shared or .local variable named in a
+    generic access ([s] without a state space) means its generic address, as cvta gives."""
+    k = ptx_kernel(".param .u64 pout", """
+.global .b32 table[4] = {1, 2, 3, 4};
+.shared .align 16 .b32 s[4];
+.local .align 8 .b8 scratch[8];
+mov.u32 %r0, %tid.x;
+setp.eq.u32 %p1, %r0, 0;
+@!%p1 bra.uni DONE;
+cp.async.ca.shared.global [s], [table], 16, 12;
+cp.async.wait_all;
+ld.b32 %r1, [s];
+ld.b32 %r2, [s+8];
+ld.b32 %r3, [s+12];
+st.u32 [scratch+4], %r2;
+ld.u32 %r4, [scratch+4];
+ld.global.u32 %r5, [table+12];
+ld.param.u64 %rd1, [pout];
+st.global.v4.u32 [%rd1], {%r1, %r3, %r4, %r5};
+DONE:
+""")
+    out = np.zeros(4, np.uint32)
+    launch(k, (1,), (32,), [out])
+    assert out.tolist() == [1, 0, 3, 4]      # cp-size 16, src-size 12: the last word is zero

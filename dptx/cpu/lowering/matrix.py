@@ -62,6 +62,14 @@ class MatrixLowering:
         lane = self.tmp(); self.emit(f"{lane} = and i32 {self.ti(6)}, 31")
         return lane
 
+    def lane_group(self) -> tuple:
+        """(groupID, threadID_in_group) of this lane: lane / 4 and lane % 4, the ISA's
+        coordinates of a lane in every fragment layout."""
+        lane = self.lane_id()
+        group = self.tmp(); self.emit(f"{group} = lshr i32 {lane}, 2")
+        quad = self.tmp(); self.emit(f"{quad} = and i32 {lane}, 3")
+        return group, quad
+
     # -- mma.sync ---------------------------------------------------------------------------
     # shape -> (K, element types allowed): A is 16 x K, B K x 8, C and D 16 x 8
     SHAPES = {"m16n8k16": (16, ("f16", "bf16")), "m16n8k32": (32, ("s8", "u8"))}
@@ -103,9 +111,7 @@ class MatrixLowering:
             self.emit(f"store i32 {v}, ptr {p}")
         self.warp_meets(inst)
         # 2. this lane's four elements of D = A B + C: rows g and g + 8, columns 2t and 2t + 1
-        lane = self.lane_id()
-        g = self.tmp(); self.emit(f"{g} = lshr i32 {lane}, 2")
-        t = self.tmp(); self.emit(f"{t} = and i32 {lane}, 3")
+        g, t = self.lane_group()
         col0 = self.tmp(); self.emit(f"{col0} = shl i32 {t}, 1")
         base = self.matrix_slot("0")
         dot = self.mma_dot_helper(atype, btype, depth)
@@ -272,9 +278,7 @@ done:
     def fragment_pointers(self, i: int, trans: bool) -> list:
         """Host pointers of this lane's elements of matrix ``i`` (after the row addresses
         were given): one to both (4 bytes) or, transposed, one per element (2 bytes)."""
-        lane = self.lane_id()
-        quad = self.tmp(); self.emit(f"{quad} = and i32 {lane}, 3")
-        group = self.tmp(); self.emit(f"{group} = lshr i32 {lane}, 2")
+        group, quad = self.lane_group()
         if not trans:
             p = self.row_address(self.op_add_const(group, 8 * i))
             off = self.tmp(); self.emit(f"{off} = shl i32 {quad}, 2")
@@ -343,9 +347,7 @@ done:
         slot = self.matrix_slot()
         self.emit(f"store i32 {v}, ptr {slot}")
         self.warp_meets(inst)
-        lane = self.lane_id()
-        quad = self.tmp(); self.emit(f"{quad} = and i32 {lane}, 3")
-        group = self.tmp(); self.emit(f"{group} = lshr i32 {lane}, 2")
+        group, quad = self.lane_group()
         gh = self.tmp(); self.emit(f"{gh} = lshr i32 {group}, 1")
         half = self.tmp(); self.emit(f"{half} = and i32 {group}, 1")
         shift = self.tmp(); self.emit(f"{shift} = shl i32 {half}, 4")

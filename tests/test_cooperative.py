@@ -59,3 +59,27 @@ def test_a_cooperative_grid_too_large_is_refused(kernel):
     with pytest.raises(dptx.LaunchError, match="whole grid"):
         cpu.launch(kernel, (4,), (1,), [a, a, np.int32(1), np.int32(1)], blocks=range(2),
                    cooperative=True)
+
+
+FAULTING = r'''#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void faulting(float* a, int n, int bad) {
+    cg::grid_group grid = cg::this_grid();
+    int i = grid.thread_rank();
+    if (blockIdx.x == bad && threadIdx.x == 0) a[i + (1 << 28)] = 1.0f;   // out of bounds
+    grid.sync();
+    if (i < n) a[i] += 1.0f;
+    grid.sync();
+    if (i < n) a[i] += 1.0f;
+}'''
+
+
+@pytest.mark.timeout(120)
+def test_a_block_that_faults_does_not_leave_the_others_waiting_at_grid_sync():
+    """A GPU aborts the whole grid on a fault; here the other blocks would wait at
+    grid.sync() for the stopped one forever: their waits are ended and the launch raises
+    the fault, naming the block."""
+    k = dptx.RawModule(FAULTING, options=("-rdc=true",)).get_function("faulting")
+    a = np.zeros(8 * 64, np.float32)
+    with pytest.raises(dptx.DptxMemoryError, match="block 3"):
+        cpu.launch(k, (8,), (64,), [a, np.int32(len(a)), np.int32(3)], cooperative=True)

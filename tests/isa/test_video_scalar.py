@@ -91,7 +91,7 @@ def test_scalar_video_against_the_pseudocode(form):
     a = "%a" + (f".{asel}" if asel else "")
     b = "%b" + (f".{bsel}" if bsel else "")
     third = ", %c" if (secop or dsel) else ""
-    body = (f"mov.u32 %d, %c;\n" if dsel else "") + f"{op}.{types}{mods} {d}, {a}, {b}{third};"
+    body = ("mov.u32 %d, %c;\n" if dsel else "") + f"{op}.{types}{mods} {d}, {a}, {b}{third};"
     got = run_op(body, [("a", "u32", [v[0] for v in values]), ("b", "u32", [v[1] for v in values]),
                         ("c", "u32", [v[2] for v in values])], [("d", "u32")])
     want = [reference(op, dtype, atype, btype, x, asel, y, bsel, sat, secop, dsel, z, mode, cmp)

@@ -104,6 +104,8 @@ class _Kernel:
     profile: CostProfile = None
     speeds: dict = field(default_factory=dict)       # worker -> block-equivalents/s per lane
     stale: bool = False
+    judged: str = None       # the newest launch judged whole (see ``ProfileModel``)
+    disagreed: str = None    # the last launch judged that the fit missed
 
 
 class ProfileModel:
@@ -111,10 +113,15 @@ class ProfileModel:
 
     A profile is given once ``min_launches`` launches back it (plans use blocks per second
     until then), and only where it explains the chunk times better than a uniform one by
-    ``uneven`` of their total (else the profile is flat and speeds are blocks per second). ``history`` launches are kept; one ``k`` launches old counts ``decay ** k``;
-    when the fit misses the newest launch's time by more than ``changed`` (its chunks'
-    errors over their total), the older launches are dropped. ``smoothness`` weighs the penalty on
-    neighbouring bins' difference against the chunk times' misfit (both relative)."""
+    ``uneven`` of their total (else the profile is flat and speeds are blocks per second).
+    ``history`` launches are kept; one ``k`` launches old counts ``decay ** k``. When the fit
+    misses two whole launches in a row by more than ``changed`` (their chunks' errors over
+    their total), the launches before them are dropped: the profile or a worker changed.
+    One launch is not enough (a worker stalled by another process for one launch is not a new
+    profile, and throwing the history away for it leaves too little to tell the grid from the
+    workers), nor is part of one (a launch is judged once its chunks cover the grid).
+    ``smoothness`` weighs the penalty on neighbouring bins' difference against the chunk
+    times' misfit (both relative)."""
 
     def __init__(self, history: int = 4, decay: float = 0.5, smoothness: float = 0.3,
                  iterations: int = 8, bins: int = BINS, changed: float = 0.3,
@@ -160,13 +167,19 @@ class ProfileModel:
         k = self._fitted(kernel, nblocks)
         if k is None or len(k.launches) < self.min_launches:
             return None
-        chunks = [c for c in k.chunks if c.worker in k.speeds and k.speeds[c.worker] > 0]
+        return self._typical_misfit(k, k.profile, k.speeds)
+
+    def _typical_misfit(self, k, profile: CostProfile, speeds: dict):
+        """The median of |log(predicted / measured)| over ``k``'s chunks, newer launches
+        weighing more (``decay``); None without a chunk of a worker with a speed. A median:
+        a chunk that stalled moves it little."""
+        chunks = [c for c in k.chunks if speeds.get(c.worker, 0) > 0]
         if not chunks:
             return None
         age = {launch: len(k.launches) - 1 - i for i, launch in enumerate(k.launches)}
         weight = np.array([self.decay ** age.get(c.launch, len(k.launches)) for c in chunks])
-        misfit = np.array([abs(np.log(max(k.profile.cost(c.first, c.end), 1e-12)
-                                      / k.speeds[c.worker] / c.seconds)) for c in chunks])
+        misfit = np.array([abs(np.log(max(profile.cost(c.first, c.end), 1e-12)
+                                      / speeds[c.worker] / c.seconds)) for c in chunks])
         order = np.argsort(misfit)
         cumulative = np.cumsum(weight[order])
         return float(misfit[order][np.searchsorted(cumulative, cumulative[-1] / 2)])
@@ -199,12 +212,12 @@ class ProfileModel:
             previous = k.profile
             k.profile, k.speeds = fit(list(k.chunks), nblocks, k.launches, self.decay,
                                       self.smoothness, self.iterations, self.bins, previous)
-            if len(k.launches) > 1 and self._newest_misfit(k) > self.changed:
-                # the newest launch disagrees with the older ones: the profile (or a
-                # worker) changed; learn from the newest alone rather than average
-                newest = k.launches[-1]
-                k.launches = [newest]
-                k.chunks = deque((c for c in k.chunks if c.launch == newest), maxlen=512)
+            if self._changed(k):
+                # two whole launches in a row disagree with the older ones: the profile
+                # (or a worker) changed; learn from those two rather than average
+                recent = k.launches[-2:]
+                k.launches = recent
+                k.chunks = deque((c for c in k.chunks if c.launch in recent), maxlen=512)
                 k.profile, k.speeds = fit(list(k.chunks), nblocks, k.launches, self.decay,
                                           self.smoothness, self.iterations, self.bins,
                                           previous)
@@ -213,23 +226,47 @@ class ProfileModel:
         return k
 
     def _prefer_uniform(self, k) -> None:
-        """Keep a profile only where it explains the chunk times clearly better than every
-        block costing the same: with contiguous shares a step in the profile at a cut and a
-        speed ratio fit equally well, and noise must not make a uniform kernel look uneven."""
+        """Keep a profile only where it explains how chunk times vary within each worker's
+        share of a launch clearly better than every block costing the same (a typical
+        chunk's relative error ``uneven`` smaller). Within a share only: with contiguous
+        shares a step in the profile at a cut and a speed ratio fit equally well, and a
+        worker stalled by another process for a whole launch says nothing about the grid;
+        noise must not make a uniform kernel look uneven."""
         flat = CostProfile(k.nblocks, bins=self.bins)
-        speeds = {}
-        for w in {c.worker for c in k.chunks}:
-            mine = [c for c in k.chunks if c.worker == w]
-            speeds[w] = sum(c.end - c.first for c in mine) / sum(c.seconds for c in mine)
-        if _misfit(k.chunks, flat, speeds) <= _misfit(k.chunks, k.profile, k.speeds) + \
-                self.uneven:
+        uniform, learned = _shape_misfit(k.chunks, flat), _shape_misfit(k.chunks, k.profile)
+        if uniform is None or uniform <= learned + self.uneven:
+            speeds = {}
+            for w in {c.worker for c in k.chunks}:
+                mine = [c for c in k.chunks if c.worker == w]
+                speeds[w] = sum(c.end - c.first for c in mine) / sum(c.seconds for c in mine)
             k.profile, k.speeds = flat, speeds
 
-    @staticmethod
-    def _newest_misfit(k) -> float:
-        """How far off the fit is on the newest launch (see ``_misfit``)."""
-        return _misfit([c for c in k.chunks if c.launch == k.launches[-1]], k.profile,
-                       k.speeds)
+    def _changed(self, k) -> bool:
+        """Judge the newest launch once its chunks cover the grid: True where the fit misses
+        it by more than ``changed`` and missed the launch before it too."""
+        newest = k.launches[-1]
+        mine = [c for c in k.chunks if c.launch == newest]
+        if len(k.launches) < 3 or k.judged == newest or \
+                sum(c.end - c.first for c in mine) < k.nblocks:
+            return False
+        k.judged = newest
+        if _misfit(mine, k.profile, k.speeds) <= self.changed:
+            return False
+        previous, k.disagreed = k.disagreed, newest
+        return previous == k.launches[-2]
+
+
+def _shape_misfit(chunks, profile: CostProfile):
+    """The median over chunks of |log(cost / seconds)| about its (worker, launch) share's
+    median: how well ``profile`` explains chunk times relative to each other within a
+    share, whatever speed the worker ran that launch at. None where no share has two
+    chunks."""
+    groups: dict = {}
+    for c in chunks:
+        groups.setdefault((c.worker, c.launch), []).append(
+            np.log(max(profile.cost(c.first, c.end), 1e-12) / c.seconds))
+    misfit = [abs(r - np.median(g)) for g in groups.values() if len(g) > 1 for r in g]
+    return float(np.median(misfit)) if misfit else None
 
 
 def _misfit(chunks, profile: CostProfile, speeds: dict) -> float:

@@ -146,3 +146,53 @@ def test_chunks_of_a_share_split_its_cost_and_shrink_toward_the_end():
     # the blocks per chunk follow the cost: the costly end of the grid gets short chunks
     assert chunks[-1].end - chunks[-1].first < (chunks[0].end - chunks[0].first) / 3
 
+
+
+def _triangle_launch(model, launch, rng, slow=1.0, part=slice(None)):
+    """One launch of the triangle over 256 blocks: worker "a" runs [0, 180) in 3 chunks,
+    "b" [180, 256) in 3, "b" ``slow`` times slower than it is; ``part``: those of its
+    chunks that finish now. The model is read after every chunk, as the scheduler plugin
+    publishes it while a launch runs."""
+    true = np.arange(256) + 0.5
+    chunks = [("a", 0, 110), ("b", 180, 210), ("a", 110, 150),     # in the order they finish
+              ("b", 210, 235), ("a", 150, 180), ("b", 235, 256)]
+    for worker, first, end in chunks[part]:
+        seconds = true[first:end].sum() / 300.0 * rng.normal(1, 0.03)
+        model.observe("k", 256, f"launch-{launch}", first, end, worker,
+                      seconds * (slow if worker == "b" else 1.0))
+        model.profile("k", 256)
+
+
+def test_one_stalled_launch_keeps_the_profile_and_the_history():
+    """Another process took worker b's core for one whole launch: chunk times 4x. That is
+    neither a new profile nor a reason to forget the launches before it (from the two
+    newest launches alone the grid and the workers cannot be told apart as well); before,
+    the newest launch's misfit dropped the history and the profile came out flat."""
+    rng = np.random.default_rng(7)
+    model = ProfileModel()
+    for launch in range(5):
+        _triangle_launch(model, launch, rng)
+    _triangle_launch(model, 5, rng, slow=4.0)
+    assert len(model._kernels[("k", 256)].launches) == model.history
+    learned = model.profile("k", 256)
+    dense = np.repeat(learned.weights, learned.sizes)
+    assert np.corrcoef(dense, np.arange(256))[0, 1] > 0.9, learned.weights
+
+
+def test_a_worker_that_stays_slow_is_followed_within_two_launches():
+    """Worker b stays 4x slower: two whole launches later plans have its new speed (and the
+    profile); a launch half done is not judged (its first chunks alone drop nothing)."""
+    rng = np.random.default_rng(8)
+    model = ProfileModel()
+    for launch in range(5):
+        _triangle_launch(model, launch, rng)
+    _triangle_launch(model, 5, rng, slow=4.0)
+    _triangle_launch(model, 6, rng, slow=4.0, part=slice(0, 4))   # 2 of b's chunks so far
+    model.profile("k", 256)
+    assert len(model._kernels[("k", 256)].launches) == model.history
+    _triangle_launch(model, 6, rng, slow=4.0, part=slice(4, None))   # the rest of it
+    s = model.speeds("k", 256)
+    assert s["a"] / s["b"] == pytest.approx(4.0, rel=0.15), s
+    learned = model.profile("k", 256)
+    dense = np.repeat(learned.weights, learned.sizes)
+    assert np.corrcoef(dense, np.arange(256))[0, 1] > 0.9, learned.weights

@@ -2,6 +2,9 @@
 (block b loops b times) is seen as such by the scheduler plugin, and the plan gives the
 worker with the cheap end of the grid more blocks, so that both finish together. Asserted:
 the learned profile's shape and the block shares, not timings."""
+import json
+import time
+
 import dask
 import numpy as np
 import pytest
@@ -15,6 +18,19 @@ TRIANGLE = r'''extern "C" __global__ void triangle(float* y, int scale) {
     for (int k = 0; k < steps; k++) v = v * 0.9999f + 1e-4f;
     y[blockIdx.x * blockDim.x + threadIdx.x] = v;
 }'''
+
+
+def settle(client, planner, timeout=10.0):
+    """Wait until the client's copy of the plugin's model is the plugin's current one: the
+    last launch's chunk times reach the plugin after its data reach the client, and the
+    plugin publishes every 0.2 s (reading the copy twice before then sees two models)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        current = json.dumps(client.sync(client.scheduler.dptx_model), sort_keys=True)
+        if json.dumps(planner.model.snapshot(), sort_keys=True) == current:
+            return
+        assert time.monotonic() < deadline, "the plugin's model never reached the client"
+        time.sleep(0.05)
 
 
 def plugin_profile(client, kernel, nblocks):
@@ -36,6 +52,8 @@ def test_a_triangular_kernel_is_learned_and_split_at_equal_cost(client):
         for _ in range(8):
             handle = k((nblocks,), (threads,), (y, np.int32(20000)))   # chunks of ~0.2 s
             y.get()
+    planner = dptx.runtime.get_session().planner
+    settle(client, planner)
     weights, sizes = plugin_profile(client, "triangle", nblocks)
     dense = np.repeat(weights, sizes)
     # the learned cost grows along the grid as the kernel's work does
@@ -45,14 +63,13 @@ def test_a_triangular_kernel_is_learned_and_split_at_equal_cost(client):
     # the last launch: the worker with the cheap first blocks ran more of them
     chunks = handle.futures
     assert chunks
-    plan = dptx.runtime.get_session().planner.shares[("triangle", (nblocks, 1, 1),
+    plan = planner.shares[("triangle", (nblocks, 1, 1),
                                                        (threads, 1, 1))]
     first_share = plan.bounds[1] - plan.bounds[0]
     assert first_share > 0.58 * nblocks, plan.bounds  # equal cost: about 0.71 of the blocks
 
     # chunk counts tuned at run time: the plugin measured each worker's seconds per chunk
     # beyond its kernels and the spread of chunk times, and plans cut shares by them
-    planner = dptx.runtime.get_session().planner
     snapshot = planner.model.snapshot()          # the client's copy of the plugin's model
     overheads = snapshot["overheads"]["triangle"]
     assert set(overheads) == set(client.nthreads()) and all(v >= 0 for v in overheads.values())

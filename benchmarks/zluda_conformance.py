@@ -668,6 +668,18 @@ def run_one(name: str, ptx: str, inputs: Optional[np.ndarray], out_dtype, out_le
                 "detail": f"{type(e).__module__}.{type(e).__name__}: {first_line(str(e))}{where}"}
 
 
+def first_warp_alone(worker, test, job: tuple, timeout: float) -> str:
+    """A warp test that faults: run its first warp alone, and say whether that gives the
+    expected output (then the fault is the test's own second warp running past buffers
+    sized for one warp: a GPU's allocation padding hides it, compute-sanitizer reports it)."""
+    res = worker.run(job[:-1] + (32,), timeout)
+    if res["status"] != "ran":
+        return f" [first warp alone: {res['status']}]"
+    cls, _ = compare(test, res["got"])
+    return (" [the first warp alone (32 threads) gives the expected output]" if cls == "pass"
+            else " [the first warp alone gives a different output]")
+
+
 def first_line(text: str) -> str:
     lines = text.strip().splitlines()
     return lines[0] if lines else ""
@@ -816,6 +828,8 @@ def main(argv=None) -> int:
                     cls, detail = compare(test, res["got"])
                 else:
                     cls, detail = res["status"], res["detail"]
+                if cls == "fault" and test.block > 32:
+                    detail += first_warp_alone(worker, test, job, opts.timeout)
             results[test.name] = (cls, detail)
             line = f"[{k:3d}/{len(tests)}] {test.name:<{width}}  {cls:<11} " \
                    f"{time.perf_counter() - t0:5.1f}s"

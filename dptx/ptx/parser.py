@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import PtxSyntaxError
+from ..errors import PtxSyntaxError, PtxUnsupportedError
 from . import ir
 from .lexer import DOTWORD, EOF, FLOAT, IDENT, INT, PUNCT, STRING, parse_int, tokenize
 
@@ -44,6 +44,11 @@ class Parser:
         # Register names declared in the enclosing scopes of the function being parsed, so that
         # old-style registers without ``%`` (``add.u32 r1, r2, r3``) become Reg operands.
         self.reg_scopes: list = []
+        # Declared type of each register name (and of each ``name<N>`` range's prefix) of the
+        # function being parsed: what ``reg + imm`` operands are added in (see ``operand``).
+        self.reg_types: dict = {}
+        self.pending: list = []       # statements an operand needs before its instruction
+        self.fresh = 0
         self.in_call = False
 
     # -- token helpers ----------------------------------------------------------------------
@@ -424,9 +429,11 @@ class Parser:
             return f
         self.expect("{", "'{' or ';'")
         self.reg_scopes = [set()]
+        self.reg_types = {}
         for p in params + returns:
             if p.space == "reg":
                 self.reg_scopes[-1].add(p.name)
+                self.reg_types[p.name] = p.type
         f.body = self.body()
         self.reg_scopes = []
         return f
@@ -454,7 +461,10 @@ class Parser:
                 self.i += 2
                 items.append(self.labeled(t))
             elif kind == IDENT or (kind == PUNCT and text == "@"):
-                items.append(self.instruction())
+                inst = self.instruction()
+                items.extend(self.pending)
+                self.pending = []
+                items.append(inst)
             else:
                 self.error("unexpected token", "an instruction, a label, a declaration or '}'")
 
@@ -492,6 +502,7 @@ class Parser:
                 self.expect(">")
             decls.append(ir.RegDecl(q["type"], name, count, q["vector"], line=name_tok.line))
             scope.add(name if count is None else (name, count))
+            self.reg_types[name] = q["type"] if q["vector"] is None else None
             if not self.accept(","):
                 break
         self.expect(";")
@@ -553,7 +564,7 @@ class Parser:
         if not self.accept(";"):
             operands.append(self.operand())
             while self.accept(","):
-                operands.append(self.operand())
+                operands.append(self.source_operand(start.line))
             if not self.accept(";"):
                 self.error("unexpected token", "',' or ';' after an operand")
         return ir.Instruction(opcode, tuple(modifiers), tuple(operands), guard,
@@ -610,6 +621,34 @@ class Parser:
         if kind in (INT, FLOAT) or (kind == PUNCT and text in ("-", "~", "(")):
             return self.number()
         self.error("unexpected token", "an operand (register, immediate, address, vector or name)")
+
+    def source_operand(self, line: int):
+        """An operand after the first (a source: the first is the destination, or the
+        address of ``st``). ptxas also takes ``reg + imm`` / ``reg - imm`` there, an integer
+        register plus a constant (ZLUDA's ``reg_local`` test, checked on NVIDIA GPUs): it
+        becomes an ``add`` into a fresh register just before the instruction, so that every
+        later pass sees plain registers."""
+        op = self.operand()
+        if not (isinstance(op, ir.Reg) and not op.negated and self.tok.kind == PUNCT
+                and self.tok.text in ("+", "-") and self.peek().kind in (INT, PUNCT)):
+            return op
+        t = self.tok
+        offset = self.const_expr_after_sign()
+        ty = self.reg_types.get(op.name)
+        if ty is None:
+            m = _REG_RANGE.match(op.name)
+            ty = self.reg_types.get(m.group(1)) if m else None
+        if op.component or ty is None or ty[0] not in "bus" or ty == "b128":
+            raise PtxUnsupportedError(
+                f"line {t.line}, column {t.column}: '{op} {t.text} ...' adds a constant to a "
+                "register; supported for integer (.b/.u/.s) scalar registers only")
+        self.fresh += 1
+        name = f"%__dptx_plus{self.fresh}"
+        self.pending.append(ir.RegDecl(ty, name, line=line))
+        self.pending.append(ir.Instruction("add", (("s" if ty[0] == "s" else "u") + ty[1:],),
+                                           (ir.Reg(name), op, ir.Imm(offset)), None,
+                                           line=line, column=t.column))
+        return ir.Reg(name)
 
     def vector_element(self):
         if self.tok.kind == IDENT and self.tok.text == "_":

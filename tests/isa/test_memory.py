@@ -820,3 +820,36 @@ DONE:
     out = np.zeros(4, np.uint32)
     launch(k, (1,), (32,), [out])
     assert out.tolist() == [1, 0, 3, 4]      # cp-size 16, src-size 12: the last word is zero
+
+
+def test_a_register_plus_a_constant_as_a_source_operand():
+    """ptxas takes ``reg + imm`` as a source operand (ZLUDA's reg_local stores ``temp + 1``
+    to local memory; checked on an NVIDIA GPU: 12 -> 13): the register's value plus the
+    constant, at the register's width (wrapping), negative offsets too."""
+    vals32 = np.array([0, 5, 0xFFFFFFFF, 0x7FFFFFFF] * 16, np.uint32)
+    outs = run_op("add.u32 %oa, %a - 7, %a + 0x10;", [("a", "u32", vals32)], [("oa", "u32")])
+    same_ints(outs, (2 * vals32.astype(np.uint64) + 9) % 2**32, "u32")
+    k = ptx_kernel(".param .u64 pout, .param .u64 pin", GID + """
+.local .align 8 .b8 scratch[8];
+ld.param.u64 %rd1, [pin];
+ld.param.u64 %rd2, [pout];
+shl.b64 %rd0, %rd0, 3;
+add.u64 %rd1, %rd1, %rd0;
+add.u64 %rd2, %rd2, %rd0;
+ld.global.u64 %rd3, [%rd1];
+st.u64 [scratch], %rd3 + 1;
+ld.u64 %rd3, [scratch+0];
+st.global.u64 [%rd2], %rd3;
+""")
+    vals64 = np.array([12, 0, 2**64 - 1, 2**63], np.uint64)
+    out = np.zeros(4, np.uint64)
+    launch(k, (1,), (4,), [out, vals64])
+    assert out.tolist() == [13, 1, 0, 2**63 + 1]
+
+
+def test_a_float_register_plus_a_constant_is_refused():
+    from dptx.errors import PtxUnsupportedError
+    with pytest.raises(PtxUnsupportedError, match=r"line \d+, column \d+: '%f \+ \.\.\.' adds a "
+                       r"constant to a register; supported for integer"):
+        ptx_kernel(".param .u64 p", ".reg .f32 %f;\nmov.f32 %f, 0f3F800000;\n"
+                   "st.global.f32 [%rd1], %f + 1;")

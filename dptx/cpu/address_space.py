@@ -57,7 +57,7 @@ CTX_FIELDS = [
                       # that stopped the thread (plain kernels report faults after the loop)
     "stride_history", # pointer to an int64 per global load of a warp-vectorized kernel: the
                       # address the previous warp read there (for stride prefetching)
-    "matrix",         # pointer to the tensor-core exchange area (int64[8] per thread): the
+    "matrix",         # pointer to the tensor-core exchange area (int64[16] per thread): the
                       # fragments a lane gives to its warp's mma and ldmatrix
     "grid_workspace", # device address of a cooperative launch's grid-sync workspace (what
                       # %envreg1:%envreg2 hold on a GPU; 0 for other launches)

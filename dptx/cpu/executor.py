@@ -161,7 +161,7 @@ class _Chunk:
         else:
             self.frames = _private_zeros(ck.frame_bytes * npad if ck.resumable else 16, np.uint8)
         self.exchange = _private_zeros(4 * npad if ck.resumable else 4, np.int64)
-        self.matrix = _private_zeros(8 * npad if ck.resumable else 8, np.int64)
+        self.matrix = _private_zeros(16 * npad if ck.resumable else 16, np.int64)
         if not ck.uses_printf:
             printf_cap = 0          # no record buffer (1 MiB by default) for kernels that never print
         self.printf = _private_zeros(max(L.PRINTF_RECORD_BYTES * printf_cap, 16), np.uint8)

@@ -146,7 +146,7 @@ ret;""", name="dead2")
 @pytest.mark.parametrize("inst,opcode", [
     ("frobnicate.b32 %r1, %r2;", "frobnicate.b32"),
     # a tensor-core form not (yet) supported: m16n8k8 with tf32 inputs
-    ("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, "
+    ("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, "
      "{%r5,%r6}, {%f5,%f6,%f7,%f8};", "mma.sync"),
     ("wgmma.fence.sync.aligned;", "wgmma.fence"),
 ])

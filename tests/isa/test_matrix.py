@@ -344,3 +344,229 @@ st.global.u32 [%rd5], %r2;
     out = np.zeros(32, np.uint32)
     launch(k, (1,), (32,), [fragment(M), out])
     assert out.tolist() == fragment(M.T).tolist()
+
+
+# -- every mma.sync shape and type: fragments from the ISA's tables ----------------------------
+# Each entry: element i of a lane's A (or B) fragment -> (row, column) of A (or (k, n) of B),
+# as the ISA's "Matrix Fragments for mma.m<M>n8k<K>" tables give them per type (g = groupID,
+# t = threadID_in_group); elements are packed low first, E per register.
+def _tables(shape, kind):
+    def a16(per_group, k_cols):
+        # rows g for the first ``per_group`` elements of each pair of registers, g + 8 for
+        # the next; columns per_group * t + i % per_group, + k_cols for the second pair
+        return lambda g, t, i: (g + 8 * ((i // per_group) % 2),
+                                per_group * t + i % per_group + k_cols * (i >= 2 * per_group))
+
+    def b_rows(per, k_cols):
+        return lambda g, t, i: (per * t + i % per + k_cols * (i >= per), g)
+
+    if kind in ("f16", "bf16"):
+        if shape == "m16n8k8":      # a0,a1: (g, 2t+i); a2,a3: (g+8, ...); b0,b1: (2t+i, g)
+            return a16(2, 8), b_rows(2, 8)
+        return a16(2, 8), b_rows(2, 8)      # m16n8k16: the tests above
+    if kind == "tf32":
+        if shape == "m16n8k4":      # a0: (g, t), a1: (g+8, t); b0: (t, g)
+            return (lambda g, t, i: (g + 8 * i, t)), (lambda g, t, i: (t, g))
+        # m16n8k8: a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4); b0 (t, g), b1 (t+4, g)
+        return (lambda g, t, i: (g + 8 * (i % 2), t + 4 * (i // 2))), \
+            (lambda g, t, i: (t + 4 * i, g))
+    if kind == "f64":
+        if shape == "m8n8k4":       # a0: (g, t); b0: (t, g)
+            return (lambda g, t, i: (g, t)), (lambda g, t, i: (t, g))
+        # m16n8k{4,8,16}: a_i at (g + 8 (i % 2), t + 4 (i / 2)); b_i at (t + 4 i, g)
+        return (lambda g, t, i: (g + 8 * (i % 2), t + 4 * (i // 2))), \
+            (lambda g, t, i: (t + 4 * i, g))
+    per = {"s8": 4, "u8": 4, "s4": 8, "u4": 8, "b1": 32}[kind]
+    rows, depth = (8, int(shape.split("k")[1])) if shape.startswith("m8n8") else \
+        (16, int(shape.split("k")[1]))
+    if rows == 8:                   # one register each: a_i (g, per t + i); b_i (per t + i, g)
+        return (lambda g, t, i: (g, per * t + i)), (lambda g, t, i: (per * t + i, g))
+    # m16n8: a_i at row g + 8 ((i / per) % 2), column per t + i % per + 4 per (i >= 2 per);
+    # b_i at row per t + i % per + 4 per (i >= per), column g
+    return a16(per, 4 * per), b_rows(per, 4 * per)
+
+
+def _cd(rows):
+    """(lane, i) -> (row, column) of C and D: row g (+ 8 for i >= 2), column 2t + i % 2."""
+    return {(lane, i): ((lane >> 2) + 8 * (i >= 2), 2 * (lane & 3) + (i & 1))
+            for lane in range(32) for i in range(rows // 4)}
+
+
+BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f64": 64, "s8": 8, "u8": 8, "s4": 4, "u4": 4, "b1": 1}
+
+
+def _pack(matrix_bits, position, count, bits, reg_bits):
+    """(32, registers) words of each lane's fragment of a matrix given as element bit
+    patterns."""
+    per = reg_bits // bits
+    words = np.zeros((32, count), np.uint64)
+    for lane in range(32):
+        for i in range(count * per):
+            r, c = position(lane >> 2, lane & 3, i)
+            words[lane, i // per] |= np.uint64(int(matrix_bits[r, c]) & ((1 << bits) - 1)) \
+                << np.uint64(bits * (i % per))
+    return words
+
+
+def _run_mma(shape, dtype, atype, btype, ctype, A_bits, B_bits, C_words, extra=""):
+    rows, depth = (8 if shape.startswith("m8n8") else 16), int(shape.split("k")[1])
+    reg_bits = 64 if atype == "f64" else 32
+    per = reg_bits // BITS[atype]
+    na, nb = rows * depth // (32 * per), depth * 8 // (32 * per)
+    nc = rows // 8 if ctype == "f16" else rows // 4
+    nd = rows // 8 if dtype == "f16" else rows // 4
+    apos, bpos = _tables(shape, atype)
+    afr = _pack(A_bits, apos, na, BITS[atype], reg_bits)
+    bfr = _pack(B_bits, bpos, nb, BITS[btype], reg_bits)
+    w = "b64" if reg_bits == 64 else "b32"
+    cw = "b64" if ctype == "f64" else "b32"
+    dw = "b64" if dtype == "f64" else "b32"
+    lines = [f".reg .{w} %ma<{na}>;", f".reg .{w} %mb<{nb}>;", f".reg .{cw} %mc<{nc}>;",
+             f".reg .{dw} %md<{nd}>;",
+             "ld.param.u64 %rd1, [pa]; ld.param.u64 %rd2, [pb]; ld.param.u64 %rd3, [pc]; "
+             "ld.param.u64 %rd4, [pd];",
+             "mov.u32 %r0, %tid.x;", "mul.wide.u32 %rd5, %r0, 8;"]
+    for name, n, base, width in (("ma", na, "%rd1", w), ("mb", nb, "%rd2", w),
+                                 ("mc", nc, "%rd3", cw)):
+        lines.append(f"mul.wide.u32 %rd6, %r0, {8 * n}; add.s64 %rd7, {base}, %rd6;")
+        for j in range(n):
+            lines.append(f"ld.global.u{width[1:]} %{name}{j}, [%rd7+{8 * j}];")
+    regs = lambda name, n: "{" + ", ".join(f"%{name}{j}" for j in range(n)) + "}"
+    lines.append(f"mma.sync.aligned.{shape}.row.col{extra}.{dtype}.{atype}.{btype}.{ctype} "
+                 f"{regs('md', nd)}, {regs('ma', na)}, {regs('mb', nb)}, {regs('mc', nc)};")
+    lines.append(f"mul.wide.u32 %rd6, %r0, {8 * nd}; add.s64 %rd7, %rd4, %rd6;")
+    for j in range(nd):
+        lines.append(f"st.global.u{dw[1:]} [%rd7+{8 * j}], %md{j};")
+    k = kernel_from_ptx(kernel_text(".param .u64 pa, .param .u64 pb, .param .u64 pc, "
+                                    ".param .u64 pd", "\n".join(lines)))
+    # every register travels in a 64-bit word of its lane's row (the low half for b32)
+    dfr = np.zeros((32, nd), np.uint64)
+    launch(k, (1,), (32,), [afr, bfr, C_words.astype(np.uint64), dfr])
+    return dfr
+
+
+def _c_words(C, ctype, rows):
+    """Each lane's C registers (one 64-bit word per register) from the matrix C."""
+    if ctype == "f16":
+        bits = C.astype(np.float16).view(np.uint16)
+        words = np.zeros((32, rows // 8), np.uint64)
+        for (lane, i), (r, c) in _cd(rows).items():
+            words[lane, i // 2] |= np.uint64(bits[r, c]) << np.uint64(16 * (i & 1))
+        return words
+    words = np.zeros((32, rows // 4), np.uint64)
+    for (lane, i), (r, c) in _cd(rows).items():
+        if ctype == "f32":
+            words[lane, i] = np.float32(C[r, c]).view(np.uint32)
+        elif ctype == "f64":
+            words[lane, i] = np.float64(C[r, c]).view(np.uint64)
+        else:
+            words[lane, i] = int(C[r, c]) & 0xFFFFFFFF
+    return words
+
+
+def _d_matrix(dfr, dtype, rows):
+    D = np.zeros((rows, 8), {"f16": np.float16, "f32": np.float32, "f64": np.float64,
+                             "s32": np.int64}[dtype])
+    for (lane, i), (r, c) in _cd(rows).items():
+        if dtype == "f16":
+            D[r, c] = np.uint16((int(dfr[lane, i // 2]) >> (16 * (i & 1))) & 0xFFFF).view(np.float16)
+        elif dtype == "f32":
+            D[r, c] = np.uint32(int(dfr[lane, i]) & 0xFFFFFFFF).view(np.float32)
+        elif dtype == "f64":
+            D[r, c] = dfr[lane, i].view(np.float64)
+        else:
+            D[r, c] = np.uint32(int(dfr[lane, i]) & 0xFFFFFFFF).view(np.int32)
+    return D
+
+
+@pytest.mark.parametrize("shape,dtype,kind,ctype", [
+    ("m16n8k8", "f32", "f16", "f32"), ("m16n8k8", "f16", "f16", "f16"),
+    ("m16n8k8", "f32", "f16", "f16"), ("m16n8k8", "f16", "f16", "f32"),
+    ("m16n8k16", "f32", "f16", "f16"),
+    ("m16n8k8", "f32", "bf16", "f32"),
+    ("m16n8k4", "f32", "tf32", "f32"), ("m16n8k8", "f32", "tf32", "f32")])
+def test_mma_float_shapes(shape, dtype, kind, ctype):
+    """Multiples of 1/8 in [-4, 4): exact in f16, bf16 and tf32; the exact A B + C rounded
+    once to D's type is numpy's."""
+    rows, depth = 16, int(shape.split("k")[1])
+    rng = np.random.default_rng(depth + len(kind))
+    A = rng.integers(-32, 32, (rows, depth)) / 8.0
+    B = rng.integers(-32, 32, (depth, 8)) / 8.0
+    C = rng.integers(-64, 64, (rows, 8)) / 4.0
+    if kind == "tf32":
+        A_bits, B_bits = (x.astype(np.float32).view(np.uint32) for x in (A, B))
+    else:
+        A_bits, B_bits = halves_bits(A, kind), halves_bits(B, kind)
+    dfr = _run_mma(shape, dtype, kind, kind, ctype, A_bits, B_bits, _c_words(C, ctype, rows))
+    want = A @ B + (C.astype(np.float16).astype(np.float64) if ctype == "f16" else C)
+    got = _d_matrix(dfr, dtype, rows)
+    assert np.array_equal(got, want.astype(got.dtype)), (got, want)
+
+
+@pytest.mark.parametrize("shape", ["m8n8k4", "m16n8k4", "m16n8k8", "m16n8k16"])
+def test_mma_f64(shape):
+    """Doubles of all magnitudes: D within an ulp of the exact A B + C (computed here in
+    rationals), where plain double arithmetic can be many ulps off after cancellation."""
+    from fractions import Fraction
+    rows, depth = (8 if shape == "m8n8k4" else 16), int(shape.split("k")[1])
+    rng = np.random.default_rng(depth * rows)
+    A = rng.standard_normal((rows, depth)) * 2.0 ** rng.integers(-20, 20, (rows, depth))
+    B = rng.standard_normal((depth, 8))
+    C = -(A @ B) * (1 + 1e-9)                 # cancellation: the result is tiny
+    dfr = _run_mma(shape, "f64", "f64", "f64", "f64", A.view(np.uint64), B.view(np.uint64),
+                   _c_words(C, "f64", rows))
+    got = _d_matrix(dfr, "f64", rows)
+    for r in range(rows):
+        for c in range(8):
+            exact = sum(Fraction(float(A[r, k])) * Fraction(float(B[k, c])) for k in range(depth)) \
+                + Fraction(float(C[r, c]))
+            nearest = float(exact)
+            assert abs(got[r, c] - nearest) <= np.spacing(abs(nearest)), (r, c, got[r, c], nearest)
+
+
+@pytest.mark.parametrize("shape,atype,btype,sat", [
+    ("m8n8k16", "s8", "u8", False), ("m16n8k16", "u8", "s8", True),
+    ("m8n8k32", "s4", "s4", False), ("m16n8k32", "u4", "s4", True),
+    ("m16n8k64", "s4", "u4", False)])
+def test_mma_integer_shapes(shape, atype, btype, sat):
+    """8- and 4-bit integers, s32 accumulators: exact, wrapping at 32 bits or clamped with
+    .satfinite (row 0 overflows)."""
+    rows, depth = (8 if shape.startswith("m8n8") else 16), int(shape.split("k")[1])
+    rng = np.random.default_rng(depth)
+    span = {"s8": (-128, 128), "u8": (0, 256), "s4": (-8, 8), "u4": (0, 16)}
+    A = rng.integers(*span[atype], (rows, depth))
+    B = rng.integers(*span[btype], (depth, 8))
+    C = rng.integers(-2**31, 2**31, (rows, 8))
+    C[0, :] = 2**31 - 3
+    dfr = _run_mma(shape, "s32", atype, btype, "s32", A, B, _c_words(C, "s32", rows),
+                   ".satfinite" if sat else "")
+    exact = A.astype(np.int64) @ B.astype(np.int64) + C
+    want = np.clip(exact, -2**31, 2**31 - 1) if sat else (exact + 2**31) % 2**32 - 2**31
+    assert np.array_equal(_d_matrix(dfr, "s32", rows), want)
+
+
+@pytest.mark.parametrize("shape", ["m8n8k128", "m16n8k128", "m16n8k256"])
+@pytest.mark.parametrize("op", ["xor", "and"])
+def test_mma_single_bit(shape, op):
+    """b1: D = C + popc(row of A op column of B), as the ISA defines .xor.popc/.and.popc."""
+    rows, depth = (8 if shape.startswith("m8n8") else 16), int(shape.split("k")[1])
+    rng = np.random.default_rng(depth + len(op))
+    A = rng.integers(0, 2, (rows, depth))
+    B = rng.integers(0, 2, (depth, 8))
+    C = rng.integers(-1000, 1000, (rows, 8))
+    dfr = _run_mma(shape, "s32", "b1", "b1", "s32", A, B, _c_words(C, "s32", rows),
+                   f".{op}.popc")
+    combined = (A[:, :, None] ^ B[None]) if op == "xor" else (A[:, :, None] & B[None])
+    assert np.array_equal(_d_matrix(dfr, "s32", rows), combined.sum(axis=1) + C)
+
+
+def test_mma_forms_that_do_not_exist_are_refused():
+    """A shape a type does not have, bf16 with f16 accumulators, b1 without its operation,
+    Volta's m8n8k4 .f16: refused naming the instruction, never computed some other way."""
+    import dptx
+    cases = [("m16n8k4", "f32", "f16", "f32", ""), ("m16n8k16", "f16", "bf16", "f16", ""),
+             ("m8n8k128", "s32", "b1", "s32", ""), ("m16n8k32", "s32", "s8", "s32", ".xor.popc")]
+    for shape, dtype, atype, ctype, extra in cases:
+        with pytest.raises(dptx.PtxUnsupportedError, match=f"mma.{shape}"):
+            z = np.zeros((256, 256), np.int64)
+            _run_mma(shape, dtype, atype, atype, ctype, z, z, np.zeros((32, 4)), extra)

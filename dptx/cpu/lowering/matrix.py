@@ -11,24 +11,28 @@ before any lane may overwrite its slot. Kernels with these instructions run in t
 per-thread (resumable) form (``vector_plan`` refuses them).
 
 Supported, each checked against NVIDIA's results (ZLUDA's tests, run on GPUs) and numpy:
-``mma.sync.aligned.m16n8k16.row.col`` with ``.f16`` or ``.bf16`` inputs and ``.f32``
-accumulators (``.f16`` accumulators with ``.f16`` inputs); ``mma.sync.aligned.m16n8k32.row.col``
-with ``.s8``/``.u8`` inputs and ``.s32`` accumulators (wrapping, or clamped with ``.satfinite``);
-``ldmatrix``/``stmatrix.sync.aligned.m8n8`` ``.x1/.x2/.x4`` with and without ``.trans``
-(shared memory, or a generic address of it) and ``movmatrix.m8n8.trans``; ``wmma.load``/``.store``/``.mma`` for ``.m16n16k16``,
-``.m32n8k16`` and ``.m8n32k16`` with ``.f16``/``.bf16`` inputs and ``.f32`` (or, with
-``.f16`` inputs, ``.f16``) accumulators, any layouts and strides (wmma's fragment layout is
-the implementation's to choose; see ``WmmaLowering``). Integer products are exact. Float products are exact and
-accumulated in double, then rounded once to the accumulator type (the hardware's own
+``mma.sync.aligned.<shape>.row.col`` for every shape and type of the ISA's sm_80/sm_90 table
+but fp8 and Volta's m8n8k4 .f16: .f16 (m16n8k8, m16n8k16; .f16 or .f32 C and D, mixed), .bf16
+(m16n8k8, m16n8k16; .f32), .tf32 (m16n8k4, m16n8k8), .f64 (m8n8k4, m16n8k4/k8/k16), .s8/.u8
+(m8n8k16, m16n8k16, m16n8k32), .s4/.u4 (m8n8k32, m16n8k32, m16n8k64), with .s32 accumulators
+(wrapping, or clamped with .satfinite), and .b1 (m8n8k128, m16n8k128, m16n8k256, .xor.popc and
+.and.popc); ``ldmatrix``/``stmatrix.sync.aligned.m8n8`` ``.x1/.x2/.x4`` with and without
+``.trans`` (shared memory, or a generic address of it) and ``movmatrix.m8n8.trans``;
+``wmma.load``/``.store``/``.mma`` for ``.m16n16k16``, ``.m32n8k16`` and ``.m8n32k16`` with
+``.f16``/``.bf16`` inputs and ``.f32`` (or, with ``.f16`` inputs, ``.f16``) accumulators,
+any layouts and strides (wmma's fragment layout is the implementation's to choose; see
+``WmmaLowering``). Integer products are exact. Float products are exact and accumulated in
+double, then rounded once to the accumulator type; .f64 in double-double (the hardware's own
 accumulation order and rounding are not specified by the ISA; results agree with it to the
-last bit on ZLUDA's tests and within one f32 ulp of the exact result elsewhere). Every other
+last bit on ZLUDA's tests and within one ulp of the exact result elsewhere). Every other
 shape, type or layout raises ``PtxUnsupportedError``."""
 from __future__ import annotations
 
+from ...ptx.ir import TYPE_NAMES
 from .common import ST_WARP, unsupported
 from .registry import lower
 
-SLOT_BYTES = 64          # per thread in the tensor-core exchange area
+SLOT_BYTES = 128         # per thread in the tensor-core exchange area
 HALVES = {"f16": "half", "bf16": "bfloat"}
 
 
@@ -71,56 +75,83 @@ class MatrixLowering:
         return group, quad
 
     # -- mma.sync ---------------------------------------------------------------------------
-    # shape -> (K, element types allowed): A is 16 x K, B K x 8, C and D 16 x 8
-    SHAPES = {"m16n8k16": (16, ("f16", "bf16")), "m16n8k32": (32, ("s8", "u8"))}
+    # The fragment layouts of every mma.sync shape below share one rule (the ISA's tables
+    # "Matrix Fragments for mma.m16n8k*" and "mma.m8n8k*", groupID g = lane / 4,
+    # threadID_in_group t = lane % 4): with E elements per register (32-bit registers; one
+    # .f64 per 64-bit register) and W = 4 E, element k of row r of A is in lane
+    # 4 (r % 8) + (k % W) / E, element (k % W) % E of register (r >= 8) + 2 (k / W) (for
+    # M = 16; k / W for M = 8); element (k, n) of B in lane 4 n + (k % W) / E, register k / W.
+    # C and D: element i of a lane is at row g + 8 (i >= 2), column 2 t + i % 2.
+    MMA_SHAPES = {"m8n8k4": (8, 4), "m8n8k16": (8, 16), "m8n8k32": (8, 32),
+                  "m8n8k128": (8, 128), "m16n8k4": (16, 4), "m16n8k8": (16, 8),
+                  "m16n8k16": (16, 16), "m16n8k32": (16, 32), "m16n8k64": (16, 64),
+                  "m16n8k128": (16, 128), "m16n8k256": (16, 256)}
+    # input type -> (bits per element, the shapes it exists in, accumulator types allowed)
+    MMA_INPUTS = {
+        "f16": (16, ("m16n8k8", "m16n8k16"), ("f16", "f32")),
+        "bf16": (16, ("m16n8k8", "m16n8k16"), ("f32",)),
+        "tf32": (32, ("m16n8k4", "m16n8k8"), ("f32",)),
+        "f64": (64, ("m8n8k4", "m16n8k4", "m16n8k8", "m16n8k16"), ("f64",)),
+        "s8": (8, ("m8n8k16", "m16n8k16", "m16n8k32"), ("s32",)),
+        "u8": (8, ("m8n8k16", "m16n8k16", "m16n8k32"), ("s32",)),
+        "s4": (4, ("m8n8k32", "m16n8k32", "m16n8k64"), ("s32",)),
+        "u4": (4, ("m8n8k32", "m16n8k32", "m16n8k64"), ("s32",)),
+        "b1": (1, ("m8n8k128", "m16n8k128", "m16n8k256"), ("s32",)),
+    }
+    INTEGER_INPUTS = ("s8", "u8", "s4", "u4")
 
     @lower("mma")
     def op_mma(self, inst):
         mods = set(inst.modifiers)
-        types = list(inst.types)
-        shape = next((m for m in inst.modifiers if m in self.SHAPES), None)
+        # the sub-byte element types exist only here: not in the ISA's general type table
+        types = [m for m in inst.modifiers if m in TYPE_NAMES or m in ("s4", "u4", "b1")]
+        shape = next((m for m in inst.modifiers if m in self.MMA_SHAPES), None)
         if not {"sync", "aligned"} <= mods or shape is None or len(types) != 4:
-            raise unsupported(inst, "tensor cores: only mma.sync.aligned.m16n8k16 (f16, bf16) "
-                                    "and .m16n8k32 (s8, u8) are supported")
-        depth, allowed = self.SHAPES[shape]
+            raise unsupported(inst, "tensor cores: mma.sync.aligned with one of the shapes "
+                                    + ", ".join(self.MMA_SHAPES) + " and four types")
+        rows, depth = self.MMA_SHAPES[shape]
         dtype, atype, btype, ctype = types
-        layout = [m for m in inst.modifiers if m in ("row", "col")]
-        if layout != ["row", "col"]:
-            raise unsupported(inst, f"mma.{shape} takes .row.col")
-        integer = atype in ("s8", "u8")
-        extra = mods - {"sync", "aligned", shape, "row", "col"} - set(types)
-        if integer:
-            extra -= {"satfinite"}
-        if extra or atype not in allowed or btype not in allowed or dtype != ctype or \
-                (not integer and atype != btype) or \
-                (integer and dtype != "s32") or \
-                (not integer and dtype not in ("f32", "f16")) or \
-                (dtype == "f16" and atype != "f16"):
-            raise unsupported(inst, f"mma.{shape} of .{dtype}.{atype}.{btype}.{ctype}")
+        if [m for m in inst.modifiers if m in ("row", "col")] != ["row", "col"]:
+            raise unsupported(inst, f"mma.{shape} takes .row.col here (m8n8k4 with .f16, "
+                                    "Volta's quad-pair form, is not supported)")
+        bits, shapes, accumulators = self.MMA_INPUTS.get(atype, (None, (), ()))
+        integer, binary = atype in self.INTEGER_INPUTS, atype == "b1"
+        allowed_extra = {"satfinite"} if integer else {"xor", "and", "popc"} if binary else set()
+        extra = mods - {"sync", "aligned", shape, "row", "col"} - set(types) - allowed_extra
+        same_family = btype == atype or (integer and btype in self.INTEGER_INPUTS and
+                                         self.MMA_INPUTS[btype][0] == bits)
+        if extra or shape not in shapes or not same_family or dtype not in accumulators or \
+                ctype not in accumulators or (atype != "f16" and dtype != ctype) or \
+                (binary and not ("popc" in mods and len(mods & {"xor", "and"}) == 1)):
+            raise unsupported(inst, f"mma.{shape} of .{dtype}.{atype}.{btype}.{ctype}"
+                              + (" (b1 takes .xor.popc or .and.popc)" if binary else ""))
+        reg_bits = 64 if atype == "f64" else 32
+        per_reg = reg_bits // bits
+        a_count, b_count = rows * depth // (32 * per_reg), depth * 8 // (32 * per_reg)
+        c_count = rows // 8 if ctype == "f16" else rows // 4
+        d_count = rows // 8 if dtype == "f16" else rows // 4
         d_op, a_op, b_op, c_op = inst.operands
         a_regs, b_regs = self.vector_items(a_op), self.vector_items(b_op)
         c_regs, d_regs = self.vector_items(c_op), self.vector_items(d_op)
-        accum = 2 if dtype == "f16" else 4
-        if (len(a_regs), len(b_regs), len(c_regs), len(d_regs)) != (4, 2, accum, accum):
-            raise unsupported(inst, f"fragment register counts of mma.{shape}")
-        # 1. this lane's A (4 x b32) and B (2 x b32) fragments into its slot
+        if (len(a_regs), len(b_regs), len(c_regs), len(d_regs)) != \
+                (a_count, b_count, c_count, d_count):
+            raise unsupported(inst, f"mma.{shape}.{dtype}.{atype}.{btype}.{ctype} takes "
+                                    f"{d_count}, {a_count}, {b_count} and {c_count} registers")
+        # 1. this lane's A and B fragment registers into its slot
+        word = f"i{reg_bits}"
         slot = self.matrix_slot()
         for i, r in enumerate(list(a_regs) + list(b_regs)):
-            v = self.read(r, "i32", inst)
-            p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {slot}, i64 {4 * i}")
-            self.emit(f"store i32 {v}, ptr {p}")
+            v = self.read(r, word, inst)
+            p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {slot}, i64 {reg_bits // 8 * i}")
+            self.emit(f"store {word} {v}, ptr {p}")
         self.warp_meets(inst)
-        # 2. this lane's four elements of D = A B + C: rows g and g + 8, columns 2t and 2t + 1
+        # 2. this lane's elements of D = A B + C: rows g (and g + 8), columns 2t and 2t + 1
         g, t = self.lane_group()
         col0 = self.tmp(); self.emit(f"{col0} = shl i32 {t}, 1")
         base = self.matrix_slot("0")
-        dot = self.mma_dot_helper(atype, btype, depth)
-        acc_ty = "i64" if integer else "double"
-        if dtype == "f32":
-            cs = [self.read(r, "float", inst) for r in c_regs]
-        elif dtype == "s32":
-            cs = [self.read(r, "i32", inst) for r in c_regs]
-        else:                       # f16 accumulators: two per register, c0 in the low half
+        dot = self.mma_dot_helper(atype, btype, rows, depth, a_count,
+                                  "xor" if "xor" in mods else "and")
+        if ctype == "f16":          # two per register, c0 in the low half
             cs = []
             for r in c_regs:
                 v = self.read(r, "i32", inst)
@@ -128,20 +159,28 @@ class MatrixLowering:
                     s = self.tmp(); self.emit(f"{s} = lshr i32 {v}, {shift}")
                     h = self.tmp(); self.emit(f"{h} = trunc i32 {s} to i16")
                     cs.append(h)
+        else:
+            cs = [self.read(r, {"f32": "float", "f64": "double"}.get(ctype, "i32"), inst)
+                  for r in c_regs]
         results = []
-        for i in range(4):
+        for i in range(rows // 4):
             row = g if i < 2 else self.op_add_const(g, 8)
             col = col0 if i % 2 == 0 else self.op_add_const(col0, 1)
-            s = self.tmp(); self.emit(f"{s} = call {acc_ty} @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
-            if integer:
+            r = self.tmp()
+            if atype == "f64":      # the helper adds C too (see mma_dot_helper)
+                self.emit(f"{r} = call double @\"{dot}\"(ptr {base}, i32 {row}, i32 {col}, "
+                          f"double {cs[i]})")
+            elif integer or binary:
+                self.emit(f"{r} = call i64 @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
                 c = self.tmp(); self.emit(f"{c} = sext i32 {cs[i]} to i64")
-                total = self.tmp(); self.emit(f"{total} = add i64 {s}, {c}")
+                total = self.tmp(); self.emit(f"{total} = add i64 {r}, {c}")
                 if "satfinite" in mods:     # clamp to the s32 range (else it wraps)
                     lo = self.tmp(); self.emit(f"{lo} = call i64 @llvm.smax.i64(i64 {total}, i64 -2147483648)")
                     total = self.tmp(); self.emit(f"{total} = call i64 @llvm.smin.i64(i64 {lo}, i64 2147483647)")
                 r = self.tmp(); self.emit(f"{r} = trunc i64 {total} to i32")
             else:
-                r = self.accumulate(inst, s, cs[i], ctype, dtype)
+                self.emit(f"{r} = call double @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
+                r = self.accumulate(inst, r, cs[i], ctype, dtype)
             results.append(r)
         if dtype == "f16":
             for k, r in enumerate(d_regs):
@@ -151,7 +190,7 @@ class MatrixLowering:
                 v = self.tmp(); self.emit(f"{v} = or i32 {hi}, {lo}")
                 self.write(r, v, "i32", inst)
         else:
-            ty = "float" if dtype == "f32" else "i32"
+            ty = {"f32": "float", "f64": "double"}.get(dtype, "i32")
             for r, v in zip(d_regs, results):
                 self.write(r, v, ty, inst)
         self.warp_meets(inst)        # no lane reuses its slot before all have read
@@ -160,42 +199,93 @@ class MatrixLowering:
         r = self.tmp(); self.emit(f"{r} = add i32 {v}, {k}")
         return r
 
-    ELEMENT = {"f16": ("i16", 2), "bf16": ("i16", 2), "s8": ("i8", 4), "u8": ("i8", 4)}
+    # input type -> how an element widens to the accumulation type (i64 or double)
+    WIDEN = {"s8": "sext", "s4": "sext", "u8": "zext", "u4": "zext", "b1": "zext",
+             "f16": "half", "bf16": "bfloat", "tf32": "float", "f64": "double"}
 
-    def mma_dot_helper(self, atype: str, btype: str, depth: int) -> str:
-        """Name of ``@mma.dot.<a>.<b>.k<K>(ptr slots, i32 row, i32 col)``: the dot product
-        of row ``row`` of A and column ``col`` of B (double for floats, exact; i64 for
-        integers), read from the warp's slots in the fragment layout of mma.m16n8k<K>. With
-        E elements per 32-bit register and H = K / 2: A element (r, k) is in lane
-        (r % 8) * 4 + (k % H) / E, register (r >= 8) + 2 (k >= H), element k % E; B element
-        (k, n) in lane n * 4 + (k % H) / E, register 4 + (k >= H), element k % E."""
-        name = f"mma.dot.{atype}.{btype}.k{depth}"
+    def mma_dot_helper(self, atype: str, btype: str, rows: int, depth: int, a_count: int,
+                       op: str) -> str:
+        """Name of ``@mma.dot.<a>.<b>.m<M>k<K>(ptr slots, i32 row, i32 col)``: the dot
+        product of row ``row`` of A and column ``col`` of B, read from the warp's slots in
+        the fragment layout above (a lane's A registers first, then its B registers).
+
+        Integers: exact, in i64. b1: the number of set bits of (row ``op`` column). Floats
+        other than .f64: each product is exact in double (at most 24-bit significands), and
+        so is the sum but for its last bits; the caller adds C and rounds once. .tf32 takes
+        the whole f32 value (NVIDIA leaves the number of precision bits of .tf32 to the
+        hardware, at least 10; compilers round the inputs with cvt.rna.tf32.f32 first).
+        .f64 (with ``double c`` as a fourth argument; returns D's element): the products
+        and C summed in double-double (each product's rounding error from an fma, each
+        sum's by TwoSum), then rounded once: the exact result or within an ulp of it."""
+        f64 = atype == "f64"
+        name = f"mma.dot.{atype}.{btype}.m{rows}k{depth}" + (f".{op}" if atype == "b1" else "")
         if name in self.mod.directed:
             return name
-        ety, per_reg = self.ELEMENT[atype]
-        width = int(ety[1:]) // 8
-        half = depth // 2
-        integer = atype in ("s8", "u8")
+        bits = self.MMA_INPUTS[atype][0]
+        reg_bits = 64 if f64 else 32
+        per_reg = reg_bits // bits
+        reg_bytes = reg_bits // 8
+        word = f"i{reg_bits}"
+        integer = self.WIDEN[atype] in ("sext", "zext")
         acc_ty = "i64" if integer else "double"
 
-        def widen(src, kind):
-            if kind in ("s8", "u8"):
-                op = "sext" if kind == "s8" else "zext"
-                return f"{op} {ety} {src} to i64"
-            fty = HALVES[kind]
-            return f"bitcast {ety} {src} to {fty}", f"fpext {fty} %{{x}} to double"
-
-        lines = []
-        for side, kind in (("a", atype), ("b", btype)):
-            w = widen(f"%{side}i", kind)
-            if isinstance(w, tuple):
-                lines.append(f"  %{side}h = {w[0]}")
-                lines.append(f"  %{side}d = {w[1].format(x=side + 'h')}")
+        def element(side: str, kind: str) -> list:
+            """IR that loads element %elem of register %<side>reg of lane %<side>lane and
+            widens it into %<side>d."""
+            widen = self.WIDEN[kind]
+            lines = [
+                f"  %{side}off0 = mul i32 %{side}lane, {SLOT_BYTES}",
+                f"  %{side}off1 = mul i32 %{side}reg, {reg_bytes}",
+                f"  %{side}off = add i32 %{side}off0, %{side}off1",
+                f"  %{side}offw = zext i32 %{side}off to i64",
+                f"  %{side}p = getelementptr i8, ptr %s, i64 %{side}offw",
+                f"  %{side}w = load {word}, ptr %{side}p",
+                f"  %{side}sh0 = mul i32 %elem, {bits}",
+                f"  %{side}sh = zext i32 %{side}sh0 to {word}" if reg_bits == 64 else
+                f"  %{side}sh = add i32 %{side}sh0, 0",
+                f"  %{side}x = lshr {word} %{side}w, %{side}sh"]
+            value = f"%{side}x"
+            if bits < reg_bits:
+                lines.append(f"  %{side}i = trunc {word} %{side}x to i{bits}")
+                value = f"%{side}i"
+            if widen in ("sext", "zext"):
+                lines.append(f"  %{side}d = {widen} i{bits} {value} to i64")
+            elif widen == "double":
+                lines.append(f"  %{side}d = bitcast i64 {value} to double")
             else:
-                lines.append(f"  %{side}d = {w}")
-        mul, add, zero = ("mul", "add", "0") if integer else ("fmul", "fadd", "0.0")
-        widening = "\n".join(lines)
-        self.mod.directed[name] = f'''define internal {acc_ty} @"{name}"(ptr %s, i32 %row, i32 %col) {{
+                lines.append(f"  %{side}h = bitcast i{bits} {value} to {widen}")
+                lines.append(f"  %{side}d = fpext {widen} %{side}h to double")
+            return lines
+
+        a_reg = ("  %areg0 = shl i32 %chunk, 1\n  %areg = add i32 %areg0, %rhi" if rows == 16
+                 else "  %areg = add i32 %chunk, 0")
+        loads = "\n".join(element("a", atype) + element("b", btype))
+        if f64:
+            # double-double (%acc, %lo) += a b
+            step = "\n".join([
+                "  %prod = fmul double %ad, %bd",
+                "  %nprod = fneg double %prod",
+                "  %perr = call double @llvm.fma.f64(double %ad, double %bd, double %nprod)",
+                "  %acc1 = fadd double %acc, %prod",
+                "  %bb = fsub double %acc1, %acc",
+                "  %sb = fsub double %acc1, %bb",
+                "  %e1 = fsub double %acc, %sb",
+                "  %e2 = fsub double %prod, %bb",
+                "  %serr = fadd double %e1, %e2",
+                "  %lo0 = fadd double %lo, %serr",
+                "  %lo1 = fadd double %lo0, %perr"])
+            params, start = ", double %c", "%c"
+            extra_phi = "\n  %lo = phi double [0.0, %entry], [%lo1, %loop]"
+            finish = "  %total = fadd double %acc1, %lo1\n  ret double %total"
+        else:
+            if atype == "b1":
+                product = f"  %prod = {op} i64 %ad, %bd"
+            else:
+                product = f"  %prod = {'mul' if integer else 'fmul'} {acc_ty} %ad, %bd"
+            step = product + f"\n  %acc1 = {'add' if integer else 'fadd'} {acc_ty} %acc, %prod"
+            params, start, extra_phi = "", "0" if integer else "0.0", ""
+            finish = f"  ret {acc_ty} %acc1"
+        self.mod.directed[name] = f'''define internal {acc_ty} @"{name}"(ptr %s, i32 %row, i32 %col{params}) {{
 entry:
   %rlo = and i32 %row, 7
   %rhi = lshr i32 %row, 3
@@ -204,40 +294,22 @@ entry:
   br label %loop
 loop:
   %k = phi i32 [0, %entry], [%k1, %loop]
-  %acc = phi {acc_ty} [{zero}, %entry], [%acc1, %loop]
-  %klo = urem i32 %k, {half}
-  %upper = icmp uge i32 %k, {half}
-  %khi = zext i1 %upper to i32
-  %elem = urem i32 %k, {per_reg}
-  %inreg = mul i32 %elem, {width}
-  %pair = udiv i32 %klo, {per_reg}
+  %acc = phi {acc_ty} [{start}, %entry], [%acc1, %loop]{extra_phi}
+  %chunk = udiv i32 %k, {4 * per_reg}
+  %kk = urem i32 %k, {4 * per_reg}
+  %pair = udiv i32 %kk, {per_reg}
+  %elem = urem i32 %kk, {per_reg}
   %alane = add i32 %alane0, %pair
-  %areg0 = shl i32 %khi, 1
-  %areg = add i32 %areg0, %rhi
-  %aoff0 = mul i32 %alane, {SLOT_BYTES}
-  %aoff1 = shl i32 %areg, 2
-  %aoff3 = add i32 %aoff0, %aoff1
-  %aoff = add i32 %aoff3, %inreg
+{a_reg}
   %blane = add i32 %blane0, %pair
-  %breg = add i32 %khi, 4
-  %boff0 = mul i32 %blane, {SLOT_BYTES}
-  %boff1 = shl i32 %breg, 2
-  %boff3 = add i32 %boff0, %boff1
-  %boff = add i32 %boff3, %inreg
-  %aoffw = zext i32 %aoff to i64
-  %boffw = zext i32 %boff to i64
-  %ap = getelementptr i8, ptr %s, i64 %aoffw
-  %bp = getelementptr i8, ptr %s, i64 %boffw
-  %ai = load {ety}, ptr %ap
-  %bi = load {ety}, ptr %bp
-{widening}
-  %prod = {mul} {acc_ty} %ad, %bd
-  %acc1 = {add} {acc_ty} %acc, %prod
+  %breg = add i32 %chunk, {a_count}
+{loads}
+{step}
   %k1 = add i32 %k, 1
   %more = icmp ult i32 %k1, {depth}
   br i1 %more, label %loop, label %done
 done:
-  ret {acc_ty} %acc1
+{finish}
 }}'''
         return name
 

@@ -222,8 +222,8 @@ extern "C" __global__ void gemm(const IN* a, const IN* b, ACC* c, int M, int N, 
     // one warp per TM x TN tile of C = alpha A B + C: A is M x K (ALAYOUT in memory),
     // B is K x N (BLAYOUT), C row-major; the leading dimensions are the whole matrices'
     int tm = blockIdx.y, tn = blockIdx.x;
-    wmma::fragment<wmma::matrix_a, TM, TN, TK, IN, wmma::ALAYOUT> fa;
-    wmma::fragment<wmma::matrix_b, TM, TN, TK, IN, wmma::BLAYOUT> fb;
+    wmma::fragment<wmma::matrix_a, TM, TN, TK, FRAG, wmma::ALAYOUT> fa;
+    wmma::fragment<wmma::matrix_b, TM, TN, TK, FRAG, wmma::BLAYOUT> fb;
     wmma::fragment<wmma::accumulator, TM, TN, TK, ACC> acc;
     wmma::load_matrix_sync(acc, c + tm * TM * N + tn * TN, N, wmma::mem_row_major);
     for (int i = 0; i < acc.num_elements; i++) acc.x[i] = acc.x[i] / alpha;
@@ -253,7 +253,8 @@ def test_wmma_gemm_against_numpy(shape, kind, acc, alayout, blayout):
     src = WMMA_GEMM
     for key, value in (("ALAYOUT_IS_ROW", str(alayout == "row_major").lower()),
                        ("BLAYOUT_IS_ROW", str(blayout == "row_major").lower()),
-                       ("ALAYOUT", alayout), ("BLAYOUT", blayout), ("IN", kind), ("ACC", acc),
+                       ("ALAYOUT", alayout), ("BLAYOUT", blayout), ("FRAG", kind),
+                       ("IN", kind), ("ACC", acc),
                        ("TM", str(tm)), ("TN", str(tn)), ("TK", str(tk))):
         src = src.replace(key, value)
     k = dptx.RawModule(src, arch="compute_80").get_function("gemm")
@@ -570,3 +571,55 @@ def test_mma_forms_that_do_not_exist_are_refused():
         with pytest.raises(dptx.PtxUnsupportedError, match=f"mma.{shape}"):
             z = np.zeros((256, 256), np.int64)
             _run_mma(shape, dtype, atype, atype, ctype, z, z, np.zeros((32, 4)), extra)
+
+
+@pytest.mark.parametrize("kind,acc,shape,alayout,blayout", [
+    ("double", "double", (8, 8, 4), "row_major", "col_major"),
+    ("double", "double", (8, 8, 4), "col_major", "row_major"),
+    ("tf32", "float", (16, 16, 8), "row_major", "col_major"),
+    ("tf32", "float", (16, 16, 8), "col_major", "row_major"),
+    ("signed char", "int", (16, 16, 16), "row_major", "col_major"),
+    ("unsigned char", "int", (32, 8, 16), "col_major", "row_major"),
+    ("signed char", "int", (8, 32, 16), "row_major", "row_major")])
+def test_wmma_gemm_double_tf32_and_int8(kind, acc, shape, alayout, blayout):
+    """The other WMMA types nvcuda::wmma has on sm_80: double (m8n8k4), tf32 (m16n16k8,
+    fragments of wmma::precision::tf32 loaded from floats) and 8-bit integers with int
+    accumulators, through NVRTC, against numpy (exact: the values are small)."""
+    import dptx
+    from dptx import cpu
+    tm, tn, tk = shape
+    frag = "wmma::precision::tf32" if kind == "tf32" else kind
+    storage = "float" if kind == "tf32" else kind
+    src = WMMA_GEMM
+    for key, value in (("ALAYOUT_IS_ROW", str(alayout == "row_major").lower()),
+                       ("BLAYOUT_IS_ROW", str(blayout == "row_major").lower()),
+                       ("ALAYOUT", alayout), ("BLAYOUT", blayout), ("FRAG", frag),
+                       ("IN", storage), ("ACC", acc),
+                       ("TM", str(tm)), ("TN", str(tn)), ("TK", str(tk))):
+        src = src.replace(key, value)
+    k = dptx.RawModule(src, arch="compute_80").get_function("gemm")
+    rng = np.random.default_rng(sum(shape) + len(kind))
+    M, N, K = 2 * tm, 3 * tn, 3 * tk
+    dtype = {"double": np.float64, "tf32": np.float32, "signed char": np.int8,
+             "unsigned char": np.uint8}[kind]
+    acc_dtype = {"double": np.float64, "float": np.float32, "int": np.int32}[acc]
+    if kind in ("signed char", "unsigned char"):
+        lo = -128 if kind == "signed char" else 0
+        A, B = rng.integers(lo, lo + 256, (M, K)), rng.integers(lo, lo + 256, (K, N))
+        C = rng.integers(-2**20, 2**20, (M, N)) * 2
+        alpha = np.int32(2)
+    else:
+        A, B = rng.integers(-8, 8, (M, K)) / 4, rng.integers(-8, 8, (K, N)) / 4
+        C = rng.integers(-8, 8, (M, N)) / 2
+        alpha = acc_dtype(2.0)
+    a_mem = (A if alayout == "row_major" else A.T).astype(dtype)
+    b_mem = (B if blayout == "row_major" else B.T).astype(dtype)
+    c_mem = C.astype(acc_dtype)
+    cpu.launch(k, (N // tn, M // tm), (32,),
+               [np.ascontiguousarray(a_mem), np.ascontiguousarray(b_mem), c_mem,
+                np.int32(M), np.int32(N), np.int32(K), alpha])
+    if acc == "int":
+        want = (2 * (A.astype(np.int64) @ B.astype(np.int64) + C // 2)).astype(np.int32)
+    else:
+        want = (2.0 * (A @ B + C / 2.0)).astype(acc_dtype)
+    assert np.array_equal(c_mem, want)

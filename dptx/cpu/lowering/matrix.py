@@ -19,8 +19,9 @@ but fp8 and Volta's m8n8k4 .f16: .f16 (m16n8k8, m16n8k16; .f16 or .f32 C and D, 
 .and.popc); ``ldmatrix``/``stmatrix.sync.aligned.m8n8`` ``.x1/.x2/.x4`` with and without
 ``.trans`` (shared memory, or a generic address of it) and ``movmatrix.m8n8.trans``;
 ``wmma.load``/``.store``/``.mma`` for ``.m16n16k16``, ``.m32n8k16`` and ``.m8n32k16`` with
-``.f16``/``.bf16`` inputs and ``.f32`` (or, with ``.f16`` inputs, ``.f16``) accumulators,
-any layouts and strides (wmma's fragment layout is the implementation's to choose; see
+``.f16``/``.bf16`` inputs and ``.f32`` (or, with ``.f16`` inputs, ``.f16``) accumulators or
+``.s8``/``.u8`` inputs and ``.s32`` accumulators, ``.m16n16k8`` ``.tf32`` and ``.m8n8k4``
+``.f64`` (``.rn``), any layouts and strides (wmma's fragment layout is the implementation's to choose; see
 ``WmmaLowering``). Integer products are exact. Float products are exact and accumulated in
 double, then rounded once to the accumulator type; .f64 in double-double (the hardware's own
 accumulation order and rounding are not specified by the ISA; results agree with it to the
@@ -33,7 +34,6 @@ from .common import ST_WARP, unsupported
 from .registry import lower
 
 SLOT_BYTES = 128         # per thread in the tensor-core exchange area
-HALVES = {"f16": "half", "bf16": "bfloat"}
 
 
 class MatrixLowering:
@@ -460,8 +460,22 @@ done:
 # Here lane l holds elements l * E .. l * E + E - 1 of the matrix in row-major order (E = its
 # elements / 32), in its fragment's first E slots, repeated to fill the registers the ISA
 # gives the fragment (an .f16 A fragment of m16n16k16 has 16 slots for 8 elements).
-WMMA_SHAPES = {"m16n16k16": (16, 16, 16), "m32n8k16": (32, 8, 16), "m8n32k16": (8, 32, 16)}
-WMMA_ELEMENT = {"f16": ("i16", 2, "half"), "bf16": ("i16", 2, "bfloat"), "f32": ("float", 1, None)}
+WMMA_SHAPES = {"m16n16k16": (16, 16, 16), "m32n8k16": (32, 8, 16), "m8n32k16": (8, 32, 16),
+               "m16n16k8": (16, 16, 8), "m8n8k4": (8, 8, 4)}
+# element type -> (LLVM type in memory and in the exchange area, elements per register,
+# how it widens for the products: a float type, or sext/zext for integers)
+WMMA_ELEMENT = {"f16": ("i16", 2, "half"), "bf16": ("i16", 2, "bfloat"),
+                "f32": ("float", 1, None), "tf32": ("float", 1, "float"),
+                "f64": ("double", 1, "double"), "s8": ("i8", 4, "sext"),
+                "u8": ("i8", 4, "zext"), "s32": ("i32", 1, None)}
+# input type -> (the shapes it exists in, accumulator types allowed)
+WMMA_INPUTS = {"f16": (("m16n16k16", "m32n8k16", "m8n32k16"), ("f16", "f32")),
+               "bf16": (("m16n16k16", "m32n8k16", "m8n32k16"), ("f32",)),
+               "tf32": (("m16n16k8",), ("f32",)),
+               "f64": (("m8n8k4",), ("f64",)),
+               "s8": (("m16n16k16", "m32n8k16", "m8n32k16"), ("s32",)),
+               "u8": (("m16n16k16", "m32n8k16", "m8n32k16"), ("s32",))}
+ELEMENT_BYTES = {"i8": 1, "i16": 2, "i32": 4, "float": 4, "double": 8}
 
 
 class WmmaLowering:
@@ -472,8 +486,8 @@ class WmmaLowering:
         """(shape name, (M, N, K)) of a wmma instruction, or unsupported."""
         shape = next((m for m in inst.modifiers if m in WMMA_SHAPES), None)
         if shape is None or not {"sync", "aligned"} <= set(inst.modifiers):
-            raise unsupported(inst, "wmma: only .sync.aligned .m16n16k16, .m32n8k16 and "
-                                    ".m8n32k16 are supported")
+            raise unsupported(inst, "wmma: only .sync.aligned " + ", ".join(WMMA_SHAPES) +
+                                    " are supported")
         return shape, WMMA_SHAPES[shape]
 
     @staticmethod
@@ -491,9 +505,10 @@ class WmmaLowering:
         ety, per_reg, _ = WMMA_ELEMENT[etype]
         if per_reg == 1:
             return self.read(regs[slot], ety, inst)
+        bits = 32 // per_reg
         v = self.read(regs[slot // per_reg], "i32", inst)
-        s = self.tmp(); self.emit(f"{s} = lshr i32 {v}, {16 * (slot % per_reg)}")
-        h = self.tmp(); self.emit(f"{h} = trunc i32 {s} to i16")
+        s = self.tmp(); self.emit(f"{s} = lshr i32 {v}, {bits * (slot % per_reg)}")
+        h = self.tmp(); self.emit(f"{h} = trunc i32 {s} to i{bits}")
         return h
 
     def wmma_fill(self, regs: list, values: list, etype: str, inst) -> None:
@@ -503,15 +518,18 @@ class WmmaLowering:
         if slots % len(values):
             raise unsupported(inst, "wmma fragment register count")
         full = [values[s % len(values)] for s in range(slots)]
+        bits = 32 // per_reg
         for r, reg in enumerate(regs):
             if per_reg == 1:
                 self.write(reg, full[r], ety, inst)
                 continue
-            lo = self.conv(full[2 * r], "i16", "i32")
-            hi0 = self.conv(full[2 * r + 1], "i16", "i32")
-            hi = self.tmp(); self.emit(f"{hi} = shl i32 {hi0}, 16")
-            v = self.tmp(); self.emit(f"{v} = or i32 {hi}, {lo}")
-            self.write(reg, v, "i32", inst)
+            word = "0"
+            for j in range(per_reg):
+                part = self.conv(full[per_reg * r + j], f"i{bits}", "i32")
+                if j:
+                    part = self.tmp_shl(part, bits * j)
+                w = self.tmp(); self.emit(f"{w} = or i32 {word}, {part}"); word = w
+            self.write(reg, word, "i32", inst)
 
     def wmma_addresses(self, inst, addr_op, stride_op, rows: int, cols: int, layout: str,
                        size: int, count: int, space: str) -> list:
@@ -566,7 +584,7 @@ class WmmaLowering:
         if slots < count or slots % count:
             raise unsupported(inst, f"wmma.{kind}.{which} of .{shape}.{etype} with "
                                     f"{len(regs)} registers")
-        size = 2 if per_reg == 2 else 4
+        size = ELEMENT_BYTES[ety]
         ptrs = self.wmma_addresses(inst, addr, stride, rows, cols, layout, size, count, space)
         if kind == "load":
             values = []
@@ -586,96 +604,152 @@ class WmmaLowering:
         mods = set(inst.modifiers)
         if len(types) == 2:
             dtype, ctype = types
-            atype = "f16"
-        elif len(types) == 4 and types[1] == types[2]:
-            dtype, atype, _, ctype = types
+            atype = btype = "f16"
+        elif len(types) == 4:
+            dtype, atype, btype, ctype = types
         else:
             raise unsupported(inst, "wmma.mma types")
+        shapes, accumulators = WMMA_INPUTS.get(atype, ((), ()))
+        integer = atype in ("s8", "u8")
         layouts = [x for x in inst.modifiers if x in ("row", "col")]
-        extra = mods - {"mma", "sync", "aligned", shape, "row", "col"} - set(types)
-        if extra or len(layouts) != 2 or atype not in ("f16", "bf16") or \
-                dtype not in ("f32", "f16") or ctype not in ("f32", "f16") or \
-                (atype == "bf16" and (dtype, ctype) != ("f32", "f32")):
-            raise unsupported(inst, f"wmma.mma.{shape} of .{dtype}.{atype}.{ctype}")
+        # .f64 takes a rounding mode: .rn is what the double-double sum rounds to
+        extra = mods - {"mma", "sync", "aligned", shape, "row", "col"} - set(types) - \
+            ({"satfinite"} if integer else {"rn"} if atype == "f64" else set())
+        if extra or len(layouts) != 2 or shape not in shapes or dtype not in accumulators or \
+                ctype not in accumulators or (atype != "f16" and dtype != ctype) or \
+                (btype != atype and not (integer and btype in ("s8", "u8"))):
+            raise unsupported(inst, f"wmma.mma.{shape} of .{dtype}.{atype}.{btype}.{ctype}")
         d_op, a_op, b_op, c_op = inst.operands
         a_regs, b_regs = list(self.vector_items(a_op)), list(self.vector_items(b_op))
         c_regs, d_regs = list(self.vector_items(c_op)), list(self.vector_items(d_op))
         ea, eb, ec = m * k // 32, k * n // 32, m * n // 32
-        # 1. this lane's A and B elements into its slot (A at bytes 0-31, B at 32-63)
+        ety = WMMA_ELEMENT[atype][0]
+        size = ELEMENT_BYTES[ety]
+        # 1. this lane's A and B elements into its slot (A in the first half, B the second)
         slot = self.matrix_slot()
         for j in range(ea):
             v = self.wmma_element(a_regs, j, atype, inst)
-            p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {slot}, i64 {2 * j}")
-            self.emit(f"store i16 {v}, ptr {p}")
+            p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {slot}, i64 {size * j}")
+            self.emit(f"store {ety} {v}, ptr {p}")
         for j in range(eb):
-            v = self.wmma_element(b_regs, j, atype, inst)
-            p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {slot}, i64 {32 + 2 * j}")
-            self.emit(f"store i16 {v}, ptr {p}")
+            v = self.wmma_element(b_regs, j, btype, inst)
+            p = self.tmp()
+            self.emit(f"{p} = getelementptr i8, ptr {slot}, i64 {SLOT_BYTES // 2 + size * j}")
+            self.emit(f"store {ety} {v}, ptr {p}")
         self.warp_meets(inst)
         # 2. this lane's elements of D = A B + C: row-major indices lane * ec + j
         lane = self.lane_id()
         base = self.matrix_slot("0")
-        dot = self.wmma_dot_helper(atype, dims)
+        dot = self.wmma_dot_helper(atype, btype, dims)
         first = self.tmp(); self.emit(f"{first} = mul i32 {lane}, {ec}")
         results = []
         for j in range(ec):
             e = self.tmp(); self.emit(f"{e} = add i32 {first}, {j}")
             row = self.tmp(); self.emit(f"{row} = udiv i32 {e}, {n}")
             col = self.tmp(); self.emit(f"{col} = urem i32 {e}, {n}")
-            s = self.tmp(); self.emit(f"{s} = call double @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
             c = self.wmma_element(c_regs, j, ctype, inst)
-            results.append(self.accumulate(inst, s, c, ctype, dtype))
+            r = self.tmp()
+            if atype == "f64":          # the helper adds C (double-double, as mma's)
+                self.emit(f"{r} = call double @\"{dot}\"(ptr {base}, i32 {row}, i32 {col}, double {c})")
+            elif integer:
+                self.emit(f"{r} = call i64 @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
+                cw = self.tmp(); self.emit(f"{cw} = sext i32 {c} to i64")
+                total = self.tmp(); self.emit(f"{total} = add i64 {r}, {cw}")
+                if "satfinite" in mods:     # clamp to the s32 range (else it wraps)
+                    lo = self.tmp(); self.emit(f"{lo} = call i64 @llvm.smax.i64(i64 {total}, i64 -2147483648)")
+                    total = self.tmp(); self.emit(f"{total} = call i64 @llvm.smin.i64(i64 {lo}, i64 2147483647)")
+                r = self.tmp(); self.emit(f"{r} = trunc i64 {total} to i32")
+            else:
+                self.emit(f"{r} = call double @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
+                r = self.accumulate(inst, r, c, ctype, dtype)
+            results.append(r)
         self.wmma_fill(d_regs, results, dtype, inst)
         self.warp_meets(inst)
 
-    def wmma_dot_helper(self, atype: str, dims) -> str:
-        """``double @wmma.dot.<type>.m<M>n<N>k<K>(ptr slots, i32 row, i32 col)``: row ``row``
-        of A times column ``col`` of B, exact, from the lanes' slots (A element (i, k) is
-        element i * K + k: lane (i * K + k) / EA, byte 2 ((i * K + k) % EA); B element (k, n)
-        lane (k * N + n) / EB, byte 32 + 2 ((k * N + n) % EB))."""
+    def wmma_dot_helper(self, atype: str, btype: str, dims) -> str:
+        """``@wmma.dot.<a>.<b>.m<M>n<N>k<K>(ptr slots, i32 row, i32 col)``: row ``row`` of
+        A times column ``col`` of B from the lanes' slots (A element (i, k) is element
+        i * K + k: lane (i * K + k) / EA, its slot's element (i * K + k) % EA; B element
+        (k, n) lane (k * N + n) / EB, element (k * N + n) % EB of the slot's second half).
+        Exact in i64 for integers, in double for f16/bf16/tf32 (as ``mma_dot_helper``);
+        .f64 takes C as a fourth argument and sums in double-double."""
         m, n, k = dims
-        name = f"wmma.dot.{atype}.m{m}n{n}k{k}"
+        name = f"wmma.dot.{atype}.{btype}.m{m}n{n}k{k}"
         if name in self.mod.directed:
             return name
         ea, eb = m * k // 32, k * n // 32
-        half = HALVES[atype]
-        self.mod.directed[name] = f'''define internal double @"{name}"(ptr %s, i32 %row, i32 %col) {{
+        ety = WMMA_ELEMENT[atype][0]
+        size = ELEMENT_BYTES[ety]
+        integer = atype in ("s8", "u8")
+        f64 = atype == "f64"
+        acc_ty = "i64" if integer else "double"
+
+        def widen(side, kind):
+            how = WMMA_ELEMENT[kind][2]
+            if how in ("sext", "zext"):
+                return [f"  %{side}d = {how} i8 %{side}v to i64"]
+            if how == "double":
+                return [f"  %{side}d = fadd double %{side}v, 0.0"]
+            if how == "float":
+                return [f"  %{side}d = fpext float %{side}v to double"]
+            return [f"  %{side}h = bitcast i16 %{side}v to {how}",
+                    f"  %{side}d = fpext {how} %{side}h to double"]
+
+        loads = "\n".join(widen("a", atype) + widen("b", btype))
+        if f64:
+            step = "\n".join([
+                "  %prod = fmul double %ad, %bd",
+                "  %nprod = fneg double %prod",
+                "  %perr = call double @llvm.fma.f64(double %ad, double %bd, double %nprod)",
+                "  %acc1 = fadd double %acc, %prod",
+                "  %bb = fsub double %acc1, %acc",
+                "  %sb = fsub double %acc1, %bb",
+                "  %e1 = fsub double %acc, %sb",
+                "  %e2 = fsub double %prod, %bb",
+                "  %serr = fadd double %e1, %e2",
+                "  %lo0 = fadd double %lo, %serr",
+                "  %lo1 = fadd double %lo0, %perr"])
+            params, start = ", double %c", "%c"
+            extra_phi = "\n  %lo = phi double [0.0, %entry], [%lo1, %loop]"
+            finish = "  %total = fadd double %acc1, %lo1\n  ret double %total"
+        else:
+            mul, add = ("mul", "add") if integer else ("fmul", "fadd")
+            step = f"  %prod = {mul} {acc_ty} %ad, %bd\n  %acc1 = {add} {acc_ty} %acc, %prod"
+            params, start, extra_phi = "", "0" if integer else "0.0", ""
+            finish = f"  ret {acc_ty} %acc1"
+        self.mod.directed[name] = f'''define internal {acc_ty} @"{name}"(ptr %s, i32 %row, i32 %col{params}) {{
 entry:
   %arow = mul i32 %row, {k}
   br label %loop
 loop:
   %k = phi i32 [0, %entry], [%k1, %loop]
-  %acc = phi double [0.0, %entry], [%acc1, %loop]
+  %acc = phi {acc_ty} [{start}, %entry], [%acc1, %loop]{extra_phi}
   %ai = add i32 %arow, %k
   %alane = udiv i32 %ai, {ea}
   %aslot = urem i32 %ai, {ea}
   %aoff0 = mul i32 %alane, {SLOT_BYTES}
-  %aoff1 = shl i32 %aslot, 1
+  %aoff1 = mul i32 %aslot, {size}
   %aoff = add i32 %aoff0, %aoff1
   %bk = mul i32 %k, {n}
   %bi = add i32 %bk, %col
   %blane = udiv i32 %bi, {eb}
   %bslot = urem i32 %bi, {eb}
   %boff0 = mul i32 %blane, {SLOT_BYTES}
-  %boff1 = shl i32 %bslot, 1
+  %boff1 = mul i32 %bslot, {size}
   %boff2 = add i32 %boff0, %boff1
-  %boff = add i32 %boff2, 32
+  %boff = add i32 %boff2, {SLOT_BYTES // 2}
   %aw = zext i32 %aoff to i64
   %bw = zext i32 %boff to i64
   %ap = getelementptr i8, ptr %s, i64 %aw
   %bp = getelementptr i8, ptr %s, i64 %bw
-  %av = load i16, ptr %ap
-  %bv = load i16, ptr %bp
-  %ah = bitcast i16 %av to {half}
-  %bh = bitcast i16 %bv to {half}
-  %ad = fpext {half} %ah to double
-  %bd = fpext {half} %bh to double
-  %prod = fmul double %ad, %bd
-  %acc1 = fadd double %acc, %prod
+  %av = load {ety}, ptr %ap
+  %bv = load {ety}, ptr %bp
+{loads}
+{step}
   %k1 = add i32 %k, 1
   %more = icmp ult i32 %k1, {k}
   br i1 %more, label %loop, label %done
 done:
-  ret double %acc1
+{finish}
 }}'''
         return name

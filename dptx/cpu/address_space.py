@@ -126,10 +126,29 @@ class SharedLayout:
     offsets: dict        # variable name -> byte offset in the block's shared memory
     static_size: int
     dynamic_offset: int  # where extern (dynamic) shared arrays start
+    reserved: int = None  # the reserved region's offset, where the kernel reads it
+
+
+# The reserved shared memory region (``%reserved_smem_offset_0`` and ``_1``): what the CUDA
+# libraries keep per block. Cooperative groups puts the barriers and per-warp scratch of tiles
+# larger than a warp at ``%reserved_smem_offset_1`` and counts on 288 bytes there
+# (cooperative_groups/details/memory.h). Its layout is the implementation's; here 1 KiB (a
+# GPU's reserved shared memory per block since sm_80) after the static variables, the two
+# offsets at its start and 16 bytes in. Like all shared memory it is not cleared between the
+# blocks of a chunk (a GPU does not clear it either; the libraries initialize what they use).
+RESERVED_SMEM = ("%reserved_smem_offset_0", "%reserved_smem_offset_1")
+RESERVED_SMEM_OFFSETS = (0, 16)
+RESERVED_SMEM_BYTES = 1024
+
+
+def reads_reserved_smem(functions: list) -> bool:
+    return any(isinstance(op, ir.Reg) and op.name in RESERVED_SMEM
+               for f in functions for inst in f.instructions for op in inst.operands)
 
 
 def shared_layout(module: ir.Module, functions: list) -> SharedLayout:
-    """Static shared variables (module level and in bodies) then the dynamic area."""
+    """Static shared variables (module level and in bodies), the reserved region where the
+    kernel reads its offsets, then the dynamic area."""
     offsets, pos, dynamic = {}, 0, []
     candidates = [v for v in module.global_variables if v.space == "shared"]
     for f in functions:
@@ -142,10 +161,14 @@ def shared_layout(module: ir.Module, functions: list) -> SharedLayout:
         pos = (pos + a - 1) // a * a
         offsets[v.name] = pos
         pos += v.size
+    reserved = None
+    if reads_reserved_smem(functions):
+        reserved = (pos + 15) // 16 * 16
+        pos = reserved + RESERVED_SMEM_BYTES
     dyn = (pos + 15) // 16 * 16
     for v in dynamic:
         offsets[v.name] = dyn
-    return SharedLayout(offsets, pos, dyn)
+    return SharedLayout(offsets, pos, dyn, reserved)
 
 
 def _element_bytes(value, ptx_type: str, address_of) -> bytes:

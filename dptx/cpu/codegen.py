@@ -20,6 +20,7 @@ from ..errors import PtxUnsupportedError
 from ..ptx import ir
 from ..ptx.analysis import pointer_provenance, reachable_functions
 from ..ptx.cfg import build_cfg, sync_kind
+from ..ptx.spins import spin_waits
 from ..ptx.rewrite import unique_scoped_registers
 from . import address_space as L
 from .heap_ir import HEAP_IR
@@ -52,7 +53,9 @@ class Module:
         self.windows = {v.name: L.FIRST_BUFFER + i for i, v in enumerate(L.module_variables(module))}
         self.const_vars = {v.name: v for v in module.global_variables}
         self.shared = L.shared_layout(module, [f for f in self.functions if f.body is not None])
-        self.resumable = any(sync_kind(i) for i in self.kernel.instructions)
+        # spin loops' polls yield to the block's other threads (ptx/spins.py)
+        self.spins = spin_waits(self.kernel)
+        self.resumable = bool(self.spins) or any(sync_kind(i) for i in self.kernel.instructions)
         for f in self.functions:
             if f is not self.kernel and f.body is not None and any(sync_kind(i) for i in f.instructions):
                 bad = next(i for i in f.instructions if sync_kind(i))

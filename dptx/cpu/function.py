@@ -16,7 +16,7 @@ from ..ptx.analysis import UNKNOWN
 from ..ptx.cfg import EXIT, build_cfg
 from . import address_space as L
 from .runtime_ir import CTX_ARG
-from .lowering.common import (LLTY, BITS, INT_OF, FUNCTION_ID_BASE, ST_ERR, ST_SITE, FRAME_HEADER,
+from .lowering.common import (LLTY, BITS, INT_OF, FUNCTION_ID_BASE, ST_ERR, ST_SITE, FRAME_HEADER, ST_SPIN, ST_WARP,
                               SPECIAL_INDEX, fconst, f32_bits_to_double, f64_bits_to_double,
                               unsupported)
 from .lowering.registry import scalar_lowering
@@ -282,6 +282,10 @@ class FunctionCore:
             if name == "%envreg1":
                 h = self.tmp(); self.emit(f"{h} = lshr i64 {w}, 32"); w = h
             return self.trunc32(w), "i32"
+        if name in L.RESERVED_SMEM:
+            # the reserved region's words, as shared-window offsets (address_space.py)
+            return str(self.mod.shared.reserved +
+                       L.RESERVED_SMEM_OFFSETS[L.RESERVED_SMEM.index(name)]), "i32"
         if name == "%dynamic_smem_size":
             return self.trunc32(self.ctx("dynamic_smem")), "i32"
         if name == "%total_smem_size":
@@ -743,6 +747,8 @@ class FunctionCore:
         continues in a fresh block where execution resumes. Returns that block's name."""
         self.sync_points += 1
         k = self.sync_points
+        if status == ST_WARP and 3 not in fields:
+            fields = {**fields, 3: "-1"}   # the member mask: the whole warp
         for index, value in fields.items():
             p = self.frame_slot(index)
             self.emit(f"store i32 {value}, ptr {p}")
@@ -804,6 +810,9 @@ class FunctionCore:
         handler = scalar_lowering(op)
         if handler is None:
             raise unsupported(inst)
+        if self.is_kernel and self.inst_index in self.mod.spins:
+            # a spin loop's poll: let the block's other threads run first (ptx/spins.py)
+            self.sync_point(ST_SPIN, {7: inst.line})
         handler(self, inst)
         if skip is not None:
             self.emit(f"br label %{skip}")

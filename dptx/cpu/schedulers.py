@@ -7,7 +7,7 @@ The runtime helpers they call are ``runtime_ir``'s."""
 from __future__ import annotations
 
 from . import address_space as L
-from .lowering.common import ST_YIELD
+from .lowering.common import ST_SPIN, ST_YIELD
 from .runtime_ir import CTX_ARG, ctx_load
 
 
@@ -229,6 +229,7 @@ tloop:
   %ndone = phi i32 [0, %sweep], [%ndone.n, %tnext]
   %nwarp = phi i32 [0, %sweep], [%nwarp.n, %tnext]
   %nyield = phi i32 [0, %sweep], [%nyield.n, %tnext]
+  %nspin = phi i32 [0, %sweep], [%nspin.n, %tnext]
   %moved = phi i1 [false, %sweep], [%moved.n, %tnext]
   %tdone = icmp uge i32 %t, %nthr
   br i1 %tdone, label %decide, label %tbody
@@ -262,13 +263,17 @@ tstat:
   %cur = load i32, ptr %tsp
   %isd = icmp eq i32 %cur, 3
   %isw = icmp eq i32 %cur, 2
-  %isy = icmp eq i32 %cur, {ST_YIELD}
+  %ismb = icmp eq i32 %cur, {ST_YIELD}
+  %isspin = icmp eq i32 %cur, {ST_SPIN}
+  %isy = or i1 %ismb, %isspin
   %dd = zext i1 %isd to i32
   %ww = zext i1 %isw to i32
   %yy = zext i1 %isy to i32
   %ndone.n = add i32 %ndone, %dd
   %nwarp.n = add i32 %nwarp, %ww
   %nyield.n = add i32 %nyield, %yy
+  %ss = zext i1 %isspin to i32
+  %nspin.n = add i32 %nspin, %ss
   %notyield = xor i1 %isy, true
   %ranmoved = and i1 %ran, %notyield
   %moved.n = or i1 %moved, %ranmoved
@@ -280,8 +285,10 @@ decide:
   %alldone = icmp eq i32 %ndone, %nthr
   br i1 %alldone, label %bnext, label %notdone
 notdone:
-  ; threads that yielded (waiting on an mbarrier) run again while anything moves: a thread
-  ; ran to another state, or an mbarrier changed
+  ; threads that yielded (waiting on an mbarrier, or polling in a spin loop) run again
+  ; while anything moves: a thread ran to another state, or an mbarrier changed; when
+  ; nothing does, threads at barriers and warp operations are released first, and spinning
+  ; threads run again regardless (what they wait for may come from another block)
   %anyyield = icmp ugt i32 %nyield, 0
   br i1 %anyyield, label %yields, label %blocked
 yields:
@@ -293,17 +300,22 @@ rerun:
   call void @unyield(ptr %frames, i32 %nthr)
   br label %sweep
 stuck:
+  ; nothing moved: release what waits at barriers and warp operations, if anything does
   %waiting0 = add i32 %ndone, %nyield
   %others = icmp ult i32 %waiting0, %nthr
-  br i1 %others, label %blocked, label %ydead
+  br i1 %others, label %blocked, label %onlyyields
+onlyyields:
+  %anyspin = icmp ugt i32 %nspin, 0
+  br i1 %anyspin, label %rerun, label %ydead
 ydead:
   call void @report_yield_deadlock(ptr %ctx, ptr %ti, ptr %frames, i32 %nthr)
   ret i32 {100}
 blocked:
   %anywarp = icmp ugt i32 %nwarp, 0
   %which = select i1 %anywarp, i32 2, i32 1
-  %dl = call i32 @release(ptr %ctx, ptr %ti, ptr %frames, i32 %nthr, i32 %which)
-  %isdl = icmp ne i32 %dl, 0
+  %spinning = icmp ugt i32 %nspin, 0
+  %dl = call i32 @release(ptr %ctx, ptr %ti, ptr %frames, i32 %nthr, i32 %which, i1 %spinning)
+  %isdl = icmp eq i32 %dl, 1
   br i1 %isdl, label %deadlock, label %rerun
 deadlock:
   ret i32 {100}
@@ -314,6 +326,112 @@ fail:
   ret i32 %r
 finish:
   ret i32 0
+}}
+
+; Threads at warp operations (status 2) whose member mask's live lanes (frame field 3) all
+; wait at the same sync point (frame field 0) run again: a lane at shfl.sync with mask 0x3
+; goes on while the warp's other lanes wait at bar.warp.sync for it. When no thread can go
+; on by that rule (lanes at different bar.warp.sync instructions, which meet too), all go on.
+define internal i32 @warp_release(ptr %frames, i32 %nthr) {{
+entry:
+  %ready = alloca [32 x i32], align 4
+  call void @llvm.memset.p0.i64(ptr %ready, i8 0, i64 128, i1 false)
+  br label %uloop
+uloop:
+  %u = phi i32 [0, %entry], [%un, %unext]
+  %nready = phi i32 [0, %entry], [%nready.n, %unext]
+  %ud = icmp uge i32 %u, %nthr
+  br i1 %ud, label %apply, label %ubody
+ubody:
+  %u64 = zext i32 %u to i64
+  %ufo = mul i64 %u64, {frame_bytes}
+  %ufp = getelementptr i8, ptr %frames, i64 %ufo
+  %usp = getelementptr i32, ptr %ufp, i64 1
+  %ust = load i32, ptr %usp
+  %uw = icmp eq i32 %ust, 2
+  br i1 %uw, label %check, label %unext0
+check:
+  %ures = load i32, ptr %ufp
+  %ump = getelementptr i32, ptr %ufp, i64 3
+  %umask = load i32, ptr %ump
+  %ubase = and i32 %u, -32
+  br label %vloop
+vloop:
+  %v = phi i32 [0, %check], [%vn, %vnext]
+  %vd = icmp uge i32 %v, 32
+  br i1 %vd, label %isready, label %vbody
+vbody:
+  %vbit = shl i32 1, %v
+  %vin0 = and i32 %umask, %vbit
+  %vin = icmp ne i32 %vin0, 0
+  %vt = add i32 %ubase, %v
+  %vreal = icmp ult i32 %vt, %nthr
+  %vcheck = and i1 %vin, %vreal
+  br i1 %vcheck, label %vlook, label %vnext
+vlook:
+  %vt64 = zext i32 %vt to i64
+  %vfo = mul i64 %vt64, {frame_bytes}
+  %vfp = getelementptr i8, ptr %frames, i64 %vfo
+  %vsp = getelementptr i32, ptr %vfp, i64 1
+  %vst = load i32, ptr %vsp
+  %vexited = icmp eq i32 %vst, 3
+  %vres = load i32, ptr %vfp
+  %vsame0 = icmp eq i32 %vres, %ures
+  %vat = icmp eq i32 %vst, 2
+  %vsame = and i1 %vat, %vsame0
+  %vok = or i1 %vexited, %vsame
+  br i1 %vok, label %vnext, label %unext0
+vnext:
+  %vn = add i32 %v, 1
+  br label %vloop
+isready:
+  %uwarp = lshr i32 %u, 5
+  %rq = getelementptr i32, ptr %ready, i32 %uwarp
+  %r0 = load i32, ptr %rq
+  %ulane = and i32 %u, 31
+  %ubit = shl i32 1, %ulane
+  %r1 = or i32 %r0, %ubit
+  store i32 %r1, ptr %rq
+  br label %unext
+unext0:
+  br label %unext
+unext:
+  %got = phi i32 [0, %unext0], [1, %isready]
+  %nready.n = add i32 %nready, %got
+  %un = add i32 %u, 1
+  br label %uloop
+apply:
+  %none = icmp eq i32 %nready, 0
+  br label %aloop
+aloop:
+  %a = phi i32 [0, %apply], [%an, %anext]
+  %ad = icmp uge i32 %a, %nthr
+  br i1 %ad, label %adone, label %abody
+abody:
+  %a64 = zext i32 %a to i64
+  %afo = mul i64 %a64, {frame_bytes}
+  %afp = getelementptr i8, ptr %frames, i64 %afo
+  %asp = getelementptr i32, ptr %afp, i64 1
+  %ast = load i32, ptr %asp
+  %aw = icmp eq i32 %ast, 2
+  %awarp = lshr i32 %a, 5
+  %aq = getelementptr i32, ptr %ready, i32 %awarp
+  %am = load i32, ptr %aq
+  %alane = and i32 %a, 31
+  %abit = shl i32 1, %alane
+  %ain0 = and i32 %am, %abit
+  %ain = icmp ne i32 %ain0, 0
+  %ago0 = or i1 %ain, %none
+  %ago = and i1 %aw, %ago0
+  br i1 %ago, label %awake, label %anext
+awake:
+  store i32 0, ptr %asp
+  br label %anext
+anext:
+  %an = add i32 %a, 1
+  br label %aloop
+adone:
+  ret i32 %nready
 }}
 
 ; Threads that yielded (status {ST_YIELD}) may run again.
@@ -330,7 +448,9 @@ body:
   %fp = getelementptr i8, ptr %frames, i64 %fo
   %sp = getelementptr i32, ptr %fp, i64 1
   %st = load i32, ptr %sp
-  %y = icmp eq i32 %st, {ST_YIELD}
+  %y0 = icmp eq i32 %st, {ST_YIELD}
+  %y1 = icmp eq i32 %st, {ST_SPIN}
+  %y = or i1 %y0, %y1
   %st2 = select i1 %y, i32 0, i32 %st
   store i32 %st2, ptr %sp
   br label %next
@@ -377,7 +497,7 @@ none:
 ; CTA-wide one (no count) when every thread that has not exited waits there; only the
 ; threads of completed barriers go on (bar.red results per barrier). When none can
 ; complete, the block is deadlocked: recorded naming a thread that waits, returns 1.
-define internal i32 @release(ptr %ctx, ptr %ti, ptr %frames, i32 %nthr, i32 %which) {{
+define internal i32 @release(ptr %ctx, ptr %ti, ptr %frames, i32 %nthr, i32 %which, i1 %quiet) {{
 entry:
   %wait = alloca [16 x i32], align 4
   %need = alloca [16 x i32], align 4
@@ -454,7 +574,12 @@ cnext:
   %tn = add i32 %t, 1
   br label %count
 judge:
-  br i1 %isbar, label %ids, label %wake
+  br i1 %isbar, label %ids, label %warpops
+warpops:
+  ; threads at warp operations: those whose member lanes all wait at the same one go on
+  ; (the others wait for theirs); when no such group exists, every one goes on
+  %wdone = call i32 @warp_release(ptr %frames, i32 %nthr)
+  ret i32 0
 ids:
   %k = phi i32 [0, %judge], [%kn, %inext]
   %any = phi i1 [false, %judge], [%any.n, %inext]
@@ -490,7 +615,10 @@ inext:
 verdict:
   br i1 %any, label %wake, label %deadlock
 deadlock:
-  br label %dfind
+  ; with threads polling in spin loops nothing is final: they may still arrive (2)
+  br i1 %quiet, label %notyet, label %dfind
+notyet:
+  ret i32 2
 dfind:
   %j = phi i32 [0, %deadlock], [%jn, %dnext]
   %wjq = getelementptr i32, ptr %wait, i32 %j

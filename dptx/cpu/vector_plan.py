@@ -17,6 +17,7 @@ import networkx as nx
 from ..ptx import ir
 from ..ptx.cfg import build_cfg
 from ..ptx.dataflow import natural_loops as _natural_loops
+from ..ptx.spins import spin_waits
 from ..ptx.dataflow import reaching_definitions as _reaching_definitions
 
 # Special registers that differ between the threads of a warp.
@@ -42,6 +43,10 @@ class VectorPlan:
 def plan_vector(module: ir.Module, function: ir.Function):
     """A VectorPlan, or a string saying why the kernel must run per thread."""
     insts = function.instructions
+    spins = spin_waits(function)
+    if spins:
+        # polls yield to the block's other threads (ptx/spins.py)
+        return f"spin-wait at PTX line {insts[min(spins)].line}"
     bar_ids = set()
     for inst in insts:
         op, mods = inst.opcode, inst.modifiers

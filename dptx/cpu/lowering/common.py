@@ -24,6 +24,8 @@ FUNCTION_ID_BASE = L.FUNCTION_ID_BASE   # mov.u64 %rd, func gives FUNCTION_ID_BA
 # Status codes returned by thread functions
 ST_DONE, ST_BAR, ST_WARP, ST_ERR = 0, 1, 2, 100
 ST_YIELD = 4    # a thread waiting on an mbarrier: run the block's others, then it again
+ST_SPIN = 5     # a thread about to poll memory in a spin loop (ptx/spins.py): the same, but
+                # what it waits for may come from another block: never a deadlock by itself
 # A plain kernel's thread stopped by a bounds fault returns ST_SITE + the index of the access
 # in Module.fault_sites, having stored the address in its fault_addr slot.
 ST_SITE = 1000

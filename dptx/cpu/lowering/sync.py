@@ -19,7 +19,8 @@ class SyncLowering:
     def op_bar(self, inst):
         mods = inst.modifiers
         if "warp" in mods:
-            self.sync_point(ST_WARP, {7: inst.line})
+            mask = self.read(inst.operands[0], "i32", inst) if inst.operands else "-1"
+            self.sync_point(ST_WARP, {3: mask, 7: inst.line})
             return
         if "arrive" in mods:
             # Arrive without waiting: counted towards the threads barrier ``id`` waits for.
@@ -67,8 +68,9 @@ class SyncLowering:
         mode = next(m for m in inst.modifiers if m in ("up", "down", "bfly", "idx"))
         dst = inst.operands[0]
         a = self.read(inst.operands[1], "i32", inst)
+        mask = self.read(inst.operands[4], "i32", inst) if len(inst.operands) > 4 else "-1"
         self.deposit(self.conv(a, "i32", "i64"))
-        self.sync_point(ST_WARP, {7: inst.line})
+        self.sync_point(ST_WARP, {3: mask, 7: inst.line})
         # Values used after a sync point are read after it (registers were reloaded).
         b = self.read(inst.operands[2], "i32", inst)
         c = self.read(inst.operands[3], "i32", inst)
@@ -86,20 +88,22 @@ class SyncLowering:
             self.write(dst.second, pv, "i1", inst)
         else:
             self.write(dst, result, "i32", inst)
-        self.sync_point(ST_WARP, {7: inst.line})
+        mask = self.read(inst.operands[4], "i32", inst) if len(inst.operands) > 4 else "-1"
+        self.sync_point(ST_WARP, {3: mask, 7: inst.line})
 
     def warp_gather(self, inst, value: str, fn: str, mask_op, extra: str, finish):
         """Deposit ``value``, wait for the warp, combine the lanes of the mask with runtime
         ``fn``, let ``finish(result, mask)`` write the destinations, and wait again so that
         no lane overwrites its slot before all have read."""
+        mask0 = self.read(mask_op, "i32", inst) if mask_op is not None else "-1"
         self.deposit(value)
-        self.sync_point(ST_WARP, {7: inst.line})
+        self.sync_point(ST_WARP, {3: mask0, 7: inst.line})
         mask = self.read(mask_op, "i32", inst) if mask_op is not None else "-1"
         base = self.exchange_ptr("0")
         lane = self.tmp(); self.emit(f"{lane} = and i32 {self.ti(6)}, 31")
         r = self.tmp(); self.emit(f"{r} = call i64 @{fn}(ptr {base}, i32 {mask}, i32 {lane}{extra})")
         finish(r, mask)
-        self.sync_point(ST_WARP, {7: inst.line})
+        self.sync_point(ST_WARP, {3: mask, 7: inst.line})
 
     @lower("vote")
     def op_vote(self, inst):

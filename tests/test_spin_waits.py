@@ -121,15 +121,18 @@ def test_blocks_waiting_on_lower_numbered_blocks_complete(flags_module, threads)
 
 
 def test_only_polling_loops_are_spin_waits():
-    """A loop that polls (a strong load, nothing written) is a spin-wait; a loop that does
-    work with volatile loads and stores is not, nor is a poll outside any loop."""
+    """A loop that polls (a strong load, nothing written) is a spin-wait, and so is a lock
+    taken with atom.cas against a constant; its back edge is where it yields. A loop that
+    does work with volatile loads and stores is not, nor a compare-and-swap retry loop (the
+    expected value is the one just read: it succeeds at once when no other thread runs in
+    between), nor a poll outside any loop."""
     ptx = r'''.version 8.0
 .target sm_80
 .address_size 64
 .visible .entry k(.param .u64 p)
 {
-    .reg .pred %p<4>;
-    .reg .b32 %r<8>;
+    .reg .pred %p<8>;
+    .reg .b32 %r<16>;
     .reg .b64 %rd<4>;
     ld.param.u64 %rd1, [p];
     ld.volatile.global.u32 %r1, [%rd1];
@@ -145,9 +148,21 @@ $work:
     add.s32 %r3, %r3, 1;
     setp.lt.s32 %p2, %r3, 10;
     @%p2 bra $work;
+    ld.global.u32 %r6, [%rd1+16];
+$retry:
+    max.s32 %r7, %r6, 5;
+    atom.global.cas.b32 %r8, [%rd1+16], %r6, %r7;
+    setp.ne.s32 %p3, %r8, %r6;
+    mov.u32 %r6, %r8;
+    @%p3 bra $retry;
+$lock:
+    atom.global.cas.b32 %r9, [%rd1+20], 0, 1;
+    setp.ne.s32 %p4, %r9, 0;
+    @%p4 bra $lock;
     ret;
 }
 '''
     k = next(f for f in parse(ptx).functions if f.name == "k")
     spins = spin_waits(k)
-    assert [k.instructions[i].line for i in sorted(spins)] == [12]    # the ld.acquire
+    # the back edges of the acquire poll and of the lock
+    assert [k.instructions[i].line for i in sorted(spins)] == [14, 33]

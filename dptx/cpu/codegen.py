@@ -53,7 +53,7 @@ class Module:
         self.windows = {v.name: L.FIRST_BUFFER + i for i, v in enumerate(L.module_variables(module))}
         self.const_vars = {v.name: v for v in module.global_variables}
         self.shared = L.shared_layout(module, [f for f in self.functions if f.body is not None])
-        # spin loops' polls yield to the block's other threads (ptx/spins.py)
+        # spin loops' back edges yield to the block's other threads (ptx/spins.py)
         self.spins = spin_waits(self.kernel)
         self.resumable = bool(self.spins) or any(sync_kind(i) for i in self.kernel.instructions)
         for f in self.functions:

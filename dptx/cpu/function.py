@@ -795,6 +795,17 @@ class FunctionCore:
     # -- instructions --------------------------------------------------------------------------
     def instruction(self, inst: ir.Instruction):
         op = inst.opcode
+        if self.is_kernel and self.inst_index in self.mod.spins:
+            # the back edge of a spin loop: the block's other threads run before the next
+            # poll (ptx/spins.py)
+            again, fall = self.label("spin"), self.label("fall")
+            g = self.read(inst.guard, "i1", inst) if inst.guard is not None else "true"
+            self.emit(f"br i1 {g}, label %{again}, label %{fall}")
+            self.block(again)
+            self.sync_point(ST_SPIN, {7: inst.line})
+            self.emit(f"br label %{self.target(inst)}")
+            self.block(fall)
+            return
         if op == "bra" and inst.guard is not None:
             g = self.read(inst.guard, "i1", inst)
             fall = self.label("fall")
@@ -810,9 +821,6 @@ class FunctionCore:
         handler = scalar_lowering(op)
         if handler is None:
             raise unsupported(inst)
-        if self.is_kernel and self.inst_index in self.mod.spins:
-            # a spin loop's poll: let the block's other threads run first (ptx/spins.py)
-            self.sync_point(ST_SPIN, {7: inst.line})
         handler(self, inst)
         if skip is not None:
             self.emit(f"br label %{skip}")

@@ -45,8 +45,8 @@ def plan_vector(module: ir.Module, function: ir.Function):
     insts = function.instructions
     spins = spin_waits(function)
     if spins:
-        # polls yield to the block's other threads (ptx/spins.py)
-        return f"spin-wait at PTX line {insts[min(spins)].line}"
+        # spin loops yield to the block's other threads (ptx/spins.py)
+        return f"spin-wait loop at PTX line {insts[min(spins)].line}"
     bar_ids = set()
     for inst in insts:
         op, mods = inst.opcode, inst.modifiers

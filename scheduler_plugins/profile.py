@@ -106,14 +106,16 @@ class _Kernel:
     stale: bool = False
     judged: str = None       # the newest launch judged whole (see ``ProfileModel``)
     disagreed: str = None    # the last launch judged that the fit missed
+    uneven: bool = False     # the profile kept is not flat (``_prefer_uniform``)
 
 
 class ProfileModel:
     """Cost profiles per (kernel, grid size) and worker speeds per kernel, from chunk times.
 
     A profile is given once ``min_launches`` launches back it (plans use blocks per second
-    until then), and only where it explains the chunk times better than a uniform one by
-    ``uneven`` of their total (else the profile is flat and speeds are blocks per second).
+    until then), and only where it explains the chunk times better than a uniform one (a
+    typical chunk's relative error smaller by ``uneven``, or by ``still_uneven`` to keep a
+    profile already taken; else the profile is flat and speeds are blocks per second).
     ``history`` launches are kept; one ``k`` launches old counts ``decay ** k``. When the fit
     misses two whole launches in a row by more than ``changed`` (their chunks' errors over
     their total), the launches before them are dropped: the profile or a worker changed.
@@ -125,9 +127,10 @@ class ProfileModel:
 
     def __init__(self, history: int = 4, decay: float = 0.5, smoothness: float = 0.3,
                  iterations: int = 8, bins: int = BINS, changed: float = 0.3,
-                 min_launches: int = 2, uneven: float = 0.05):
+                 min_launches: int = 2, uneven: float = 0.06, still_uneven: float = 0.03):
         self.history, self.decay, self.smoothness = history, decay, smoothness
-        self.changed, self.min_launches, self.uneven = changed, min_launches, uneven
+        self.changed, self.min_launches = changed, min_launches
+        self.uneven, self.still_uneven = uneven, still_uneven
         self.iterations, self.bins = iterations, bins
         self._kernels: dict = {}          # (kernel, nblocks) -> _Kernel
 
@@ -227,14 +230,19 @@ class ProfileModel:
 
     def _prefer_uniform(self, k) -> None:
         """Keep a profile only where it explains how chunk times vary within each worker's
-        share of a launch clearly better than every block costing the same (a typical
-        chunk's relative error ``uneven`` smaller). Within a share only: with contiguous
-        shares a step in the profile at a cut and a speed ratio fit equally well, and a
-        worker stalled by another process for a whole launch says nothing about the grid;
-        noise must not make a uniform kernel look uneven."""
+        share of a launch clearly better than every block costing the same: a typical
+        chunk's relative error ``uneven`` smaller (``still_uneven`` for a profile already
+        kept: without that margin a kernel near the threshold flips between flat and uneven
+        from one launch to the next, and a flat plan is far from an uneven kernel's).
+        Within a share only: with contiguous shares a step in the profile at a cut and a
+        speed ratio fit equally well, and a worker stalled by another process for a whole
+        launch says nothing about the grid; noise must not make a uniform kernel look
+        uneven."""
         flat = CostProfile(k.nblocks, bins=self.bins)
-        uniform, learned = _shape_misfit(k.chunks, flat), _shape_misfit(k.chunks, k.profile)
-        if uniform is None or uniform <= learned + self.uneven:
+        misfits = _shape_misfits(k.chunks, flat, k.profile)
+        margin = self.still_uneven if k.uneven else self.uneven
+        k.uneven = misfits is not None and misfits[0] > misfits[1] + margin
+        if not k.uneven:
             speeds = {}
             for w in {c.worker for c in k.chunks}:
                 mine = [c for c in k.chunks if c.worker == w]
@@ -256,17 +264,35 @@ class ProfileModel:
         return previous == k.launches[-2]
 
 
-def _shape_misfit(chunks, profile: CostProfile):
-    """The median over chunks of |log(cost / seconds)| about its (worker, launch) share's
-    median: how well ``profile`` explains chunk times relative to each other within a
-    share, whatever speed the worker ran that launch at. None where no share has two
-    chunks."""
-    groups: dict = {}
-    for c in chunks:
-        groups.setdefault((c.worker, c.launch), []).append(
-            np.log(max(profile.cost(c.first, c.end), 1e-12) / c.seconds))
-    misfit = [abs(r - np.median(g)) for g in groups.values() if len(g) > 1 for r in g]
-    return float(np.median(misfit)) if misfit else None
+def _share_deviations(chunks, profile: CostProfile) -> np.ndarray:
+    """Per chunk, |log(cost / seconds)| about its (worker, launch) share's median: how well
+    ``profile`` explains the chunk's time relative to the others of its share, whatever
+    speed the worker ran that launch at. NaN for a chunk alone in its share."""
+    logs = np.array([np.log(max(profile.cost(c.first, c.end), 1e-12) / c.seconds)
+                     for c in chunks])
+    shares: dict = {}
+    for i, c in enumerate(chunks):
+        shares.setdefault((c.worker, c.launch), []).append(i)
+    out = np.full(len(chunks), np.nan)
+    for members in shares.values():
+        if len(members) > 1:
+            out[members] = np.abs(logs[members] - np.median(logs[members]))
+    return out
+
+
+def _shape_misfits(chunks, uniform: CostProfile, learned: CostProfile, cap: float = 0.5):
+    """(uniform's, learned's) mean share deviation over the chunks (``_share_deviations``),
+    each chunk's at most ``cap``: a chunk another process stalled is off by that much under
+    every profile, so it weighs the same in both and cannot make either look better. Means,
+    not medians: where most chunks lie on a part of the grid whose cost barely varies (the
+    last fifth of a triangle) every profile explains those, and a median would say nothing
+    of the shares where the cost does vary. None where no share has two chunks."""
+    chunks = list(chunks)
+    u, l = _share_deviations(chunks, uniform), _share_deviations(chunks, learned)
+    known = ~np.isnan(u)
+    if not known.any():
+        return None
+    return (float(np.minimum(u[known], cap).mean()), float(np.minimum(l[known], cap).mean()))
 
 
 def _misfit(chunks, profile: CostProfile, speeds: dict) -> float:

@@ -196,3 +196,28 @@ def test_a_worker_that_stays_slow_is_followed_within_two_launches():
     learned = model.profile("k", 256)
     dense = np.repeat(learned.weights, learned.sizes)
     assert np.corrcoef(dense, np.arange(256))[0, 1] > 0.9, learned.weights
+
+
+def test_a_profile_is_kept_where_most_chunks_lie_where_the_cost_barely_varies():
+    """Worker a's share (blocks 0-203 of a triangle) comes in 2 chunks of equal cost, worker
+    b's (203-256, where the cost varies by a quarter) in 5: most chunks say nothing of the
+    profile. Judged by the median chunk, a uniform cost explained them nearly as well and
+    the profile came out flat (as on a loaded CI machine); the mean keeps it, and a noisy
+    uniform kernel cut the same way stays flat."""
+    true = np.arange(256) + 0.5
+    cuts = {"a": [0, 143, 203], "b": [203, 214, 225, 235, 246, 256]}
+    for cost, uneven in ((true, True), (np.ones(256), False)):
+        rng = np.random.default_rng(12)
+        model = ProfileModel()
+        for launch in range(6):
+            for worker, bounds in cuts.items():
+                for first, end in zip(bounds, bounds[1:]):
+                    seconds = cost[first:end].sum() / 300.0 * np.exp(0.08 * rng.standard_normal())
+                    model.observe("k", 256, f"launch-{launch}", first, end, worker, seconds)
+            learned = model.profile("k", 256)
+            if launch >= 1:
+                dense = np.repeat(learned.weights, learned.sizes)
+                if uneven:
+                    assert np.corrcoef(dense, true)[0, 1] > 0.9, (launch, learned.weights)
+                else:
+                    assert np.allclose(learned.weights, 1.0), (launch, learned.weights)

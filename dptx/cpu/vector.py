@@ -40,11 +40,12 @@ from .lowering.bits import BitsVectorLowering
 from .lowering.compare import CompareVectorLowering
 from .lowering.conversion import ConversionVectorLowering
 from .lowering.sync import SyncVectorLowering
+from .lowering.matrix import MatrixVectorLowering
 
 
 class VectorFunction(VectorMemoryAccess, MemoryVectorLowering, ArithmeticVectorLowering,
                      BitsVectorLowering, CompareVectorLowering, ConversionVectorLowering,
-                     SyncVectorLowering, Function):
+                     SyncVectorLowering, MatrixVectorLowering, Function):
     """The kernel body for one warp: ``@thread(ctx, ti, null, 0, frame, kw)`` returns 0 when
     the warp is done, ST_BAR at a barrier (to be called again) or ST_ERR on a fault."""
 
@@ -251,8 +252,9 @@ class VectorFunction(VectorMemoryAccess, MemoryVectorLowering, ArithmeticVectorL
             d = self.tmp(); self.emit(f"{d} = getelementptr i32, ptr %ti, i64 {index}")
             self.emit(f"store i32 {v}, ptr {d}")
 
-    def lane_loop(self, inst, em: str):
-        """Run ``inst`` through the per-thread translation for each lane in ``em``."""
+    def lane_loop(self, inst, em: str, part=None):
+        """Run ``inst`` through the per-thread translation for each lane in ``em`` (or
+        ``part()``, one lane's part of it: see ``MatrixVectorLowering``)."""
         handler = scalar_lowering(inst.opcode)
         if handler is None:
             raise unsupported(inst)
@@ -270,7 +272,10 @@ class VectorFunction(VectorMemoryAccess, MemoryVectorLowering, ArithmeticVectorL
         self.set_thread_ids(lane)
         self.lane = lane
         try:
-            handler(self, inst)
+            if part is None:
+                handler(self, inst)
+            else:
+                part()
         finally:
             self.lane = None
         self.emit(f"br label %{latch}")

@@ -24,8 +24,10 @@ from ..ptx.dataflow import reaching_definitions as _reaching_definitions
 _DIVERGENT_SPECIALS = ("%tid", "%laneid", "%lanemask_eq", "%lanemask_lt", "%lanemask_le",
                        "%lanemask_gt", "%lanemask_ge", "%clock", "%clock64", "%globaltimer",
                        "%globaltimer_lo", "%globaltimer_hi")
-# Warp-synchronous operations the vector executor implements.
-_WARP_OPS = {"shfl", "vote", "activemask"}
+# Warp-synchronous operations the vector executor implements (all lanes must reach them
+# together).
+_MATRIX_OPS = ("mma", "ldmatrix", "stmatrix", "movmatrix", "wmma")
+_WARP_OPS = {"shfl", "vote", "activemask", *_MATRIX_OPS}
 
 
 @dataclass
@@ -63,9 +65,6 @@ def plan_vector(module: ir.Module, function: ir.Function):
                     or not isinstance(inst.operands[0], ir.Imm):
                 return f"barrier form at PTX line {inst.line}"
             bar_ids.add(inst.operands[0].value)
-        if op in ("mma", "ldmatrix", "stmatrix", "movmatrix", "wmma"):
-            # warp-wide matrix operations run in the per-thread form (lowering/matrix.py)
-            return f"tensor-core instruction {op} at PTX line {inst.line}"
         if op == "mbarrier":
             # waits yield to the block's other threads (lowering/async_barrier.py)
             return f"mbarrier at PTX line {inst.line}"
@@ -229,7 +228,9 @@ def _divergent_sync(function, cfg, reachable, reaches, sync_blocks, nosync):
                 # the same result in every lane that executes it together
                 is_div = blk in divergent_blocks or diverges(i, guard)
             else:
-                is_div = blk in divergent_blocks or inst.opcode in ("atom", "shfl") \
+                # (a lane's share of a matrix differs from its neighbours' whatever the
+                # operands: its fragment, or its row of ldmatrix)
+                is_div = blk in divergent_blocks or inst.opcode in ("atom", "shfl", *_MATRIX_OPS) \
                     or diverges(i, srcs | guard) \
                     or any(r.startswith(_DIVERGENT_SPECIALS) for r in srcs | guard)
             if is_div:

@@ -59,6 +59,24 @@ st.global.v4.f32 [%rd10], {%f5, %f6, %f7, %f8};
 """
 
 
+@pytest.fixture(autouse=True, params=["warp-vectorized", "per-thread"])
+def executor_form(request, monkeypatch):
+    """Every test runs in both forms of the CPU executor: warp-vectorized (the default for
+    kernels with warp operations: each phase of a matrix operation for all lanes in turn)
+    and per thread (DPTX_CPU_VECTOR=0: lanes meet at warp sync points); results must be
+    the same, bit for bit, as numpy's."""
+    monkeypatch.setenv("DPTX_CPU_VECTOR", "1" if request.param == "warp-vectorized" else "0")
+    return request.param
+
+
+def test_tensor_core_kernels_run_warp_vectorized(executor_form):
+    """A kernel with mma runs in the warp-vectorized form unless told otherwise."""
+    from dptx.cpu import executor
+    params = ".param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd"
+    k = kernel_from_ptx(kernel_text(params, MMA_F32.replace("TYPE", "f16")))
+    assert executor.compile_kernel(k).vector == (executor_form == "warp-vectorized")
+
+
 @pytest.mark.parametrize("kind", ["f16", "bf16"])
 def test_mma_m16n8k16_with_f32_accumulators(kind):
     rng = np.random.default_rng(3)

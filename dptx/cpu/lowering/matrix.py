@@ -5,10 +5,14 @@ A warp's 32 threads hold the fragments of the matrices between them, in the layo
 ISA documents ("Matrix Fragments for mma.m16n8k16"; ``ldmatrix``'s row addresses). Per
 thread, each of these is a warp sync point: every lane writes what it holds (its fragment
 registers, or its row address) into its slot of the tensor-core exchange area (``matrix`` in
-the context, 64 bytes per thread), the warp meets, each lane computes its own part of the
+the context, 128 bytes per thread), the warp meets, each lane computes its own part of the
 result from the slots of the lanes that hold the elements it needs, and the warp meets again
-before any lane may overwrite its slot. Kernels with these instructions run in the
-per-thread (resumable) form (``vector_plan`` refuses them).
+before any lane may overwrite its slot (``MatrixLowering.warp_phases``). In the
+warp-vectorized form the whole warp runs together: each phase runs for every active lane in
+turn and no meeting is needed (``MatrixVectorLowering``); both forms share the per-lane code,
+so their results agree bit for bit. As the ISA says of ``.aligned``, every lane of the warp
+must execute the instruction: with only some, both forms compute from the others' stale
+slots (a GPU's behaviour is undefined).
 
 Supported, each checked against NVIDIA's results (ZLUDA's tests, run on GPUs) and numpy:
 ``mma.sync.aligned.<shape>.row.col`` for every shape and type of the ISA's sm_80/sm_90 table
@@ -31,7 +35,7 @@ from __future__ import annotations
 
 from ...ptx.ir import TYPE_NAMES
 from .common import ST_WARP, unsupported
-from .registry import lower
+from .registry import lower, lower_vector, scalar_lowering
 
 SLOT_BYTES = 128         # per thread in the tensor-core exchange area
 
@@ -61,6 +65,17 @@ class MatrixLowering:
 
     def warp_meets(self, inst):
         self.sync_point(ST_WARP, {7: inst.line})
+
+    def warp_phases(self, inst, *phases) -> None:
+        """Emit a warp-wide operation as ``phases`` (callables, each emitting one lane's part
+        of a step), the warp meeting after each: every lane has written its slot before any
+        reads the others', and has read before any overwrites its own. Per thread, each
+        phase is followed by a warp sync point; the warp-vectorized form
+        (``MatrixVectorLowering``) runs each phase for every lane in turn instead. So a phase
+        must not use SSA values of an earlier one."""
+        for phase in phases:
+            phase()
+            self.warp_meets(inst)
 
     def lane_id(self) -> str:
         lane = self.tmp(); self.emit(f"{lane} = and i32 {self.ti(6)}, 31")
@@ -137,20 +152,31 @@ class MatrixLowering:
                 (a_count, b_count, c_count, d_count):
             raise unsupported(inst, f"mma.{shape}.{dtype}.{atype}.{btype}.{ctype} takes "
                                     f"{d_count}, {a_count}, {b_count} and {c_count} registers")
-        # 1. this lane's A and B fragment registers into its slot
-        word = f"i{reg_bits}"
-        slot = self.matrix_slot()
-        for i, r in enumerate(list(a_regs) + list(b_regs)):
-            v = self.read(r, word, inst)
-            p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {slot}, i64 {reg_bits // 8 * i}")
-            self.emit(f"store {word} {v}, ptr {p}")
-        self.warp_meets(inst)
-        # 2. this lane's elements of D = A B + C: rows g (and g + 8), columns 2t and 2t + 1
+        dot = self.mma_dot_helper(atype, btype, rows, depth, a_count,
+                                  "xor" if "xor" in mods else "and")
+
+        def give():
+            """This lane's A and B fragment registers into its slot."""
+            word = f"i{reg_bits}"
+            slot = self.matrix_slot()
+            for i, r in enumerate(list(a_regs) + list(b_regs)):
+                v = self.read(r, word, inst)
+                p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {slot}, i64 {reg_bits // 8 * i}")
+                self.emit(f"store {word} {v}, ptr {p}")
+
+        def take():
+            self.mma_take(inst, dot, rows, atype, ctype, dtype, c_regs, d_regs,
+                          integer or binary, "satfinite" in mods)
+
+        self.warp_phases(inst, give, take)
+
+    def mma_take(self, inst, dot: str, rows: int, atype: str, ctype: str, dtype: str,
+                 c_regs, d_regs, integer: bool, satfinite: bool) -> None:
+        """This lane's elements of D = A B + C (rows g and g + 8, columns 2t and 2t + 1),
+        from the warp's slots."""
         g, t = self.lane_group()
         col0 = self.tmp(); self.emit(f"{col0} = shl i32 {t}, 1")
         base = self.matrix_slot("0")
-        dot = self.mma_dot_helper(atype, btype, rows, depth, a_count,
-                                  "xor" if "xor" in mods else "and")
         if ctype == "f16":          # two per register, c0 in the low half
             cs = []
             for r in c_regs:
@@ -170,11 +196,11 @@ class MatrixLowering:
             if atype == "f64":      # the helper adds C too (see mma_dot_helper)
                 self.emit(f"{r} = call double @\"{dot}\"(ptr {base}, i32 {row}, i32 {col}, "
                           f"double {cs[i]})")
-            elif integer or binary:
+            elif integer:
                 self.emit(f"{r} = call i64 @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
                 c = self.tmp(); self.emit(f"{c} = sext i32 {cs[i]} to i64")
                 total = self.tmp(); self.emit(f"{total} = add i64 {r}, {c}")
-                if "satfinite" in mods:     # clamp to the s32 range (else it wraps)
+                if satfinite:     # clamp to the s32 range (else it wraps)
                     lo = self.tmp(); self.emit(f"{lo} = call i64 @llvm.smax.i64(i64 {total}, i64 -2147483648)")
                     total = self.tmp(); self.emit(f"{total} = call i64 @llvm.smin.i64(i64 {lo}, i64 2147483647)")
                 r = self.tmp(); self.emit(f"{r} = trunc i64 {total} to i32")
@@ -193,7 +219,6 @@ class MatrixLowering:
             ty = {"f32": "float", "f64": "double"}.get(dtype, "i32")
             for r, v in zip(d_regs, results):
                 self.write(r, v, ty, inst)
-        self.warp_meets(inst)        # no lane reuses its slot before all have read
 
     def op_add_const(self, v: str, k: int) -> str:
         r = self.tmp(); self.emit(f"{r} = add i32 {v}, {k}")
@@ -332,7 +357,7 @@ done:
 
     def give_row_addresses(self, inst, addr_op, count: int, space: str) -> None:
         """Lanes 0 .. 8 count - 1 put the host address of their row in their slot (checked
-        for its 16 bytes); the warp meets."""
+        for its 16 bytes), the others 0 (a phase of ``warp_phases``)."""
         lane = self.lane_id()
         gives = self.tmp(); self.emit(f"{gives} = icmp ult i32 {lane}, {8 * count}")
         yes, join = self.label("rowaddr"), self.label("rowjoin")
@@ -345,7 +370,6 @@ done:
         self.emit(f"store i64 {addr}, ptr {slot}")
         self.emit(f"br label %{join}")
         self.block(join)
-        self.warp_meets(inst)
 
     def fragment_pointers(self, i: int, trans: bool) -> list:
         """Host pointers of this lane's elements of matrix ``i`` (after the row addresses
@@ -369,21 +393,24 @@ done:
         d_regs = self.vector_items(inst.operands[0])
         if len(d_regs) != count:
             raise unsupported(inst, f"ldmatrix .x{count} writes {count} registers")
-        self.give_row_addresses(inst, inst.operands[1], count, space)
         trans = "trans" in inst.modifiers
-        for i, r in enumerate(d_regs):
-            ptrs = self.fragment_pointers(i, trans)
-            if not trans:
-                v = self.tmp(); self.emit(f"{v} = load i32, ptr {ptrs[0]}, align 4")
-            else:
-                halves = []
-                for q in ptrs:
-                    h = self.tmp(); self.emit(f"{h} = load i16, ptr {q}, align 2")
-                    halves.append(self.conv(h, "i16", "i32"))
-                hi = self.tmp(); self.emit(f"{hi} = shl i32 {halves[1]}, 16")
-                v = self.tmp(); self.emit(f"{v} = or i32 {hi}, {halves[0]}")
-            self.write(r, v, "i32", inst)
-        self.warp_meets(inst)
+
+        def take():
+            for i, r in enumerate(d_regs):
+                ptrs = self.fragment_pointers(i, trans)
+                if not trans:
+                    v = self.tmp(); self.emit(f"{v} = load i32, ptr {ptrs[0]}, align 4")
+                else:
+                    halves = []
+                    for q in ptrs:
+                        h = self.tmp(); self.emit(f"{h} = load i16, ptr {q}, align 2")
+                        halves.append(self.conv(h, "i16", "i32"))
+                    hi = self.tmp(); self.emit(f"{hi} = shl i32 {halves[1]}, 16")
+                    v = self.tmp(); self.emit(f"{v} = or i32 {hi}, {halves[0]}")
+                self.write(r, v, "i32", inst)
+
+        self.warp_phases(inst, lambda: self.give_row_addresses(inst, inst.operands[1], count,
+                                                               space), take)
 
     @lower("stmatrix")
     def op_stmatrix(self, inst):
@@ -393,19 +420,22 @@ done:
         s_regs = self.vector_items(inst.operands[1])
         if len(s_regs) != count:
             raise unsupported(inst, f"stmatrix .x{count} stores {count} registers")
-        self.give_row_addresses(inst, inst.operands[0], count, space)
         trans = "trans" in inst.modifiers
-        for i, r in enumerate(s_regs):
-            v = self.read(r, "i32", inst)
-            ptrs = self.fragment_pointers(i, trans)
-            if not trans:
-                self.emit(f"store i32 {v}, ptr {ptrs[0]}, align 4")
-            else:
-                for j, q in enumerate(ptrs):
-                    s = self.tmp(); self.emit(f"{s} = lshr i32 {v}, {16 * j}")
-                    h = self.tmp(); self.emit(f"{h} = trunc i32 {s} to i16")
-                    self.emit(f"store i16 {h}, ptr {q}, align 2")
-        self.warp_meets(inst)
+
+        def take():
+            for i, r in enumerate(s_regs):
+                v = self.read(r, "i32", inst)
+                ptrs = self.fragment_pointers(i, trans)
+                if not trans:
+                    self.emit(f"store i32 {v}, ptr {ptrs[0]}, align 4")
+                else:
+                    for j, q in enumerate(ptrs):
+                        s = self.tmp(); self.emit(f"{s} = lshr i32 {v}, {16 * j}")
+                        h = self.tmp(); self.emit(f"{h} = trunc i32 {s} to i16")
+                        self.emit(f"store i16 {h}, ptr {q}, align 2")
+
+        self.warp_phases(inst, lambda: self.give_row_addresses(inst, inst.operands[0], count,
+                                                               space), take)
 
     @lower("movmatrix")
     def op_movmatrix(self, inst):
@@ -415,28 +445,32 @@ done:
         mods = set(inst.modifiers)
         if mods != {"sync", "aligned", "m8n8", "trans", "b16"}:
             raise unsupported(inst, "movmatrix: only .sync.aligned.m8n8.trans.b16")
-        v = self.read(inst.operands[1], "i32", inst)
-        slot = self.matrix_slot()
-        self.emit(f"store i32 {v}, ptr {slot}")
-        self.warp_meets(inst)
-        group, quad = self.lane_group()
-        gh = self.tmp(); self.emit(f"{gh} = lshr i32 {group}, 1")
-        half = self.tmp(); self.emit(f"{half} = and i32 {group}, 1")
-        shift = self.tmp(); self.emit(f"{shift} = shl i32 {half}, 4")
-        parts = []
-        for j in range(2):
-            row = self.op_add_const(self.tmp_shl(quad, 1), j)
-            src = self.tmp(); self.emit(f"{src} = shl i32 {row}, 2")
-            holder = self.tmp(); self.emit(f"{holder} = add i32 {src}, {gh}")
-            p = self.matrix_slot(holder)
-            w = self.tmp(); self.emit(f"{w} = load i32, ptr {p}")
-            s = self.tmp(); self.emit(f"{s} = lshr i32 {w}, {shift}")
-            e = self.tmp(); self.emit(f"{e} = and i32 {s}, 65535")
-            parts.append(e)
-        hi = self.tmp(); self.emit(f"{hi} = shl i32 {parts[1]}, 16")
-        d = self.tmp(); self.emit(f"{d} = or i32 {hi}, {parts[0]}")
-        self.write(inst.operands[0], d, "i32", inst)
-        self.warp_meets(inst)
+
+        def give():
+            v = self.read(inst.operands[1], "i32", inst)
+            slot = self.matrix_slot()
+            self.emit(f"store i32 {v}, ptr {slot}")
+
+        def take():
+            group, quad = self.lane_group()
+            gh = self.tmp(); self.emit(f"{gh} = lshr i32 {group}, 1")
+            half = self.tmp(); self.emit(f"{half} = and i32 {group}, 1")
+            shift = self.tmp(); self.emit(f"{shift} = shl i32 {half}, 4")
+            parts = []
+            for j in range(2):
+                row = self.op_add_const(self.tmp_shl(quad, 1), j)
+                src = self.tmp(); self.emit(f"{src} = shl i32 {row}, 2")
+                holder = self.tmp(); self.emit(f"{holder} = add i32 {src}, {gh}")
+                p = self.matrix_slot(holder)
+                w = self.tmp(); self.emit(f"{w} = load i32, ptr {p}")
+                s = self.tmp(); self.emit(f"{s} = lshr i32 {w}, {shift}")
+                e = self.tmp(); self.emit(f"{e} = and i32 {s}, 65535")
+                parts.append(e)
+            hi = self.tmp(); self.emit(f"{hi} = shl i32 {parts[1]}, 16")
+            d = self.tmp(); self.emit(f"{d} = or i32 {hi}, {parts[0]}")
+            self.write(inst.operands[0], d, "i32", inst)
+
+        self.warp_phases(inst, give, take)
 
     def tmp_shl(self, v: str, k: int) -> str:
         r = self.tmp(); self.emit(f"{r} = shl i32 {v}, {k}")
@@ -452,6 +486,28 @@ done:
         w = self.conv(off32, "i32", "i64")
         q = self.tmp(); self.emit(f"{q} = getelementptr i8, ptr {p}, i64 {w}")
         return q
+
+
+class MatrixVectorLowering:
+    """The warp-vectorized form (mixed into ``vector.VectorFunction``): the whole warp runs
+    together, so a warp-wide operation needs no meeting: each of its phases (see
+    ``MatrixLowering.warp_phases``) runs for every active lane in turn through the per-thread
+    code, and the next phase starts when all have done it. Results are those of the
+    per-thread form, bit for bit; a fault names the lane's thread as there."""
+
+    @lower_vector("mma", "ldmatrix", "stmatrix", "movmatrix", "wmma")
+    def v_matrix(self, inst, em):
+        if inst.opcode == "wmma" and "mma" not in inst.modifiers:
+            return False            # wmma.load/.store: each lane alone (the lane loop)
+        self.phase_mask = em
+        try:
+            scalar_lowering(inst.opcode)(self, inst)
+        finally:
+            self.phase_mask = None
+
+    def warp_phases(self, inst, *phases) -> None:
+        for phase in phases:
+            self.lane_loop(inst, self.phase_mask, phase)
 
 
 # -- wmma ----------------------------------------------------------------------------------------
@@ -625,46 +681,51 @@ class WmmaLowering:
         ea, eb, ec = m * k // 32, k * n // 32, m * n // 32
         ety = WMMA_ELEMENT[atype][0]
         size = ELEMENT_BYTES[ety]
-        # 1. this lane's A and B elements into its slot (A in the first half, B the second)
-        slot = self.matrix_slot()
-        for j in range(ea):
-            v = self.wmma_element(a_regs, j, atype, inst)
-            p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {slot}, i64 {size * j}")
-            self.emit(f"store {ety} {v}, ptr {p}")
-        for j in range(eb):
-            v = self.wmma_element(b_regs, j, btype, inst)
-            p = self.tmp()
-            self.emit(f"{p} = getelementptr i8, ptr {slot}, i64 {SLOT_BYTES // 2 + size * j}")
-            self.emit(f"store {ety} {v}, ptr {p}")
-        self.warp_meets(inst)
-        # 2. this lane's elements of D = A B + C: row-major indices lane * ec + j
-        lane = self.lane_id()
-        base = self.matrix_slot("0")
         dot = self.wmma_dot_helper(atype, btype, dims)
-        first = self.tmp(); self.emit(f"{first} = mul i32 {lane}, {ec}")
-        results = []
-        for j in range(ec):
-            e = self.tmp(); self.emit(f"{e} = add i32 {first}, {j}")
-            row = self.tmp(); self.emit(f"{row} = udiv i32 {e}, {n}")
-            col = self.tmp(); self.emit(f"{col} = urem i32 {e}, {n}")
-            c = self.wmma_element(c_regs, j, ctype, inst)
-            r = self.tmp()
-            if atype == "f64":          # the helper adds C (double-double, as mma's)
-                self.emit(f"{r} = call double @\"{dot}\"(ptr {base}, i32 {row}, i32 {col}, double {c})")
-            elif integer:
-                self.emit(f"{r} = call i64 @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
-                cw = self.tmp(); self.emit(f"{cw} = sext i32 {c} to i64")
-                total = self.tmp(); self.emit(f"{total} = add i64 {r}, {cw}")
-                if "satfinite" in mods:     # clamp to the s32 range (else it wraps)
-                    lo = self.tmp(); self.emit(f"{lo} = call i64 @llvm.smax.i64(i64 {total}, i64 -2147483648)")
-                    total = self.tmp(); self.emit(f"{total} = call i64 @llvm.smin.i64(i64 {lo}, i64 2147483647)")
-                r = self.tmp(); self.emit(f"{r} = trunc i64 {total} to i32")
-            else:
-                self.emit(f"{r} = call double @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
-                r = self.accumulate(inst, r, c, ctype, dtype)
-            results.append(r)
-        self.wmma_fill(d_regs, results, dtype, inst)
-        self.warp_meets(inst)
+
+        def give():
+            """This lane's A and B elements into its slot (A in the first half, B the
+            second)."""
+            slot = self.matrix_slot()
+            for j in range(ea):
+                v = self.wmma_element(a_regs, j, atype, inst)
+                p = self.tmp(); self.emit(f"{p} = getelementptr i8, ptr {slot}, i64 {size * j}")
+                self.emit(f"store {ety} {v}, ptr {p}")
+            for j in range(eb):
+                v = self.wmma_element(b_regs, j, btype, inst)
+                p = self.tmp()
+                self.emit(f"{p} = getelementptr i8, ptr {slot}, i64 {SLOT_BYTES // 2 + size * j}")
+                self.emit(f"store {ety} {v}, ptr {p}")
+
+        def take():
+            """This lane's elements of D = A B + C: row-major indices lane * ec + j."""
+            lane = self.lane_id()
+            base = self.matrix_slot("0")
+            first = self.tmp(); self.emit(f"{first} = mul i32 {lane}, {ec}")
+            results = []
+            for j in range(ec):
+                e = self.tmp(); self.emit(f"{e} = add i32 {first}, {j}")
+                row = self.tmp(); self.emit(f"{row} = udiv i32 {e}, {n}")
+                col = self.tmp(); self.emit(f"{col} = urem i32 {e}, {n}")
+                c = self.wmma_element(c_regs, j, ctype, inst)
+                r = self.tmp()
+                if atype == "f64":          # the helper adds C (double-double, as mma's)
+                    self.emit(f"{r} = call double @\"{dot}\"(ptr {base}, i32 {row}, i32 {col}, double {c})")
+                elif integer:
+                    self.emit(f"{r} = call i64 @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
+                    cw = self.tmp(); self.emit(f"{cw} = sext i32 {c} to i64")
+                    total = self.tmp(); self.emit(f"{total} = add i64 {r}, {cw}")
+                    if "satfinite" in mods:     # clamp to the s32 range (else it wraps)
+                        lo = self.tmp(); self.emit(f"{lo} = call i64 @llvm.smax.i64(i64 {total}, i64 -2147483648)")
+                        total = self.tmp(); self.emit(f"{total} = call i64 @llvm.smin.i64(i64 {lo}, i64 2147483647)")
+                    r = self.tmp(); self.emit(f"{r} = trunc i64 {total} to i32")
+                else:
+                    self.emit(f"{r} = call double @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
+                    r = self.accumulate(inst, r, c, ctype, dtype)
+                results.append(r)
+            self.wmma_fill(d_regs, results, dtype, inst)
+
+        self.warp_phases(inst, give, take)
 
     def wmma_dot_helper(self, atype: str, btype: str, dims) -> str:
         """``@wmma.dot.<a>.<b>.m<M>n<N>k<K>(ptr slots, i32 row, i32 col)``: row ``row`` of

@@ -30,7 +30,8 @@ from .lowering.compare import CompareLowering
 from .lowering.conversion import ConversionLowering
 from .lowering.atomics import AtomicLowering
 from .lowering.sync import SyncLowering
-from .lowering.matrix import MatrixLowering, WmmaLowering
+from .lowering.matrix import MatrixLowering
+from .lowering.wmma import WmmaLowering
 from .lowering.async_barrier import AsyncBarrierLowering
 
 

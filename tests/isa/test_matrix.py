@@ -641,3 +641,68 @@ def test_wmma_gemm_double_tf32_and_int8(kind, acc, shape, alayout, blayout):
     else:
         want = (2.0 * (A @ B + C / 2.0)).astype(acc_dtype)
     assert np.array_equal(c_mem, want)
+
+
+SUB_BYTE_GEMM = r'''#include <mma.h>
+using namespace nvcuda;
+namespace xp = wmma::experimental;
+extern "C" __global__ void gemm(const unsigned* a, const unsigned* b, int* c, int M, int N, int K) {
+    // one warp per 8x8 tile of C = A B + C (or the bit counts of A op B + C for b1): A is
+    // M x K row-major, B K x N column-major, both packed (ELEMS per 32-bit word)
+    int tm = blockIdx.y, tn = blockIdx.x;
+    wmma::fragment<wmma::matrix_a, 8, 8, TK, xp::precision::AT, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 8, 8, TK, xp::precision::BT, wmma::col_major> fb;
+    wmma::fragment<wmma::accumulator, 8, 8, TK, int> acc;
+    wmma::load_matrix_sync(acc, c + tm * 8 * N + tn * 8, N, wmma::mem_row_major);
+    for (int kk = 0; kk < K; kk += TK) {
+        wmma::load_matrix_sync(fa, a + (tm * 8 * K + kk) / ELEMS, K);
+        wmma::load_matrix_sync(fb, b + (tn * 8 * K + kk) / ELEMS, K);
+        MMA;
+    }
+    wmma::store_matrix_sync(c + tm * 8 * N + tn * 8, acc, N, wmma::mem_row_major);
+}'''
+
+
+def _packed(rows, bits):
+    """Rows of small integers packed as wmma's sub-byte loads read them: element j of a
+    row in bits bits * j onwards (the first in the low bits of the lowest byte)."""
+    mask = (1 << bits) - 1
+    per_word = 32 // bits
+    words = np.zeros((rows.shape[0], rows.shape[1] // per_word), np.uint32)
+    for j in range(per_word):
+        words |= (rows[:, j::per_word].astype(np.int64) & mask).astype(np.uint32) << np.uint32(bits * j)
+    return words
+
+
+@pytest.mark.parametrize("atype,btype,op", [("s4", "s4", None), ("u4", "u4", None),
+                                            ("b1", "b1", "XOR"), ("b1", "b1", "AND")])
+def test_wmma_sub_byte_gemm(atype, btype, op):
+    """nvcuda::wmma's experimental precisions: s4/u4 (m8n8k32) and b1 (m8n8k128, bmma_sync
+    with XOR or AND and POPC) through NVRTC, tiles over a larger matrix, against numpy."""
+    import dptx
+    from dptx import cpu
+    bits = 1 if atype == "b1" else 4
+    tk = 128 if bits == 1 else 32
+    mma = ("wmma::mma_sync(acc, fa, fb, acc)" if op is None else
+           f"wmma::bmma_sync(acc, fa, fb, acc, xp::bmmaBitOp{op}, xp::bmmaAccumulateOpPOPC)")
+    src = SUB_BYTE_GEMM
+    for key, value in (("TK", str(tk)), ("AT", atype), ("BT", btype),
+                       ("ELEMS", str(32 // bits)), ("MMA", mma)):
+        src = src.replace(key, value)
+    k = dptx.RawModule(src, arch="compute_80").get_function("gemm")
+    rng = np.random.default_rng(bits + len(atype + btype) + (op == "AND"))
+    M, N, K = 16, 24, 3 * tk
+    ranges = {"s4": (-8, 8), "u4": (0, 16), "b1": (0, 2)}
+    A = rng.integers(*ranges[atype], (M, K))
+    B = rng.integers(*ranges[btype], (K, N))
+    C = rng.integers(-1000, 1000, (M, N)).astype(np.int32)
+    c = C.copy()
+    cpu.launch(k, (N // 8, M // 8), (32,), [_packed(A, bits), _packed(np.ascontiguousarray(B.T), bits),
+                                             c, np.int32(M), np.int32(N), np.int32(K)])
+    if op is None:
+        want = A @ B + C
+    elif op == "XOR":
+        want = (A[:, None, :] ^ B.T[None, :, :]).sum(-1) + C
+    else:
+        want = (A[:, None, :] & B.T[None, :, :]).sum(-1) + C
+    assert np.array_equal(c, want)

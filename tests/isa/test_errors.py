@@ -145,9 +145,9 @@ ret;""", name="dead2")
 
 @pytest.mark.parametrize("inst,opcode", [
     ("frobnicate.b32 %r1, %r2;", "frobnicate.b32"),
-    # a tensor-core form not (yet) supported: m16n8k8 with tf32 inputs
-    ("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, "
-     "{%r5,%r6}, {%f5,%f6,%f7,%f8};", "mma.sync"),
+    # a tensor-core form not supported: Volta's m8n8k4 with .f16 inputs (quad pairs)
+    ("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4,%f5,%f6,%f7,%f8}, "
+     "{%r1,%r2}, {%r5,%r6}, {%f1,%f2,%f3,%f4,%f5,%f6,%f7,%f8};", "mma.sync"),
     ("wgmma.fence.sync.aligned;", "wgmma.fence"),
 ])
 def test_unsupported_instruction_names_opcode_and_line(inst, opcode):

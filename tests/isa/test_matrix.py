@@ -395,7 +395,7 @@ def _tables(shape, kind):
         # m16n8k{4,8,16}: a_i at (g + 8 (i % 2), t + 4 (i / 2)); b_i at (t + 4 i, g)
         return (lambda g, t, i: (g + 8 * (i % 2), t + 4 * (i // 2))), \
             (lambda g, t, i: (t + 4 * i, g))
-    per = {"s8": 4, "u8": 4, "s4": 8, "u4": 8, "b1": 32}[kind]
+    per = {"s8": 4, "u8": 4, "e4m3": 4, "e5m2": 4, "s4": 8, "u4": 8, "b1": 32}[kind]
     rows, depth = (8, int(shape.split("k")[1])) if shape.startswith("m8n8") else \
         (16, int(shape.split("k")[1]))
     if rows == 8:                   # one register each: a_i (g, per t + i); b_i (per t + i, g)
@@ -411,7 +411,8 @@ def _cd(rows):
             for lane in range(32) for i in range(rows // 4)}
 
 
-BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f64": 64, "s8": 8, "u8": 8, "s4": 4, "u4": 4, "b1": 1}
+BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f64": 64, "s8": 8, "u8": 8, "s4": 4, "u4": 4, "b1": 1,
+        "e4m3": 8, "e5m2": 8}
 
 
 def _pack(matrix_bits, position, count, bits, reg_bits):
@@ -706,3 +707,64 @@ def test_wmma_sub_byte_gemm(atype, btype, op):
     else:
         want = (A[:, None, :] & B.T[None, :, :]).sum(-1) + C
     assert np.array_equal(c, want)
+
+
+def _fp8_value(code: int, kind: str) -> float:
+    """The value of an FP8 code as the OCP 8-bit formats define it (e4m3: bias 7, no
+    infinities, S.1111.111 NaN; e5m2: bias 15, IEEE-like)."""
+    man_bits, bias = (3, 7) if kind == "e4m3" else (2, 15)
+    sign = -1.0 if code & 0x80 else 1.0
+    e, m = (code >> man_bits) & ((1 << (7 - man_bits)) - 1), code & ((1 << man_bits) - 1)
+    if kind == "e4m3" and (code & 0x7F) == 0x7F or kind == "e5m2" and e == 31 and m:
+        return float("nan")
+    if kind == "e5m2" and e == 31:
+        return sign * float("inf")
+    if e == 0:
+        return sign * m * 2.0 ** (1 - bias - man_bits)
+    return sign * (1 + m / (1 << man_bits)) * 2.0 ** (e - bias)
+
+
+def _fp8_codes(values, kind):
+    table = {}
+    for code in range(256):
+        v = _fp8_value(code, kind)
+        if v == v and (v not in table or code < table[v]):
+            table[v] = code
+    return np.vectorize(lambda v: table[float(v)])(values).astype(np.uint8)
+
+
+@pytest.mark.parametrize("shape,atype,btype,dtype,ctype", [
+    ("m16n8k32", "e4m3", "e4m3", "f32", "f32"), ("m16n8k32", "e5m2", "e4m3", "f32", "f32"),
+    ("m16n8k16", "e4m3", "e5m2", "f32", "f32"), ("m16n8k32", "e5m2", "e5m2", "f16", "f16"),
+    ("m16n8k16", "e4m3", "e5m2", "f16", "f16")])
+def test_mma_fp8(shape, atype, btype, dtype, ctype):
+    """sm_89's FP8 mma (the 8-bit fragment layout of .s8): values that e4m3 (4 significant
+    bits) or e5m2 (3) hold exactly, their codes from the OCP formats' definition; the exact
+    A B + C rounded once to D's type is numpy's."""
+    rows, depth = 16, int(shape.split("k")[1])
+    rng = np.random.default_rng(depth + len(atype + btype + dtype))
+    span = {"e4m3": 15, "e5m2": 7}
+    A = rng.integers(-span[atype], span[atype] + 1, (rows, depth)) / 4.0
+    B = rng.integers(-span[btype], span[btype] + 1, (depth, 8)) / 4.0
+    C = rng.integers(-64, 64, (rows, 8)) / 4.0
+    dfr = _run_mma(shape, dtype, atype, btype, ctype, _fp8_codes(A, atype),
+                   _fp8_codes(B, btype), _c_words(C, ctype, rows))
+    want = A @ B + (C.astype(np.float16).astype(np.float64) if ctype == "f16" else C)
+    got = _d_matrix(dfr, dtype, rows)
+    assert np.array_equal(got, want.astype(got.dtype)), (got, want)
+
+
+def test_fp8_mma_with_mixed_accumulators_is_refused():
+    """ptxas rejects .f16 D with .f32 C (and the reverse) for FP8 inputs, as dptx does."""
+    import dptx
+    C = np.zeros((16, 8))
+    with pytest.raises(dptx.PtxUnsupportedError, match="e4m3"):
+        _run_mma("m16n8k32", "f16", "e4m3", "e4m3", "f32", np.zeros((16, 32), np.uint8),
+                 np.zeros((32, 8), np.uint8), _c_words(C, "f32", 16))
+
+
+def test_fp8_reference_values():
+    """The reference decoder against values the OCP FP8 specification lists."""
+    assert _fp8_value(0x7E, "e4m3") == 448.0 and _fp8_value(0x01, "e4m3") == 2.0 ** -9
+    assert _fp8_value(0x7B, "e5m2") == 57344.0 and _fp8_value(0x01, "e5m2") == 2.0 ** -16
+    assert _fp8_value(0x7C, "e5m2") == float("inf") and _fp8_value(0xFF, "e4m3") != _fp8_value(0xFF, "e4m3")

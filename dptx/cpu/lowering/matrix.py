@@ -16,7 +16,8 @@ slots (a GPU's behaviour is undefined).
 
 Supported, each checked against NVIDIA's results (ZLUDA's tests, run on GPUs) and numpy:
 ``mma.sync.aligned.<shape>.row.col`` for every shape and type of the ISA's sm_80/sm_90 table
-but fp8 and Volta's m8n8k4 .f16: .f16 (m16n8k8, m16n8k16; .f16 or .f32 C and D, mixed), .bf16
+but Volta's m8n8k4 .f16: .f16 (m16n8k8, m16n8k16; .f16 or .f32 C and D, mixed), .e4m3/.e5m2
+(m16n8k16, m16n8k32, either with either; .f16 or .f32 C and D, the same; sm_89), .bf16
 (m16n8k8, m16n8k16; .f32), .tf32 (m16n8k4, m16n8k8), .f64 (m8n8k4, m16n8k4/k8/k16), .s8/.u8
 (m8n8k16, m16n8k16, m16n8k32), .s4/.u4 (m8n8k32, m16n8k32, m16n8k64), with .s32 accumulators
 (wrapping, or clamped with .satfinite), and .b1 (m8n8k128, m16n8k128, m16n8k256, .xor.popc and
@@ -105,6 +106,8 @@ class MatrixLowering:
     # input type -> (bits per element, the shapes it exists in, accumulator types allowed)
     MMA_INPUTS = {
         "f16": (16, ("m16n8k8", "m16n8k16"), ("f16", "f32")),
+        "e4m3": (8, ("m16n8k16", "m16n8k32"), ("f16", "f32")),
+        "e5m2": (8, ("m16n8k16", "m16n8k32"), ("f16", "f32")),
         "bf16": (16, ("m16n8k8", "m16n8k16"), ("f32",)),
         "tf32": (32, ("m16n8k4", "m16n8k8"), ("f32",)),
         "f64": (64, ("m8n8k4", "m16n8k4", "m16n8k8", "m16n8k16"), ("f64",)),
@@ -115,6 +118,7 @@ class MatrixLowering:
         "b1": (1, ("m8n8k128", "m16n8k128", "m16n8k256"), ("s32",)),
     }
     INTEGER_INPUTS = ("s8", "u8", "s4", "u4")
+    FP8_INPUTS = ("e4m3", "e5m2")
 
     @lower("mma")
     def op_mma(self, inst):
@@ -135,9 +139,11 @@ class MatrixLowering:
         allowed_extra = {"satfinite"} if integer else {"xor", "and", "popc"} if binary else set()
         extra = mods - {"sync", "aligned", shape, "row", "col"} - set(types) - allowed_extra
         same_family = btype == atype or (integer and btype in self.INTEGER_INPUTS and
-                                         self.MMA_INPUTS[btype][0] == bits)
+                                         self.MMA_INPUTS[btype][0] == bits) or \
+            (atype in self.FP8_INPUTS and btype in self.FP8_INPUTS)
         if extra or shape not in shapes or not same_family or dtype not in accumulators or \
-                ctype not in accumulators or (atype != "f16" and dtype != ctype) or \
+                ctype not in accumulators or \
+                (atype != "f16" and dtype != ctype) or \
                 (binary and not ("popc" in mods and len(mods & {"xor", "and"}) == 1)):
             raise unsupported(inst, f"mma.{shape} of .{dtype}.{atype}.{btype}.{ctype}"
                               + (" (b1 takes .xor.popc or .and.popc)" if binary else ""))
@@ -227,7 +233,8 @@ class MatrixLowering:
 
     # input type -> how an element widens to the accumulation type (i64 or double)
     WIDEN = {"s8": "sext", "s4": "sext", "u8": "zext", "u4": "zext", "b1": "zext",
-             "f16": "half", "bf16": "bfloat", "tf32": "float", "f64": "double"}
+             "f16": "half", "bf16": "bfloat", "tf32": "float", "f64": "double",
+             "e4m3": "fp8", "e5m2": "fp8"}
 
     def mma_dot_helper(self, atype: str, btype: str, rows: int, depth: int, a_count: int,
                        op: str) -> str:
@@ -236,7 +243,8 @@ class MatrixLowering:
         the fragment layout above (a lane's A registers first, then its B registers).
 
         Integers: exact, in i64. b1: the number of set bits of (row ``op`` column). Floats
-        other than .f64: each product is exact in double (at most 24-bit significands), and
+        other than .f64 (.e4m3/.e5m2 through their exact values, NaN codes giving NaN):
+        each product is exact in double (at most 24-bit significands), and
         so is the sum but for its last bits; the caller adds C and rounds once. .tf32 takes
         the whole f32 value (NVIDIA leaves the number of precision bits of .tf32 to the
         hardware, at least 10; compilers round the inputs with cvt.rna.tf32.f32 first).
@@ -278,6 +286,10 @@ class MatrixLowering:
                 lines.append(f"  %{side}d = {widen} i{bits} {value} to i64")
             elif widen == "double":
                 lines.append(f"  %{side}d = bitcast i64 {value} to double")
+            elif widen == "fp8":        # the exact value (runtime_ir's @from_fp8)
+                lines.append(f"  %{side}z = zext i8 {value} to i32")
+                lines.append(f"  %{side}d = call double @from_fp8(i32 %{side}z, "
+                             f"i1 {'true' if kind == 'e4m3' else 'false'})")
             else:
                 lines.append(f"  %{side}h = bitcast i{bits} {value} to {widen}")
                 lines.append(f"  %{side}d = fpext {widen} %{side}h to double")

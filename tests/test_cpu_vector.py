@@ -310,3 +310,24 @@ def test_plain_kernels_with_loops_measure_both_forms(monkeypatch):
     cpu.launch(rows, 64, 128, [a, b, np.int32(16), np.int32(a.shape[0])])
     assert np.array_equal(b, a * 2 + 1)
     assert executor.compile_kernel(rows).chosen is not None
+
+
+LATE_FAULT = r'''extern "C" __global__ void late_fault(float* y, int n, int bad, int reps) {
+    for (int k = 0; k < reps; k++) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (blockIdx.x >= bad) i += n;          // past the end from block ``bad`` on
+        y[i] = k;
+    }
+}'''
+
+
+@pytest.mark.parametrize("bad", [5, 20, 40, 60])
+def test_a_fault_while_both_forms_are_measured_names_the_lowest_block(monkeypatch, bad):
+    """The first launch runs the blocks in quarters, the two forms in the order A B B A:
+    a fault in any quarter is reported at the lowest faulting block, whichever form ran it."""
+    monkeypatch.delenv("DPTX_CPU_VECTOR", raising=False)
+    k = dptx.RawModule(LATE_FAULT + f"// {bad}").get_function("late_fault")
+    assert executor.compile_kernel(k).alternative is not None
+    y = np.zeros(64 * 32, np.float32)
+    with pytest.raises(dptx.DptxMemoryError, match=rf"block {bad} \({bad}, 0, 0\)"):
+        cpu.launch(k, 64, 32, [y, np.int32(y.size), np.int32(bad), np.int32(3)])

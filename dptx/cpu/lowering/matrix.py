@@ -41,6 +41,24 @@ from .registry import lower, lower_vector, scalar_lowering
 
 SLOT_BYTES = 128         # per thread in the tensor-core exchange area
 
+# One step of the .f64 dot products of the IR helpers (mma's and wmma's): (%acc, %lo) +=
+# %ad %bd in double-double (each product's rounding error from an fma, each sum's by TwoSum),
+# from C in %acc; the result is rounded once at the end.
+DOUBLE_DOUBLE_STEP = "\n".join([
+    "  %prod = fmul double %ad, %bd",
+    "  %nprod = fneg double %prod",
+    "  %perr = call double @llvm.fma.f64(double %ad, double %bd, double %nprod)",
+    "  %acc1 = fadd double %acc, %prod",
+    "  %bb = fsub double %acc1, %acc",
+    "  %sb = fsub double %acc1, %bb",
+    "  %e1 = fsub double %acc, %sb",
+    "  %e2 = fsub double %prod, %bb",
+    "  %serr = fadd double %e1, %e2",
+    "  %lo0 = fadd double %lo, %serr",
+    "  %lo1 = fadd double %lo0, %perr"])
+DOUBLE_DOUBLE_PHI = "\n  %lo = phi double [0.0, %entry], [%lo1, %loop]"
+DOUBLE_DOUBLE_FINISH = "  %total = fadd double %acc1, %lo1\n  ret double %total"
+
 
 class MatrixLowering:
     """Per-thread lowerings (mixed into ``function.Function``)."""
@@ -299,22 +317,8 @@ class MatrixLowering:
                  else "  %areg = add i32 %chunk, 0")
         loads = "\n".join(element("a", atype) + element("b", btype))
         if f64:
-            # double-double (%acc, %lo) += a b
-            step = "\n".join([
-                "  %prod = fmul double %ad, %bd",
-                "  %nprod = fneg double %prod",
-                "  %perr = call double @llvm.fma.f64(double %ad, double %bd, double %nprod)",
-                "  %acc1 = fadd double %acc, %prod",
-                "  %bb = fsub double %acc1, %acc",
-                "  %sb = fsub double %acc1, %bb",
-                "  %e1 = fsub double %acc, %sb",
-                "  %e2 = fsub double %prod, %bb",
-                "  %serr = fadd double %e1, %e2",
-                "  %lo0 = fadd double %lo, %serr",
-                "  %lo1 = fadd double %lo0, %perr"])
+            step, extra_phi, finish = DOUBLE_DOUBLE_STEP, DOUBLE_DOUBLE_PHI, DOUBLE_DOUBLE_FINISH
             params, start = ", double %c", "%c"
-            extra_phi = "\n  %lo = phi double [0.0, %entry], [%lo1, %loop]"
-            finish = "  %total = fadd double %acc1, %lo1\n  ret double %total"
         else:
             if atype == "b1":
                 product = f"  %prod = {op} i64 %ad, %bd"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...ptx.ir import TYPE_NAMES
 from .common import unsupported
-from .matrix import SLOT_BYTES
+from .matrix import DOUBLE_DOUBLE_FINISH, DOUBLE_DOUBLE_PHI, DOUBLE_DOUBLE_STEP, SLOT_BYTES
 from .registry import lower
 
 
@@ -274,21 +274,8 @@ class WmmaLowering:
 
         loads = "\n".join(widen("a", atype) + widen("b", btype))
         if f64:
-            step = "\n".join([
-                "  %prod = fmul double %ad, %bd",
-                "  %nprod = fneg double %prod",
-                "  %perr = call double @llvm.fma.f64(double %ad, double %bd, double %nprod)",
-                "  %acc1 = fadd double %acc, %prod",
-                "  %bb = fsub double %acc1, %acc",
-                "  %sb = fsub double %acc1, %bb",
-                "  %e1 = fsub double %acc, %sb",
-                "  %e2 = fsub double %prod, %bb",
-                "  %serr = fadd double %e1, %e2",
-                "  %lo0 = fadd double %lo, %serr",
-                "  %lo1 = fadd double %lo0, %perr"])
+            step, extra_phi, finish = DOUBLE_DOUBLE_STEP, DOUBLE_DOUBLE_PHI, DOUBLE_DOUBLE_FINISH
             params, start = ", double %c", "%c"
-            extra_phi = "\n  %lo = phi double [0.0, %entry], [%lo1, %loop]"
-            finish = "  %total = fadd double %acc1, %lo1\n  ret double %total"
         else:
             mul, add = ("mul", "add") if integer else ("fmul", "fadd")
             step = f"  %prod = {mul} {acc_ty} %ad, %bd\n  %acc1 = {add} {acc_ty} %acc, %prod"

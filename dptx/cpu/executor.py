@@ -54,7 +54,7 @@ class CompiledKernel:
         # A plain kernel with a loop in each thread: warp vectorization wins by far on
         # recurrences (25x on a polynomial) and loses on per-thread streams over rows (4x
         # slower). Both forms are built; the first big enough launch runs half of its blocks
-        # with each and keeps the faster (``chosen``).
+        # with each (quarters, A B B A) and keeps the faster (``chosen``).
         self.alternative = None
         self.chosen = None
         if translation.vector_for_loops:
@@ -465,31 +465,29 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
             and not cooperative:
         # measure both forms on half of the blocks each, keep the faster per block; in the
         # order A B B A over quarters, so that neither form alone pays for the first run's
-        # cold caches and page faults (the vector form, run first on half, was taken for 3x
-        # slower than it is on a grid-stride loop writing fresh pages, and lost)
+        # cold caches and page faults (run first on half the blocks, the vector form of a
+        # grid-stride loop once measured 3x slower than it is, and lost)
         cuts = [rng.start + len(rng) * q // 4 for q in range(5)]
-        order = (ck, ck.alternative, ck.alternative, ck)
-        runs, spent, blocks = [], {}, {}
-        for form, a, z in zip(order, cuts, cuts[1:]):
+        spent = {ck: [0.0, 0], ck.alternative: [0.0, 0]}     # form -> [seconds, blocks]
+        runs = []
+        for form, a, z in zip((ck, ck.alternative, ck.alternative, ck), cuts, cuts[1:]):
             if z <= a:
                 continue
             t0 = time.perf_counter()
             chunks, failures, printed = execute(form, range(a, z))
-            spent[id(form)] = spent.get(id(form), 0.0) + time.perf_counter() - t0
-            blocks[id(form)] = blocks.get(id(form), 0) + z - a
-            runs.append((form, failures, printed, 0.0))
-            if failures:
+            spent[form][0] += time.perf_counter() - t0
+            spent[form][1] += z - a
+            runs.append((form, failures, printed))
+            if failures:    # the lowest faulting block is in this quarter: no more blocks
                 break
-        ck.chosen = min((ck, ck.alternative),
-                        key=lambda f: spent.get(id(f), 0.0) / max(blocks.get(id(f), 0), 1)
-                        if id(f) in spent else float("inf"))
+        ck.chosen = min((f for f in spent if spent[f][1]), key=lambda f: spent[f][0] / spent[f][1])
     else:
         form = ck.chosen or ck
         chunks, failures, printed = execute(form, rng)
-        runs = [(form, failures, printed, 0.0)]
+        runs = [(form, failures, printed)]
     keep_alive = (table, param_buf, buffers, heap)  # noqa: F841 - native code points into these
     _print_records(kernel, [p for run in runs for p in run[2]], buffers)
-    for form, failures, _, _ in runs:
+    for form, failures, _ in runs:
         if failures:
             raise _error(kernel, form, failures[0][1].error, g, b, buffers, shared_size)
 

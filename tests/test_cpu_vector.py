@@ -331,3 +331,51 @@ def test_a_fault_while_both_forms_are_measured_names_the_lowest_block(monkeypatc
     y = np.zeros(64 * 32, np.float32)
     with pytest.raises(dptx.DptxMemoryError, match=rf"block {bad} \({bad}, 0, 0\)"):
         cpu.launch(k, 64, 32, [y, np.int32(y.size), np.int32(bad), np.int32(3)])
+
+
+MATH = r'''extern "C" __global__ void math(const float* x, const double* xd, float* out, double* outd) {
+    // a barrier makes the kernel warp-vectorized; each result is one PTX math instruction
+    __shared__ float s[128];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = x[i];
+    double w = xd[i];
+    s[threadIdx.x] = v;
+    __syncthreads();
+    v = s[(threadIdx.x + 1) % blockDim.x];
+    out[8 * i + 0] = __fsqrt_rn(v);
+    out[8 * i + 1] = __frcp_rn(v);
+    out[8 * i + 2] = rsqrtf(v);
+    out[8 * i + 3] = __sinf(v);
+    out[8 * i + 4] = __cosf(v);
+    out[8 * i + 5] = exp2f(v);
+    out[8 * i + 6] = __log2f(v);
+    out[8 * i + 7] = sqrtf(v);
+    outd[2 * i + 0] = sqrt(w);
+    outd[2 * i + 1] = __drcp_rn(w);
+}'''
+
+
+def test_math_functions_run_as_vectors_with_the_per_thread_results(monkeypatch):
+    """sqrt, rcp, rsqrt, sin, cos, ex2, lg2 in the warp-vectorized form: bit for bit the
+    per-thread form's values; the .rn forms (sqrt, rcp) exactly numpy's."""
+    k = dptx.RawModule(MATH).get_function("math")
+    rng = np.random.default_rng(11)
+    n = 4 * 128
+    x = rng.uniform(0.01, 50, n).astype(np.float32)
+    xd = rng.uniform(0.01, 50, n)
+    results = {}
+    for mode in ("1", "0"):
+        monkeypatch.setenv("DPTX_CPU_VECTOR", mode)
+        assert executor.compile_kernel(k).vector == (mode == "1")
+        out, outd = np.zeros(8 * n, np.float32), np.zeros(2 * n)
+        cpu.launch(k, 4, 128, [x, xd, out, outd])
+        results[mode] = out.reshape(n, 8), outd.reshape(n, 2)
+    assert np.array_equal(results["1"][0].view(np.uint32), results["0"][0].view(np.uint32))
+    assert np.array_equal(results["1"][1], results["0"][1])
+    v = x.reshape(4, 128)[:, (np.arange(128) + 1) % 128].ravel()
+    out, outd = results["1"]
+    assert np.array_equal(out[:, 0], np.sqrt(v)) and np.array_equal(out[:, 7], np.sqrt(v))
+    assert np.array_equal(out[:, 1], np.float32(1) / v)
+    assert np.array_equal(outd[:, 0], np.sqrt(xd)) and np.array_equal(outd[:, 1], 1.0 / xd)
+    np.testing.assert_allclose(out[:, 2], 1 / np.sqrt(v.astype(np.float64)), rtol=2e-7)
+    np.testing.assert_allclose(out[:, 5], np.exp2(v.astype(np.float64)), rtol=2e-7)

@@ -41,11 +41,13 @@ from .lowering.compare import CompareVectorLowering
 from .lowering.conversion import ConversionVectorLowering
 from .lowering.sync import SyncVectorLowering
 from .lowering.matrix import MatrixVectorLowering
+from .lowering.float_math import FloatMathVectorLowering
 
 
 class VectorFunction(VectorMemoryAccess, MemoryVectorLowering, ArithmeticVectorLowering,
                      BitsVectorLowering, CompareVectorLowering, ConversionVectorLowering,
-                     SyncVectorLowering, MatrixVectorLowering, Function):
+                     SyncVectorLowering, MatrixVectorLowering, FloatMathVectorLowering,
+                     Function):
     """The kernel body for one warp: ``@thread(ctx, ti, null, 0, frame, kw)`` returns 0 when
     the warp is done, ST_BAR at a barrier (to be called again) or ST_ERR on a fault."""
 

@@ -2,8 +2,8 @@
 ``tanh``, ``copysign``, ``testp``."""
 from __future__ import annotations
 
-from .common import LLTY
-from .registry import lower
+from .common import FLOATS, LLTY, W, sfx, vt
+from .registry import lower, lower_vector
 
 
 class FloatMathLowering:
@@ -90,3 +90,46 @@ class FloatMathLowering:
             c2 = self.tmp(); self.emit(f"{c2} = fcmp one {ty} {a}, 0.0")
             self.emit(f"{r} = and i1 {c1}, {c2}")
         self.write(inst.operands[0], r, "i1", inst)
+
+
+class FloatMathVectorLowering:
+    """Warp-vectorized lowerings (mixed into ``vector.VectorFunction``) of the functions whose
+    per-thread lowering is one LLVM operation per element: ``sqrt`` and ``rcp`` rounded to
+    nearest (or .approx, which the per-thread form computes the same way), ``rsqrt``, and
+    ``sin``/``cos``/``ex2``/``lg2`` (libm's functions, as per thread). The same operation on
+    ``<32 x T>`` gives each lane the per-thread form's value; .ftz, directed rounding and the
+    half types return False (lane by lane)."""
+
+    def vfloat(self, inst, em, compute):
+        t = self.itype(inst)
+        if len(inst.types) != 1 or t not in FLOATS or \
+                not self.simple(inst, ("rn", "approx", "full")) or \
+                not self.all_readable(inst.operands[1:]):
+            return False
+        ty = LLTY[t]
+        args = [self.vread(o, ty, inst) for o in inst.operands[1:]]
+        self.vwrite(inst.operands[0], compute(args, ty), ty, em, inst)
+
+    def vintrinsic(self, name: str, args, ty: str) -> str:
+        return self.vcall(vt(ty), f"llvm.{name}.v{W}{sfx(ty)}", [f"{vt(ty)} {a}" for a in args])
+
+    def vreciprocal(self, value: str, ty: str) -> str:
+        return self.op2("fdiv", vt(ty), f"splat ({ty} 1.0)", value)
+
+    @lower_vector("sqrt")
+    def v_sqrt(self, inst, em):
+        return self.vfloat(inst, em, lambda a, ty: self.vintrinsic("sqrt", a, ty))
+
+    @lower_vector("rcp")
+    def v_rcp(self, inst, em):
+        return self.vfloat(inst, em, lambda a, ty: self.vreciprocal(a[0], ty))
+
+    @lower_vector("rsqrt")
+    def v_rsqrt(self, inst, em):
+        return self.vfloat(inst, em, lambda a, ty: self.vreciprocal(
+            self.vintrinsic("sqrt", a, ty), ty))
+
+    @lower_vector("sin", "cos", "ex2", "lg2")
+    def v_libm(self, inst, em):
+        name = {"sin": "sin", "cos": "cos", "ex2": "exp2", "lg2": "log2"}[inst.opcode]
+        return self.vfloat(inst, em, lambda a, ty: self.vintrinsic(name, a, ty))

@@ -39,8 +39,25 @@ def mixed():
             dptx.shutdown()
 
 
-def gpu_worker(client) -> str:
-    return next(a for a, w in client.scheduler_info()["workers"].items() if w["name"] == "gpu")
+def gpu_worker(client, timeout: float = 30.0) -> str:
+    """The GPU worker's address (waiting for it while its nanny restarts it)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [a for a, w in client.scheduler_info()["workers"].items() if w["name"] == "gpu"]
+        if found:
+            return found[0]
+        assert time.monotonic() < deadline, "the GPU worker left and did not come back"
+        time.sleep(0.2)
+
+
+def assert_same_gpu_worker(client, address: str) -> None:
+    """A valid kernel must not cost the GPU worker its process: if it was replaced, say why
+    (the scheduler's events about the old worker, the reason it gave when it closed)."""
+    now = gpu_worker(client)
+    if now != address:
+        events = client.get_events(address)
+        raise AssertionError(f"the GPU worker {address} was replaced by {now} during this "
+                             f"test; the scheduler's events about it: {events}")
 
 
 def standin_launches(client) -> int:
@@ -90,6 +107,7 @@ def test_corpus_kernels_on_the_mixed_cluster(mixed, case):
     value, module variables, reduction atomics, fp16..., each launch shared between the GPU
     worker's GPU path and the CPU worker, bitwise equal to the in-process CPU where the
     kernel is deterministic, and against the case's numpy reference."""
+    gpu = gpu_worker(mixed)
     before = standin_launches(mixed)
     kernel = dptx.RawModule(source(case), options=case.options).get_function(case.kernel)
     args = case.make_args(np.random.default_rng(3))
@@ -102,6 +120,7 @@ def test_corpus_kernels_on_the_mixed_cluster(mixed, case):
         kernel(case.grid, case.block, dev, shared_mem=case.shared_mem)
     check_outputs(case, args, {i: d.get() for i, d in enumerate(dev)
                                if isinstance(d, dptx.ndarray)}, local, "mixed cluster")
+    assert_same_gpu_worker(mixed, gpu)
     # a launch whose chunks cannot be merged (atomics whose results are used...) runs as one
     # chunk on one worker, either one; test_gpu_standin runs those through dptx.gpu
     if np.prod(case.grid) > 1 and merge_facts(kernel.module, kernel.function).mergeable:

@@ -83,6 +83,17 @@ class MatrixLowering:
         # one rounding to f16 (through f32 rounded to odd: no double rounding)
         return self.to_half_bits(inst, total, "double", "half")
 
+    def integer_accumulate(self, dot: str, c: str, satfinite: bool) -> str:
+        """``dot`` (i64, exact) plus the .s32 accumulator element ``c``, as .s32: wrapping,
+        or clamped to the s32 range with .satfinite."""
+        wide = self.tmp(); self.emit(f"{wide} = sext i32 {c} to i64")
+        total = self.tmp(); self.emit(f"{total} = add i64 {dot}, {wide}")
+        if satfinite:
+            lo = self.tmp(); self.emit(f"{lo} = call i64 @llvm.smax.i64(i64 {total}, i64 -2147483648)")
+            total = self.tmp(); self.emit(f"{total} = call i64 @llvm.smin.i64(i64 {lo}, i64 2147483647)")
+        r = self.tmp(); self.emit(f"{r} = trunc i64 {total} to i32")
+        return r
+
     def warp_meets(self, inst):
         self.sync_point(ST_WARP, {7: inst.line})
 
@@ -223,12 +234,7 @@ class MatrixLowering:
                           f"double {cs[i]})")
             elif integer:
                 self.emit(f"{r} = call i64 @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
-                c = self.tmp(); self.emit(f"{c} = sext i32 {cs[i]} to i64")
-                total = self.tmp(); self.emit(f"{total} = add i64 {r}, {c}")
-                if satfinite:     # clamp to the s32 range (else it wraps)
-                    lo = self.tmp(); self.emit(f"{lo} = call i64 @llvm.smax.i64(i64 {total}, i64 -2147483648)")
-                    total = self.tmp(); self.emit(f"{total} = call i64 @llvm.smin.i64(i64 {lo}, i64 2147483647)")
-                r = self.tmp(); self.emit(f"{r} = trunc i64 {total} to i32")
+                r = self.integer_accumulate(r, cs[i], satfinite)
             else:
                 self.emit(f"{r} = call double @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
                 r = self.accumulate(inst, r, cs[i], ctype, dtype)
@@ -404,6 +410,33 @@ done:
             out.append(self.byte_offset(p, off))
         return out
 
+    def move_fragments(self, inst, regs, trans: bool, store: bool) -> None:
+        """This lane's register of each matrix read from (ldmatrix) or written to (stmatrix)
+        the rows the lanes gave: one 4-byte access, or transposed one 2-byte access per
+        element (element 0 in the low half of the register)."""
+        for i, r in enumerate(regs):
+            ptrs = self.fragment_pointers(i, trans)
+            if store:
+                v = self.read(r, "i32", inst)
+                if not trans:
+                    self.emit(f"store i32 {v}, ptr {ptrs[0]}, align 4")
+                    continue
+                for j, q in enumerate(ptrs):
+                    s = self.tmp(); self.emit(f"{s} = lshr i32 {v}, {16 * j}")
+                    h = self.tmp(); self.emit(f"{h} = trunc i32 {s} to i16")
+                    self.emit(f"store i16 {h}, ptr {q}, align 2")
+                continue
+            if not trans:
+                v = self.tmp(); self.emit(f"{v} = load i32, ptr {ptrs[0]}, align 4")
+            else:
+                halves = []
+                for q in ptrs:
+                    h = self.tmp(); self.emit(f"{h} = load i16, ptr {q}, align 2")
+                    halves.append(self.conv(h, "i16", "i32"))
+                hi = self.tmp(); self.emit(f"{hi} = shl i32 {halves[1]}, 16")
+                v = self.tmp(); self.emit(f"{v} = or i32 {hi}, {halves[0]}")
+            self.write(r, v, "i32", inst)
+
     @lower("ldmatrix")
     def op_ldmatrix(self, inst):
         count, space = self.matrix_form(inst, "ldmatrix")
@@ -411,23 +444,9 @@ done:
         if len(d_regs) != count:
             raise unsupported(inst, f"ldmatrix .x{count} writes {count} registers")
         trans = "trans" in inst.modifiers
-
-        def take():
-            for i, r in enumerate(d_regs):
-                ptrs = self.fragment_pointers(i, trans)
-                if not trans:
-                    v = self.tmp(); self.emit(f"{v} = load i32, ptr {ptrs[0]}, align 4")
-                else:
-                    halves = []
-                    for q in ptrs:
-                        h = self.tmp(); self.emit(f"{h} = load i16, ptr {q}, align 2")
-                        halves.append(self.conv(h, "i16", "i32"))
-                    hi = self.tmp(); self.emit(f"{hi} = shl i32 {halves[1]}, 16")
-                    v = self.tmp(); self.emit(f"{v} = or i32 {hi}, {halves[0]}")
-                self.write(r, v, "i32", inst)
-
-        self.warp_phases(inst, lambda: self.give_row_addresses(inst, inst.operands[1], count,
-                                                               space), take)
+        self.warp_phases(inst,
+                         lambda: self.give_row_addresses(inst, inst.operands[1], count, space),
+                         lambda: self.move_fragments(inst, d_regs, trans, store=False))
 
     @lower("stmatrix")
     def op_stmatrix(self, inst):
@@ -438,21 +457,9 @@ done:
         if len(s_regs) != count:
             raise unsupported(inst, f"stmatrix .x{count} stores {count} registers")
         trans = "trans" in inst.modifiers
-
-        def take():
-            for i, r in enumerate(s_regs):
-                v = self.read(r, "i32", inst)
-                ptrs = self.fragment_pointers(i, trans)
-                if not trans:
-                    self.emit(f"store i32 {v}, ptr {ptrs[0]}, align 4")
-                else:
-                    for j, q in enumerate(ptrs):
-                        s = self.tmp(); self.emit(f"{s} = lshr i32 {v}, {16 * j}")
-                        h = self.tmp(); self.emit(f"{h} = trunc i32 {s} to i16")
-                        self.emit(f"store i16 {h}, ptr {q}, align 2")
-
-        self.warp_phases(inst, lambda: self.give_row_addresses(inst, inst.operands[0], count,
-                                                               space), take)
+        self.warp_phases(inst,
+                         lambda: self.give_row_addresses(inst, inst.operands[0], count, space),
+                         lambda: self.move_fragments(inst, s_regs, trans, store=True))
 
     @lower("movmatrix")
     def op_movmatrix(self, inst):

@@ -229,12 +229,7 @@ class WmmaLowering:
                     self.emit(f"{r} = call double @\"{dot}\"(ptr {base}, i32 {row}, i32 {col}, double {c})")
                 elif integer:
                     self.emit(f"{r} = call i64 @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
-                    cw = self.tmp(); self.emit(f"{cw} = sext i32 {c} to i64")
-                    total = self.tmp(); self.emit(f"{total} = add i64 {r}, {cw}")
-                    if "satfinite" in mods:     # clamp to the s32 range (else it wraps)
-                        lo = self.tmp(); self.emit(f"{lo} = call i64 @llvm.smax.i64(i64 {total}, i64 -2147483648)")
-                        total = self.tmp(); self.emit(f"{total} = call i64 @llvm.smin.i64(i64 {lo}, i64 2147483647)")
-                    r = self.tmp(); self.emit(f"{r} = trunc i64 {total} to i32")
+                    r = self.integer_accumulate(r, c, "satfinite" in mods)
                 else:
                     self.emit(f"{r} = call double @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
                     r = self.accumulate(inst, r, c, ctype, dtype)
@@ -388,13 +383,8 @@ done:
                 row = self.tmp(); self.emit(f"{row} = lshr i32 {e1}, 3")
                 col = self.tmp(); self.emit(f"{col} = and i32 {e1}, 7")
                 r = self.tmp(); self.emit(f"{r} = call i64 @\"{dot}\"(ptr {base}, i32 {row}, i32 {col})")
-                c = self.tmp(); self.emit(f"{c} = sext i32 {self.read(c_regs[j], 'i32', inst)} to i64")
-                total = self.tmp(); self.emit(f"{total} = add i64 {r}, {c}")
-                if "satfinite" in mods:     # clamp to the s32 range (else it wraps)
-                    lo = self.tmp(); self.emit(f"{lo} = call i64 @llvm.smax.i64(i64 {total}, i64 -2147483648)")
-                    total = self.tmp(); self.emit(f"{total} = call i64 @llvm.smin.i64(i64 {lo}, i64 2147483647)")
-                out = self.tmp(); self.emit(f"{out} = trunc i64 {total} to i32")
-                results.append(out)
+                results.append(self.integer_accumulate(r, self.read(c_regs[j], "i32", inst),
+                                                       "satfinite" in mods))
             for reg, v in zip(d_regs, results):
                 self.write(reg, v, "i32", inst)
 

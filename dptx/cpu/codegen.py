@@ -149,6 +149,7 @@ class Module:
             bodies.append(fn.render())
             if f is self.kernel:
                 kernel_fn = fn
+        self.kernel_function = kernel_fn      # what its translation found (tests look)
         kw = max(len(kernel_fn.constant_slots), 1)
         if self.vector_plan is not None:
             self.frame_bytes = kernel_fn.frame_bytes

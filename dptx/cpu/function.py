@@ -659,6 +659,7 @@ class FunctionCore:
                     live_in_block[blk.index] = live
                     changed = True
         self.inst_defs = defs
+        self.inst_uses = uses
         self.live_across = [None] * len(insts)
         for blk in cfg.blocks:
             live = set()

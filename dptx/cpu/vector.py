@@ -34,6 +34,7 @@ from .lowering.common import (LLTY, ST_ERR, unsupported, W, F_WARP, F_DEAD, F_NO
 from .function import Function
 from .lowering.registry import scalar_lowering, vector_lowering
 from .vector_memory import VectorMemoryAccess
+from .vector_loop import FullWarpLoops
 from .lowering.memory import MemoryVectorLowering
 from .lowering.arithmetic import ArithmeticVectorLowering
 from .lowering.bits import BitsVectorLowering
@@ -44,7 +45,7 @@ from .lowering.matrix import MatrixVectorLowering
 from .lowering.float_math import FloatMathVectorLowering
 
 
-class VectorFunction(VectorMemoryAccess, MemoryVectorLowering, ArithmeticVectorLowering,
+class VectorFunction(VectorMemoryAccess, FullWarpLoops, MemoryVectorLowering, ArithmeticVectorLowering,
                      BitsVectorLowering, CompareVectorLowering, ConversionVectorLowering,
                      SyncVectorLowering, MatrixVectorLowering, FloatMathVectorLowering,
                      Function):
@@ -73,6 +74,8 @@ class VectorFunction(VectorMemoryAccess, MemoryVectorLowering, ArithmeticVectorL
         self.flag_rule = {}         # (instruction index, register) -> how it sets the flag
         self.flags_base = 0
         self.fast = None            # in the fast copy of a region: instruction index -> access
+        self.full_warp = False      # emitting a full-warp loop (vector_loop): every lane runs
+        self.full_warp_loops = {}   # block index -> vector_loop.FullWarpLoop
 
     # -- small vector helpers ----------------------------------------------------------------
     def declare_intrinsic(self, line: str):
@@ -156,7 +159,8 @@ class VectorFunction(VectorMemoryAccess, MemoryVectorLowering, ArithmeticVectorL
         if not isinstance(op, ir.Reg) or op.name not in self.regs:
             raise unsupported(inst, f"destination {op}")
         rty = self.regs[op.name]
-        pending = self.flag_before_write(op.name, inst) if op.name not in self.uniform else None
+        pending = self.flag_before_write(op.name, inst) \
+            if op.name not in self.uniform and not self.full_warp else None
         self.forget_patterns(op.name)
         if op.name in self.uniform:
             # every active lane holds the same value (vote, activemask...): keep one
@@ -167,6 +171,11 @@ class VectorFunction(VectorMemoryAccess, MemoryVectorLowering, ArithmeticVectorL
             self.save_written(op.name, scalar, rty)
             return
         v = self.vconv(value, ty, rty, signed)
+        if self.full_warp and em == "-1":
+            # every lane runs the loop, whose entry forgot the registers' lane patterns
+            self.emit(f"store {vt(rty)} {v}, ptr {self.reg_ptr(op.name)}")
+            self.save_written(op.name, v, vt(rty))
+            return
         if em == self.block_mask and self.block_index not in self.plan.divergent_blocks \
                 and op.name not in self.waiting_live:
             # every live lane runs this block (the others exited or went where this register
@@ -556,6 +565,7 @@ class VectorFunction(VectorMemoryAccess, MemoryVectorLowering, ArithmeticVectorL
         self.lane_step = lane_steps(self.f, self.plan.divergent)
         self.compute_liveness()
         self.plan_regions()
+        self.plan_full_warp_loops()
         self.plan_saves()
         plan, cfg, insts = self.plan, self.plan.cfg, self.f.instructions
         for b in plan.nosync:
@@ -579,6 +589,13 @@ class VectorFunction(VectorMemoryAccess, MemoryVectorLowering, ArithmeticVectorL
             self.pattern_cache, self.range_cache = {}, {}
             self.emit(f"store i32 {m}, ptr %curmask")
             self.block_mask, self.block_index = m, b
+            if b in self.full_warp_loops:
+                general = self.label("general")
+                failed = self.emit_full_warp_loop(b, blk, m, general, skip)
+                self.block(general)
+                m = self.tmp(); self.emit(f"{m} = phi i32 [{self.block_mask}, %{body}], [-1, %{failed}]")
+                self.emit(f"store i32 {m}, ptr %curmask")
+                self.block_mask = m
             last = insts[blk.end - 1] if blk.end > blk.start else None
             is_term = last is not None and last.opcode in ("bra", "ret", "exit")
             self.emit_range(blk.start, blk.end - (1 if is_term else 0))
@@ -644,10 +661,21 @@ class VectorFunction(VectorMemoryAccess, MemoryVectorLowering, ArithmeticVectorL
             qi = self.tmp(); self.emit(f"{qi} = fptoui {f64} {qf} to {i32}")
             r = self.op2("sub", i32, v, self.op2("mul", i32, qi, self.splat(d, "i32")))
             return qi, r
+        # a one-dimensional block (the usual case) needs no division
+        flat = self.op2("icmp eq", "i32", self.op2("mul", "i32", by, bz), "1")
+        one, many, join = self.label("tid1"), self.label("tidn"), self.label("tidj")
+        self.emit(f"br i1 {flat}, label %{one}, label %{many}")
+        self.block(one)
+        for k, v in enumerate((lt, "zeroinitializer", "zeroinitializer", lt)):
+            self.emit(f"store {i32} {v}, ptr {self.frame_ptr(F_TID + 4 * W * k)}, align 4")
+        self.emit(f"br label %{join}")
+        self.block(many)
         q1, tx = divmod_(lt, bx)
         tz, ty = divmod_(q1, by)
         for k, v in enumerate((tx, ty, tz, lt)):
             self.emit(f"store {i32} {v}, ptr {self.frame_ptr(F_TID + 4 * W * k)}, align 4")
+        self.emit(f"br label %{join}")
+        self.block(join)
         nthr = self.op2("mul", "i32", self.op2("mul", "i32", bx, by), bz)
         exists = self.bits(self.op2("icmp ult", i32, lt, self.splat(nthr, "i32")))
         self.frame_store(F_DEAD, self.op2("xor", "i32", exists, "-1"))

@@ -211,6 +211,8 @@ class VectorMemoryAccess:
         return self.frame_ptr(self.flags_base + self.flag_offsets[name])
 
     def clear_flags(self, names):
+        if self.full_warp:
+            return      # cleared for the whole loop where it was entered
         for name in names:
             if name in self.flag_offsets:
                 self.frame_store(self.flags_base + self.flag_offsets[name], "0")
@@ -344,7 +346,16 @@ class VectorMemoryAccess:
                           + ", ".join(f"i32 {j + k * h}" for j in range(h)) + ">")
                 self.emit(f"store {hty} {part}, ptr {p}, align 1")
             return
-        if self.space_of(inst) != "shared":
+        if self.space_of(inst) != "shared" and self.full_warp and step:
+            # a full-warp loop (the grid-stride idiom) visits each warp's span once per
+            # iteration, the streams of all iterations interleaved: too many for the
+            # hardware prefetcher. The warp two after this one reads the span two further
+            # on at this iteration (addresses affine in the thread index): fetch it now.
+            for k in range(0, W * step, 64):
+                a = self.op2("add", "i64", self.op2("add", "i64", host, r0), str(addr.offset + 2 * W * step + k))
+                p = self.tmp(); self.emit(f"{p} = inttoptr i64 {a} to ptr")
+                self.emit(f"call void @llvm.prefetch.p0(ptr {p}, i32 0, i32 3, i32 1)")
+        elif self.space_of(inst) != "shared" and not self.full_warp:
             hp = self.tmp(); self.emit(f"{hp} = inttoptr i64 {host} to ptr")
             self.stride_prefetch(hp, (None, r0, r16, None, None))
         if step:

@@ -1,0 +1,212 @@
+"""Full-warp loops of the warp-vectorized form (mixed into ``vector.VectorFunction``).
+
+The grid-stride loop of CUB, Thrust and most library code compiles to one block that
+branches back to itself, with all 32 lanes in it for all iterations but the last. The
+general form runs every iteration with lane masks: each register write merged with the
+lanes' old values, each fast region checked and split into a fast and a general copy, the
+lanes that continue sent back through the warp's frame. A full-warp loop is a third copy of
+such a block for iterations that every lane runs:
+
+- one check per iteration, before anything is written: the address computations of the
+  iteration (its backward slice from the accesses' base registers: pure arithmetic on the
+  iteration's inputs) run first, each access's lanes are checked to have their guessed
+  pattern and to lie in their buffer, and the registers the slice wrote are put back;
+- then the body, every register write a plain vector store (every lane runs it), every
+  access a plain half-warp vector access; LLVM merges the slice's computations with the
+  body's, so the check costs a few compares;
+- while every lane takes the back edge the loop stays here; when some lanes leave, the
+  masks go to the frame and the general form takes over, as it does when a check fails
+  (it then redoes the iteration, with a fault reported exactly as ever).
+
+Only blocks whose instructions cannot fault or touch memory other than through such
+accesses qualify (``FULL_WARP_PURE``). Registers the block writes lose their lane-pattern
+flags when the loop is entered (unknown is always safe), so the loop keeps none."""
+from __future__ import annotations
+
+from ..ptx import ir
+from .lowering.common import BITS, W, vt
+
+# instructions that compute from registers only: no memory, no warp state, no fault
+FULL_WARP_PURE = frozenset({
+    "add", "sub", "mul", "mad", "mul24", "mad24", "sad", "div", "rem", "abs", "neg", "min",
+    "max", "fma", "and", "or", "xor", "not", "cnot", "shl", "shr", "bfe", "bfi", "brev",
+    "popc", "clz", "bfind", "prmt", "lop3", "shf", "setp", "set", "selp", "slct", "mov",
+    "cvt", "sqrt", "rsqrt", "rcp", "sin", "cos", "ex2", "lg2", "tanh", "copysign", "testp",
+    "dp4a", "dp2a"})
+
+
+class FullWarpLoop:
+    __slots__ = ("accesses", "slice", "slice_writes", "writes")
+
+    def __init__(self, accesses, slice_, slice_writes, writes):
+        self.accesses = accesses          # instruction index -> ((base, space, size, step), offset)
+        self.slice = slice_               # instruction indices the accesses' addresses need
+        self.slice_writes = slice_writes  # registers those write (put back after the check)
+        self.writes = writes              # registers the block writes
+
+
+class FullWarpLoops:
+    def plan_full_warp_loops(self):
+        self.full_warp_loops = {}
+        for b in self.plan.order:
+            spec = self.full_warp_loop_spec(b)
+            if spec is not None:
+                self.full_warp_loops[b] = spec
+
+    def full_warp_loop_spec(self, b: int):
+        """A ``FullWarpLoop`` when block ``b`` branches back to itself, holds at least one
+        access, and every access has a guessed lane pattern in a known buffer, with an
+        address computed by pure instructions of the block (or coming in); else None."""
+        blk = self.plan.cfg.blocks[b]
+        insts = self.f.instructions
+        if blk.end - blk.start < 2:
+            return None
+        last = insts[blk.end - 1]
+        if last.opcode != "bra" or last.guard is None \
+                or self.plan.label_block.get(last.operands[0].name) != b:
+            return None
+        accesses, writes = {}, set()
+        for i in range(blk.start, blk.end - 1):
+            inst = insts[i]
+            if inst.opcode in ("ld", "ldu", "st"):
+                cand = self.fast_candidate(i)
+                if cand is None:
+                    return None
+                accesses[i] = cand
+            elif inst.opcode not in FULL_WARP_PURE or "cc" in inst.modifiers:
+                return None
+            writes |= self.writes(inst)
+        if not accesses:
+            return None
+        chosen = set()
+
+        def need(name: str, before: int) -> bool:
+            """The definitions of ``name`` that reach instruction ``before`` within the
+            block go into the slice (with what they read); False when one is not pure."""
+            for j in range(before - 1, blk.start - 1, -1):
+                if name not in self.inst_defs[j]:
+                    continue
+                if j in chosen:
+                    return True
+                if insts[j].opcode not in FULL_WARP_PURE:
+                    return False
+                chosen.add(j)
+                if not all(need(src, j) for src in sorted(self.inst_uses[j])):
+                    return False
+                # a guarded definition may leave the older value: that one is needed too
+                return insts[j].guard is None or need(name, j)
+            return True
+        for i, (key, _) in accesses.items():
+            if not need(key[0], i):
+                return None
+        slice_writes = set()
+        for j in chosen:
+            slice_writes |= self.inst_defs[j]
+        return FullWarpLoop(accesses, sorted(chosen), sorted(slice_writes), writes)
+
+    # -- emission ------------------------------------------------------------------------------
+    def emit_full_warp_loop(self, b: int, blk, mask: str, general: str, after: str) -> str:
+        """Emitted at the start of block ``b``'s body, whose lanes are ``mask``: when every
+        lane is there, run the full-warp loop. Returns the label (``general``'s predecessor
+        besides the body) from which the general form is entered with every lane."""
+        spec = self.full_warp_loops[b]
+        insts = self.f.instructions
+        last = insts[blk.end - 1]
+        enter, head, body, fail, leave = (self.label(h) for h in ("fwe", "fwh", "fwb", "fwf", "fwl"))
+        full = self.op2("icmp eq", "i32", mask, "-1")
+        self.emit(f"br i1 {full}, label %{enter}, label %{general}")
+        self.block(enter)
+        self.clear_flags(sorted(spec.writes))
+        self.emit("store i32 -1, ptr %curmask")
+        self.emit(f"br label %{head}")
+        saved_mask, saved_index = self.block_mask, self.block_index
+        self.block_mask, self.full_warp = "-1", True
+        try:
+            # the check: the address slice, then every access's pattern and bounds
+            self.block(head)
+            self.pattern_cache, self.range_cache = {}, {}
+            snapshot = {}
+            for name in spec.slice_writes:
+                snapshot[name] = self.tmp()
+                self.emit(f"{snapshot[name]} = load {self.reg_type(name)}, ptr {self.reg_ptr(name)}")
+            ok = "true"
+            slice_ = set(spec.slice)
+            for i in range(blk.start, blk.end - 1):
+                self.inst_index = i
+                if i in slice_:
+                    self.vinstruction(insts[i])
+                elif i in spec.accesses:
+                    ok = self.op2("and", "i1", ok, self.full_warp_access_ok(*spec.accesses[i]))
+            for name, value in snapshot.items():
+                self.emit(f"store {self.reg_type(name)} {value}, ptr {self.reg_ptr(name)}")
+            self.emit(f"br i1 {ok}, label %{body}, label %{fail}, !prof !1")
+            # the iteration, every lane, every access plain
+            self.block(body)
+            self.pattern_cache, self.range_cache = {}, {}
+            for i in range(blk.start, blk.end - 1):
+                self.inst_index = i
+                if i in spec.accesses:
+                    key, _ = spec.accesses[i]
+                    self.fast_memory(insts[i], "-1", insts[i].opcode != "st",
+                                     self.full_warp_anchors(key))
+                else:
+                    self.vinstruction(insts[i])
+            self.inst_index = blk.end - 1
+            taken = self.effective_mask(last)
+            again = self.op2("icmp eq", "i32", taken, "-1")
+            self.emit(f"br i1 {again}, label %{head}, label %{leave}, !prof !1")
+            # some lanes leave: the general form's masks, as its terminator would set them
+            self.block(leave)
+            self.terminator(blk, last)
+            self.emit(f"br label %{after}")
+        finally:
+            self.block_mask, self.block_index, self.full_warp = saved_mask, saved_index, False
+        self.block(fail)
+        self.emit(f"br label %{general}")
+        self.pattern_cache, self.range_cache = {}, {}
+        return fail
+
+    def reg_type(self, name: str) -> str:
+        rty = self.regs[name]
+        return rty if name in self.uniform else vt(rty)
+
+    def full_warp_window(self, key):
+        """(window base, host address, size) of the buffer an access of ``key`` uses."""
+        name, space, _, _ = key
+        if space == "shared":
+            sp = self.ctx_ptr("shared")
+            host = self.tmp(); self.emit(f"{host} = ptrtoint ptr {sp} to i64")
+            return "0", host, self.ctx("shared_size")
+        return self.known_window(ir.Reg(name))
+
+    def full_warp_anchors(self, key):
+        """(host, lane-0 offset, lane-16 offset, step) in the buffer, as ``fast_memory``
+        takes them, from the base register as it is here."""
+        name, _, _, step = key
+        wbase, host, _ = self.full_warp_window(key)
+        rty = self.regs[name]
+        value = self.vread(ir.Reg(name), rty, None)
+        anchors = []
+        for lane in (0, W // 2):
+            x = self.tmp(); self.emit(f"{x} = extractelement {vt(rty)} {value}, i32 {lane}")
+            anchors.append(self.op2("sub", "i64", self.conv(x, rty, "i64"), wbase))
+        return host, anchors[0], anchors[1], step
+
+    def full_warp_access_ok(self, key, offset: int) -> str:
+        """i1: every lane of the access holds its half-warp's anchor plus its lane step
+        times its position (``pattern_check``), and both half-warps' spans lie in the buffer
+        without wrapping (as ``region_check``)."""
+        name, _, size, step = key
+        wbase, _, limit = self.full_warp_window(key)
+        _, r0, r16, _ = self.full_warp_anchors(key)
+        ok = self.pattern_check(name)
+        for anchor in (r0, r16):
+            first = self.op2("add", "i64", anchor, str(offset))
+            end = self.op2("add", "i64", anchor, str(offset + size + 15 * step))
+            ordered = self.op2("icmp ule", "i64", first, end)
+            inside = self.op2("icmp ule", "i64", end, limit)
+            ok = self.op2("and", "i1", ok, self.op2("and", "i1", ordered, inside))
+            if BITS.get(self.regs[name]) == 32:
+                top = self.op2("add", "i64", self.op2("add", "i64", anchor, wbase), str(15 * step))
+                ok = self.op2("and", "i1", ok, self.op2("icmp ule", "i64", top, str(0xFFFFFFFF)))
+        return ok

@@ -2,9 +2,8 @@
 
 Each kernel runs through ``dptx.cpu.launch`` (all cores), as the same computation in C built
 with ``gcc -O3 -march=native -fopenmp`` on as many threads, and in numpy where it fits.
-Targets (dptx / C): vecadd and saxpy within 1.5x, Black-Scholes within 2x, tiled matmul and a
-shuffle reduction within 3x; the grid-stride loop within 1.5x and the tree reduction within
-2x (issue 18's targets). Also prints JIT compile time, cached reload time, and the cold
+Targets (dptx / C, issue 18's): vecadd and saxpy within 1.3x, Black-Scholes and the
+grid-stride loop within 1.5x, tiled matmul and the two reductions within 2x. Also prints JIT compile time, cached reload time, and the cold
 compile time of each kernel with an empty cache beside ptxas.
 Needs gcc with OpenMP (the benchmark only; dptx itself never needs a C compiler).
 
@@ -206,13 +205,13 @@ def main():
     t_d, t_c, t_n = side_by_side(lambda: cpu.launch(k["vecadd"], (n // 256,), (256,), [a, b, c, np.int32(n)]),
                                  lambda: so.vecadd(ptr(a), ptr(b), ptr(c), n),
                                  lambda: np.add(a, b, out=c))
-    rows.append(("vecadd 16M f32", t_d, t_c, t_n, 1.5))
+    rows.append(("vecadd 16M f32", t_d, t_c, t_n, 1.3))
 
     y = rng.random(n, dtype=np.float32)
     t_d, t_c, t_n = side_by_side(lambda: cpu.launch(k["saxpy"], (n // 256,), (256,), [np.float32(2), a, y, np.int32(n)]),
                                  lambda: so.saxpy(2.0, ptr(a), ptr(y), n),
                                  lambda: np.add(np.float32(2) * a, y, out=y))
-    rows.append(("saxpy 16M f32", t_d, t_c, t_n, 1.5))
+    rows.append(("saxpy 16M f32", t_d, t_c, t_n, 1.3))
 
     m = 1 << 22
     S = rng.uniform(5, 30, m).astype(np.float32)
@@ -223,7 +222,7 @@ def main():
                                                   [S, X, T, call, put, np.float32(0.02), np.float32(0.3), np.int32(m)]),
                                lambda: so.black_scholes(ptr(S), ptr(X), ptr(T), ptr(call), ptr(put), 0.02, 0.3, m),
                                repeat=5)
-    rows.append(("black-scholes 4M", t_d, t_c, None, 2.0))
+    rows.append(("black-scholes 4M", t_d, t_c, None, 1.5))
 
     s = 512
     A, B = rng.random((s, s), dtype=np.float32), rng.random((s, s), dtype=np.float32)
@@ -231,7 +230,7 @@ def main():
     t_d, t_c, t_n = side_by_side(lambda: cpu.launch(k["matmul"], (s // 16, s // 16), (16, 16), [A, B, C, np.int32(s)]),
                                  lambda: so.matmul(ptr(A), ptr(B), ptr(C), s),
                                  lambda: np.matmul(A, B, out=C))
-    rows.append(("tiled matmul 512", t_d, t_c, t_n, 3.0))
+    rows.append(("tiled matmul 512", t_d, t_c, t_n, 2.0))
 
     r = 1 << 22
     xr = rng.random(r, dtype=np.float32)
@@ -239,7 +238,7 @@ def main():
     t_d, t_c, t_n = side_by_side(lambda: cpu.launch(k["reduce_shfl"], (1024,), (256,), [xr, out, np.int32(r)]),
                                  lambda: so.reduce_sum(ptr(xr), r),
                                  lambda: xr.sum())
-    rows.append(("shuffle reduction 4M", t_d, t_c, t_n, 3.0))
+    rows.append(("shuffle reduction 4M", t_d, t_c, t_n, 2.0))
 
     g = 1 << 23
     xd, yd = rng.random(g), rng.random(g)

@@ -304,12 +304,41 @@ def test_plain_kernels_with_loops_measure_both_forms(monkeypatch):
     for k in range(50):        # the same float32 operations, in the same order
         acc = (acc * np.float32(0.999) + v * np.float32(k)).astype(np.float32)
     np.testing.assert_allclose(y, acc, rtol=1e-6)      # fma contraction may differ by an ulp
-    assert executor.compile_kernel(poly).chosen is not None
+    assert executor.compile_kernel(poly).chosen
     a = np.arange(64 * 128 * 16, dtype=np.float32).reshape(-1, 16)
     b = np.zeros_like(a)
     cpu.launch(rows, 64, 128, [a, b, np.int32(16), np.int32(a.shape[0])])
     assert np.array_equal(b, a * 2 + 1)
-    assert executor.compile_kernel(rows).chosen is not None
+    assert executor.compile_kernel(rows).chosen
+
+
+GRID_STRIDE = r'''extern "C" __global__ void gs(const float* x, float* y, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        y[i] = 3.0f * x[i];
+}'''
+
+
+def test_each_kind_of_launch_gets_its_own_choice_of_form(monkeypatch):
+    """A grid-stride loop launched first with one iteration per thread, then with eight: the
+    form measured faster for the first is not imposed on the second (the per-thread form,
+    best for one iteration, ran 4x slower than the warp-vectorized one at eight)."""
+    monkeypatch.delenv("DPTX_CPU_VECTOR", raising=False)
+    k = dptx.RawModule(GRID_STRIDE).get_function("gs")
+    ck = executor.compile_kernel(k)
+    assert ck.alternative is not None
+    n = 128 * 256
+    x = np.arange(n, dtype=np.float32)
+    for grid in (128, 16, 128):
+        y = np.zeros(n, np.float32)
+        cpu.launch(k, (grid,), (256,), [x, y, np.int32(n)], threads=2)
+        assert np.array_equal(y, 3 * x)
+    assert len(ck.chosen) == 2          # the third launch reused the first one's choice
+    one, eight = (executor.launch_class(g, 256, [x, y, np.int32(n)]) for g in (128, 16))
+    assert one != eight
+    # the integer arguments' magnitudes count too (they set trip counts), floats do not
+    assert executor.launch_class(16, 256, [np.int32(n * 64)]) != executor.launch_class(16, 256, [np.int32(n)])
+    assert executor.launch_class(16, 256, [np.float32(1), np.int32(n)]) == \
+        executor.launch_class(16, 256, [np.float32(1e9), np.int32(n)])
 
 
 LATE_FAULT = r'''extern "C" __global__ void late_fault(float* y, int n, int bad, int reps) {

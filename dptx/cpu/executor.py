@@ -53,10 +53,11 @@ class CompiledKernel:
         self.variables = L.module_variables(module)
         # A plain kernel with a loop in each thread: warp vectorization wins by far on
         # recurrences (25x on a polynomial) and loses on per-thread streams over rows (4x
-        # slower). Both forms are built; the first big enough launch runs half of its blocks
-        # with each (quarters, A B B A) and keeps the faster (``chosen``).
+        # slower). Both forms are built; the first big enough launch of each kind
+        # (``launch_class``) runs half of its blocks with each (quarters, A B B A) and keeps
+        # the faster for launches of that kind (``chosen``).
         self.alternative = None
-        self.chosen = None
+        self.chosen = {}
         if translation.vector_for_loops:
             self.alternative = CompiledKernel(module, name, source_key, vector_mode="0")
         self.compile_seconds = time.perf_counter() - t0
@@ -461,7 +462,8 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
                 f.result()
         return chunks, sorted(failures, key=lambda f: f[0]), printed
 
-    if ck.alternative is not None and ck.chosen is None and len(rng) >= 8 * workers \
+    kind = launch_class(nblocks, nthreads, args) if ck.alternative is not None else None
+    if ck.alternative is not None and kind not in ck.chosen and len(rng) >= 8 * workers \
             and not cooperative:
         # measure both forms on half of the blocks each, keep the faster per block; in the
         # order A B B A over quarters, so that neither form alone pays for the first run's
@@ -480,9 +482,11 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
             runs.append((form, failures, printed))
             if failures:    # the lowest faulting block is in this quarter: no more blocks
                 break
-        ck.chosen = min((f for f in spent if spent[f][1]), key=lambda f: spent[f][0] / spent[f][1])
+        if len(ck.chosen) >= 64:      # a kernel launched in endless kinds of ways
+            ck.chosen.pop(next(iter(ck.chosen)))
+        ck.chosen[kind] = min((f for f in spent if spent[f][1]), key=lambda f: spent[f][0] / spent[f][1])
     else:
-        form = ck.chosen or ck
+        form = ck.chosen.get(kind, ck)
         chunks, failures, printed = execute(form, rng)
         runs = [(form, failures, printed)]
     keep_alive = (table, param_buf, buffers, heap)  # noqa: F841 - native code points into these
@@ -490,6 +494,17 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     for form, failures, _ in runs:
         if failures:
             raise _error(kernel, form, failures[0][1].error, g, b, buffers, shared_size)
+
+
+def launch_class(nblocks: int, nthreads: int, args) -> tuple:
+    """Launches alike for the choice between a kernel's two forms: the block size and the
+    magnitudes (powers of two) of the grid and of the integer scalar arguments. A loop's trip
+    count follows these (a grid-stride loop runs n / (grid * block) times): a first launch
+    whose threads loop once picks the per-thread form, which runs 4x slower than the
+    warp-vectorized one where each loops 8 times."""
+    sizes = tuple(int(a).bit_length() for a in args
+                  if isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)))
+    return nthreads, nblocks.bit_length(), sizes
 
 
 # -- errors --------------------------------------------------------------------------------------

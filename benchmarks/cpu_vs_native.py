@@ -88,6 +88,45 @@ extern "C" __global__ void reduce_shfl(const float* x, float* out, int n) {
 }
 '''
 
+# cold-compile only: large kernels of the kind the CUDA samples have
+SAMPLES = r'''
+extern "C" __global__ void nbody_f64(const double4* pos, double4* acc, int n, double eps2) {
+    extern __shared__ double4 sh[];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    double4 p = pos[i];
+    double ax = 0.0, ay = 0.0, az = 0.0;
+    for (int tile = 0; tile < n / blockDim.x; tile++) {
+        sh[threadIdx.x] = pos[tile * blockDim.x + threadIdx.x];
+        __syncthreads();
+        #pragma unroll 128
+        for (int j = 0; j < blockDim.x; j++) {
+            double4 q = sh[j];
+            double dx = q.x - p.x, dy = q.y - p.y, dz = q.z - p.z;
+            double inv = rsqrt(dx * dx + dy * dy + dz * dz + eps2);
+            double s = q.w * inv * inv * inv;
+            ax += dx * s; ay += dy * s; az += dz * s;
+        }
+        __syncthreads();
+    }
+    acc[i] = make_double4(ax, ay, az, 0.0);
+}
+extern "C" __global__ void bitonic_shared(float* a) {
+    __shared__ float s[1024];
+    unsigned t = threadIdx.x, base = blockIdx.x * 1024;
+    s[t] = a[base + t]; s[t + 512] = a[base + t + 512];
+    __syncthreads();
+    for (unsigned k = 2; k <= 1024; k <<= 1)
+        for (unsigned j = k >> 1; j > 0; j >>= 1) {
+            unsigned i = 2 * t - (t & (j - 1));
+            bool up = ((base + i) & k) == 0;
+            float x = s[i], y = s[i + j];
+            if ((x > y) == up) { s[i] = y; s[i + j] = x; }
+            __syncthreads();
+        }
+    a[base + t] = s[t]; a[base + t + 512] = s[t + 512];
+}
+'''
+
 C_SOURCE = r'''
 #include <math.h>
 void vecadd(const float* a, const float* b, float* c, int n) {
@@ -280,22 +319,31 @@ def main():
 
 
 def cold_compile(mod):
-    """Each kernel above translated and JIT-compiled with an empty cache (both forms where
-    the executor measures two), beside ptxas on the same module: what a user waits for on a
-    first run and after every edit. Target: under 5 s per kernel."""
+    """Each kernel above, and two large ones of the kind the CUDA samples have (an n-body
+    step in double precision with ``#pragma unroll 128``, a bitonic sort of 1024 keys in
+    shared memory), translated and JIT-compiled with an empty cache (both forms where the
+    executor measures two), beside ptxas on the same module: what a user waits for on a
+    first run and after every edit. Large kernels run from a quick build at first while the
+    optimized one is made in the background: both times are printed. Target: under 5 s."""
     import shutil
     from dptx.gpu import toolchain
     saved = os.environ.get("DPTX_CACHE_DIR")
     cache = tempfile.mkdtemp(prefix="dptx-cold-")
     os.environ["DPTX_CACHE_DIR"] = cache
     try:
-        fresh = dptx.RawModule(ptx=mod.ptx)
+        fresh = [dptx.RawModule(ptx=mod.ptx), dptx.RawModule(SAMPLES)]
         line = []
-        for name in fresh.kernel_names:
-            executor._compiled.clear()
-            t0 = time.perf_counter()
-            cpu.compile_kernel(fresh.get_function(name))
-            line.append(f"{name} {time.perf_counter() - t0:.2f} s")
+        for m in fresh:
+            for name in m.kernel_names:
+                executor._compiled.clear()
+                t0 = time.perf_counter()
+                ck = cpu.compile_kernel(m.get_function(name))
+                ready = time.perf_counter() - t0
+                if ck.tier == "quick":
+                    ck.upgrade(wait=True)
+                    line.append(f"{name} {ready:.2f} s (optimized after {time.perf_counter() - t0:.2f} s)")
+                else:
+                    line.append(f"{name} {ready:.2f} s")
         print("cold compile (fresh cache, target < 5 s each): " + ", ".join(line))
         found = toolchain.newest_ptxas()
         if found:

@@ -23,6 +23,7 @@ from ..ptx.source_lines import with_source_lines
 from . import address_space as L
 from .codegen import Module as Translation
 from .heap_ir import DEFAULT_HEAP_BYTES, HEADER_BYTES as HEAP_HEADER_BYTES, init_heap
+from . import jit
 from .jit import compile_ir
 
 RUN_SIGNATURE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
@@ -35,7 +36,17 @@ class CompiledKernel:
         t0 = time.perf_counter()
         translation = Translation(module, name, vector_mode)
         text = translation.translate()
-        self.engine, address = compile_ir(text, source_key + "|" + name)
+        key = source_key + "|" + name
+        # A large kernel not in the disk cache first gets a quick build that runs at once,
+        # while a child process builds the optimized one, swapped in by a later launch
+        # (``upgrade``): the machine-code passes of O3 take seconds on an unrolled kernel.
+        self.tier, self._building = "optimized", None
+        if quick_tier_wanted(text) and not jit.is_cached(text, key):
+            self.engine, address = compile_ir(text, key, quick=True)
+            self._building = (jit.optimize_in_background(text, key), text, key)
+            self.tier = "quick"
+        else:
+            self.engine, address = compile_ir(text, key)
         self.run = RUN_SIGNATURE(address)
         self.module = module
         self.name = name
@@ -63,6 +74,32 @@ class CompiledKernel:
         self.compile_seconds = time.perf_counter() - t0
 
 
+    def upgrade(self, wait: bool = False) -> None:
+        """Swap in the optimized build once the background one is done (``wait``: wait for
+        it). A build that failed is redone here, so the optimized code always comes."""
+        if self._building is None:
+            return
+        proc, text, key = self._building
+        if proc is not None and proc.poll() is None:
+            if not wait:
+                return
+            proc.wait()
+        obj = jit.cached_object(text, key)
+        self.engine, address = jit.load_object(obj) if obj else compile_ir(text, key)
+        self.run = RUN_SIGNATURE(address)
+        self.tier, self._building = "optimized", None
+
+
+def quick_tier_wanted(text: str) -> bool:
+    """DPTX_CPU_QUICK_TIER: "0" never, "1" always, else (default) for IR of more than
+    QUICK_TIER_LINES lines, which takes over a second at O3 here."""
+    choice = os.environ.get("DPTX_CPU_QUICK_TIER", "").strip()
+    if choice in ("0", "1"):
+        return choice == "1"
+    return text.count("\n") > QUICK_TIER_LINES
+
+
+QUICK_TIER_LINES = 12000
 _compiled: dict = {}
 _compile_lock = threading.Lock()
 
@@ -312,6 +349,9 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     g, b = check_shape(grid, block, shared_mem)
     check_arg_count(kernel, args)
     ck = compile_kernel(kernel)
+    for form in (ck, ck.alternative):
+        if form is not None:
+            form.upgrade()
     nblocks = g[0] * g[1] * g[2]
     rng = range(nblocks) if blocks is None else blocks
     if not isinstance(rng, range) or rng.step != 1 or not (0 <= rng.start <= rng.stop <= nblocks):
@@ -464,7 +504,7 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
 
     kind = launch_class(nblocks, nthreads, args) if ck.alternative is not None else None
     if ck.alternative is not None and kind not in ck.chosen and len(rng) >= 8 * workers \
-            and not cooperative:
+            and not cooperative and ck.tier == ck.alternative.tier == "optimized":
         # measure both forms on half of the blocks each, keep the faster per block; in the
         # order A B B A over quarters, so that neither form alone pays for the first run's
         # cold caches and page faults (run first on half the blocks, the vector form of a

@@ -84,31 +84,65 @@ def check_resolvable(obj: bytes) -> None:
             "please report it with the PTX)")
 
 
-def compile_ir(text: str, key_extra: str = "") -> tuple:
-    """(engine, address of dptx_run) for LLVM IR ``text``; object code cached on disk."""
+def _object_path(text: str, key_extra: str) -> pathlib.Path:
     key = hashlib.sha256((text + "\0" + key_extra + "\0" + host_key()).encode()).hexdigest()
-    path = _cache_dir() / f"{key}.o"
-    tm = _target_machine()
-    obj = None
+    return _cache_dir() / f"{key}.o"
+
+
+def _cached(path: pathlib.Path):
     try:
-        obj = path.read_bytes()
+        return path.read_bytes()
     except OSError:
-        pass
+        return None
+
+
+def is_cached(text: str, key_extra: str = "") -> bool:
+    """Whether the optimized object code of ``text`` is in the disk cache."""
+    return _object_path(text, key_extra).is_file()
+
+
+@functools.lru_cache(maxsize=None)
+def _quick_target_machine():
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_default_triple()
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                        features=llvm.get_host_cpu_features().flatten(),
+                                        opt=0, reloc="pic", codemodel="jitdefault")
+
+
+def build_object(text: str, quick: bool = False) -> bytes:
+    """Object code for LLVM IR ``text``: optimized at O3 for this CPU, or, ``quick``, with
+    LLVM's O1 passes and fast instruction selection (about a tenth of the time on large
+    kernels: the machine-code passes at O3 are most of it)."""
+    tm = _quick_target_machine() if quick else _target_machine()
+    module = llvm.parse_assembly(text)
+    module.triple = tm.triple
+    module.data_layout = str(tm.target_data)
+    module.verify()
+    if quick:
+        pto = llvm.create_pipeline_tuning_options(speed_level=1)
+        pb = llvm.create_pass_builder(tm, pto)
+        pb.getModulePassManager().run(module, pb)
+    else:
+        _optimize(module)
+    return tm.emit_object(module)
+
+
+def _store(path: pathlib.Path, obj: bytes) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_bytes(obj)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache directory is not an error
+
+
+def load_object(obj: bytes) -> tuple:
+    """(engine, address of dptx_run) for object code ``obj``."""
+    tm = _target_machine()
     with _lock:
-        if obj is None:
-            module = llvm.parse_assembly(text)
-            module.triple = tm.triple
-            module.data_layout = str(tm.target_data)
-            module.verify()
-            _optimize(module)
-            obj = tm.emit_object(module)
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-                tmp.write_bytes(obj)
-                os.replace(tmp, path)
-            except OSError:
-                pass  # a read-only cache directory is not an error
         check_resolvable(obj)
         empty = llvm.parse_assembly("")
         empty.triple = tm.triple
@@ -120,3 +154,55 @@ def compile_ir(text: str, key_extra: str = "") -> tuple:
     if not address:
         raise RuntimeError("JIT-compiled code has no dptx_run entry point")
     return engine, address
+
+
+def compile_ir(text: str, key_extra: str = "", quick: bool = False) -> tuple:
+    """(engine, address of dptx_run) for LLVM IR ``text``. The optimized object code is
+    cached on disk; a ``quick`` build (``build_object``) only lives in this process."""
+    path = _object_path(text, key_extra)
+    obj = None if quick else _cached(path)
+    if obj is None:
+        with _lock:
+            obj = build_object(text, quick)
+        if not quick:
+            _store(path, obj)
+    return load_object(obj)
+
+
+def optimize_in_background(text: str, key_extra: str = ""):
+    """Start building the optimized object code of ``text`` into the disk cache in a child
+    process (LLVM's context is not shared across threads, and a child leaves this process's
+    compile lock free); returns the process, or None if it could not start. It finishes the
+    cache entry even if this process exits first."""
+    import subprocess
+    import sys
+    path = _object_path(text, key_extra)
+    source = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.ll")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        source.write_text(text)     # a file: a pipe would block until the child reads it
+        return subprocess.Popen([sys.executable, "-m", "dptx.cpu.jit", str(path), str(source)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        try:
+            source.unlink()
+        except OSError:
+            pass
+        return None
+
+
+def cached_object(text: str, key_extra: str = ""):
+    """The optimized object code of ``text`` from the disk cache, or None."""
+    return _cached(_object_path(text, key_extra))
+
+
+if __name__ == "__main__":
+    # python -m dptx.cpu.jit OBJECT IR-FILE: the background build of optimize_in_background
+    import sys
+    _ir = pathlib.Path(sys.argv[2])
+    try:
+        _text = _ir.read_text()
+    finally:
+        _ir.unlink()
+    _store(pathlib.Path(sys.argv[1]), build_object(_text))

@@ -660,6 +660,7 @@ class FunctionCore:
                     changed = True
         self.inst_defs = defs
         self.inst_uses = uses
+        self.live_in_block = live_in_block
         self.live_across = [None] * len(insts)
         for blk in cfg.blocks:
             live = set()

@@ -159,8 +159,7 @@ class VectorFunction(VectorMemoryAccess, FullWarpLoops, MemoryVectorLowering, Ar
         if not isinstance(op, ir.Reg) or op.name not in self.regs:
             raise unsupported(inst, f"destination {op}")
         rty = self.regs[op.name]
-        pending = self.flag_before_write(op.name, inst) \
-            if op.name not in self.uniform and not self.full_warp else None
+        pending = self.flag_before_write(op.name, inst) if op.name not in self.uniform else None
         self.forget_patterns(op.name)
         if op.name in self.uniform:
             # every active lane holds the same value (vote, activemask...): keep one
@@ -171,15 +170,11 @@ class VectorFunction(VectorMemoryAccess, FullWarpLoops, MemoryVectorLowering, Ar
             self.save_written(op.name, scalar, rty)
             return
         v = self.vconv(value, ty, rty, signed)
-        if self.full_warp and em == "-1":
-            # every lane runs the loop, whose entry forgot the registers' lane patterns
-            self.emit(f"store {vt(rty)} {v}, ptr {self.reg_ptr(op.name)}")
-            self.save_written(op.name, v, vt(rty))
-            return
-        if em == self.block_mask and self.block_index not in self.plan.divergent_blocks \
-                and op.name not in self.waiting_live:
+        if (self.full_warp and em == "-1") or (
+                em == self.block_mask and self.block_index not in self.plan.divergent_blocks
+                and op.name not in self.waiting_live):
             # every live lane runs this block (the others exited or went where this register
-            # is dead): no lane's old value is needed
+            # is dead; or every lane runs a full-warp loop): no lane's old value is needed
             self.emit(f"store {vt(rty)} {v}, ptr {self.reg_ptr(op.name)}")
             self.save_written(op.name, v, vt(rty))
             self.flag_after_write(op.name, pending, em)
@@ -623,6 +618,11 @@ class VectorFunction(VectorMemoryAccess, FullWarpLoops, MemoryVectorLowering, Ar
             rt = ty if name in self.uniform else vt(ty)
             head.append(f"  {self.reg_ptr(name)} = alloca {rt}")
             head.append(f"  store {rt} {'zeroinitializer' if rt != ty else ('false' if ty == 'i1' else ('0.0' if ty in ('float', 'double') else '0'))}, ptr {self.reg_ptr(name)}")
+        if self.full_warp_loops:
+            # the lane-pattern flags, while a full-warp loop runs (LLVM keeps them in registers)
+            for name in self.flag_offsets:
+                head.append(f"  {self.loop_flag_ptr(name)} = alloca i32")
+                head.append(f"  store i32 0, ptr {self.loop_flag_ptr(name)}")
         head.append("  %curmask = alloca i32")
         head.append(f"  %shbuf = alloca [{W} x i32], align 64")
         head.append(f"  %vtmp = alloca [{W} x i64], align 64")

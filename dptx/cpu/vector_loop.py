@@ -116,7 +116,7 @@ class FullWarpLoops:
         full = self.op2("icmp eq", "i32", mask, "-1")
         self.emit(f"br i1 {full}, label %{enter}, label %{general}")
         self.block(enter)
-        self.clear_flags(sorted(spec.writes))
+        self.move_flags(into_loop=True)
         self.emit("store i32 -1, ptr %curmask")
         self.emit(f"br label %{head}")
         saved_mask, saved_index = self.block_mask, self.block_index
@@ -125,10 +125,22 @@ class FullWarpLoops:
             # the check: the address slice, then every access's pattern and bounds
             self.block(head)
             self.pattern_cache, self.range_cache = {}, {}
+            # registers the iteration writes before any read hold nothing the next needs:
+            # zero them so that LLVM does not carry (and spill) last iteration's vectors
+            for name in sorted(spec.writes - self.live_in_block[b]):
+                ty = self.reg_type(name)
+                zero = "zeroinitializer" if ty.startswith("<") else \
+                    ("false" if ty == "i1" else "0.0" if ty in ("float", "double") else "0")
+                self.emit(f"store {ty} {zero}, ptr {self.reg_ptr(name)}")
             snapshot = {}
             for name in spec.slice_writes:
                 snapshot[name] = self.tmp()
                 self.emit(f"{snapshot[name]} = load {self.reg_type(name)}, ptr {self.reg_ptr(name)}")
+            flags = {}
+            for name in spec.slice_writes:
+                if name in self.flag_offsets:
+                    flags[name] = self.tmp()
+                    self.emit(f"{flags[name]} = load i32, ptr {self.flag_ptr(name)}")
             ok = "true"
             slice_ = set(spec.slice)
             for i in range(blk.start, blk.end - 1):
@@ -139,6 +151,8 @@ class FullWarpLoops:
                     ok = self.op2("and", "i1", ok, self.full_warp_access_ok(*spec.accesses[i]))
             for name, value in snapshot.items():
                 self.emit(f"store {self.reg_type(name)} {value}, ptr {self.reg_ptr(name)}")
+            for name, value in flags.items():
+                self.emit(f"store i32 {value}, ptr {self.flag_ptr(name)}")
             self.emit(f"br i1 {ok}, label %{body}, label %{fail}, !prof !1")
             # the iteration, every lane, every access plain
             self.block(body)
@@ -158,13 +172,43 @@ class FullWarpLoops:
             # some lanes leave: the general form's masks, as its terminator would set them
             self.block(leave)
             self.terminator(blk, last)
+            self.move_flags(into_loop=False)
             self.emit(f"br label %{after}")
+            self.block(fail)
+            self.move_flags(into_loop=False)
+            self.emit(f"br label %{general}")
         finally:
             self.block_mask, self.block_index, self.full_warp = saved_mask, saved_index, False
-        self.block(fail)
-        self.emit(f"br label %{general}")
         self.pattern_cache, self.range_cache = {}, {}
         return fail
+
+    def move_flags(self, into_loop: bool):
+        """The lane-pattern flags go from the warp's frame into the loop's copies (which
+        LLVM keeps in registers, carried from one iteration to the next by the same rules as
+        in the frame), and back when the loop is left."""
+        for name, offset in self.flag_offsets.items():
+            frame = self.frame_ptr(self.flags_base + offset)
+            src, dst = (frame, self.loop_flag_ptr(name)) if into_loop else (self.loop_flag_ptr(name), frame)
+            v = self.tmp(); self.emit(f"{v} = load i32, ptr {src}")
+            self.emit(f"store i32 {v}, ptr {dst}")
+
+    def known_pattern(self, name: str) -> str:
+        """i1: ``name`` has its lane pattern, from its flag or, where that is unset, from a
+        check of its lanes (remembered in the flag)."""
+        flag = self.tmp(); self.emit(f"{flag} = load i32, ptr {self.flag_ptr(name)}")
+        known = self.op2("icmp ne", "i32", flag, "0")
+        start = self.current_label()
+        check, done = self.label("fwk"), self.label("fwkd")
+        self.emit(f"br i1 {known}, label %{done}, label %{check}, !prof !1")
+        self.block(check)
+        good = self.pattern_check(name)
+        g32 = self.tmp(); self.emit(f"{g32} = zext i1 {good} to i32")
+        self.emit(f"store i32 {g32}, ptr {self.flag_ptr(name)}")
+        end = self.current_label()
+        self.emit(f"br label %{done}")
+        self.block(done)
+        passed = self.tmp(); self.emit(f"{passed} = phi i1 [true, %{start}], [{good}, %{end}]")
+        return passed
 
     def reg_type(self, name: str) -> str:
         rty = self.regs[name]
@@ -199,7 +243,7 @@ class FullWarpLoops:
         name, _, size, step = key
         wbase, _, limit = self.full_warp_window(key)
         _, r0, r16, _ = self.full_warp_anchors(key)
-        ok = self.pattern_check(name)
+        ok = self.known_pattern(name)
         for anchor in (r0, r16):
             first = self.op2("add", "i64", anchor, str(offset))
             end = self.op2("add", "i64", anchor, str(offset + size + 15 * step))

@@ -208,14 +208,19 @@ class VectorMemoryAccess:
             self.flag_offsets[name] = 4 * len(self.flag_offsets)
 
     def flag_ptr(self, name: str) -> str:
+        if self.full_warp:
+            return self.loop_flag_ptr(name)
         return self.frame_ptr(self.flags_base + self.flag_offsets[name])
 
+    @staticmethod
+    def loop_flag_ptr(name: str) -> str:
+        """A flag's copy in the function's frame while a full-warp loop runs (vector_loop)."""
+        return f'%"fwf.{name}"'
+
     def clear_flags(self, names):
-        if self.full_warp:
-            return      # cleared for the whole loop where it was entered
         for name in names:
             if name in self.flag_offsets:
-                self.frame_store(self.flags_base + self.flag_offsets[name], "0")
+                self.emit(f"store i32 0, ptr {self.flag_ptr(name)}")
 
     def flag_before_write(self, name: str, inst):
         """Emitted before ``inst`` writes tracked register ``name``: the i1 its flag takes if

@@ -476,3 +476,62 @@ def test_ftz_on_many_f32_instructions():
             same_bits32(outs[i], w)
         except AssertionError as e:
             raise AssertionError(f"{body.splitlines()[i]}: {e}") from None
+
+
+def _directed_reference(exact_args, op, mode):
+    """IEEE 754 for f32 add/sub/fma rounded by ``mode``, from exact rationals: specials as
+    the standard has them, an exact zero sum -0 under .rm unless both addends are +0."""
+    a, b, c = exact_args
+    if op == "fma":
+        p, q = (a, b), c
+    else:
+        p, q = (a, 1.0), (b if op == "add" else -b)
+    if any(math.isnan(x) for x in (*p, q)):
+        return NAN
+    prod_inf = math.isinf(p[0]) or math.isinf(p[1])
+    if prod_inf and (p[0] == 0 or p[1] == 0):
+        return NAN
+    if prod_inf or math.isinf(q):
+        ps = math.copysign(1, p[0]) * math.copysign(1, p[1])
+        if prod_inf and math.isinf(q) and ps != math.copysign(1, q):
+            return NAN
+        return ps * INF if prod_inf else q
+    exact = Fraction(p[0]) * Fraction(p[1]) + Fraction(q)
+    if exact == 0:
+        psign = math.copysign(1, p[0]) * math.copysign(1, p[1])
+        if p[0] * p[1] == 0 and q == 0 and psign == math.copysign(1, q):
+            return math.copysign(0.0, q)
+        return -0.0 if mode == "rm" else 0.0
+    return round_f32(exact, mode)
+
+
+@pytest.mark.parametrize("op", ["fma", "add", "sub"])
+def test_f32_directed_add_sub_fma_edges(op):
+    """.rm/.rp/.rz (computed without switching the rounding mode: exact in double, then
+    the directed choice between the two nearest floats) against IEEE 754 on random operands
+    of all magnitudes and the edges: exact cancellation (signed zeros), overflow to the
+    largest float or infinity, results in and below the subnormal range, infinities, NaN."""
+    r = random.Random(7)
+    trips = []
+    for _ in range(600):
+        a, b, c = _rand_f32(3, emin=-149 + 23, emax=127, seed=r.getrandbits(32))
+        trips.append((a, b, c))
+    for _ in range(300):      # products that nearly or exactly cancel c
+        a, b = _rand_f32(2, emin=-20, emax=20, seed=r.getrandbits(32))
+        c = float(np.float32(-(a * b)))
+        trips.append((a, b, c))
+        trips.append((a, -a, 0.0))
+    big, tiny = 3.4028234663852886e38, 2.0 ** -149
+    trips += [(big, 2.0, 0.0), (-big, 2.0, 0.0), (big, 1.0, big), (-big, 1.0, -big),
+              (tiny, 0.5, 0.0), (-tiny, 0.5, 0.0), (tiny, 0.25, tiny), (2.0 ** -126, -0.5, 0.0),
+              (0.0, 5.0, -0.0), (-0.0, 5.0, -0.0), (0.0, -5.0, 0.0), (-0.0, 1.0, 0.0),
+              (3.0, -2.0, 6.0), (INF, 2.0, 1.0), (INF, -1.0, 5.0), (INF, 0.0, 1.0),
+              (INF, 1.0, -INF), (1.0, 1.0, INF), (NAN, 1.0, 1.0), (1.0, 2.0, NAN),
+              (1.0 + 2.0 ** -23, 1.0 - 2.0 ** -23, -1.0), (big, big, -INF)]
+    trips = [tuple(float(np.float32(x)) for x in t) for t in trips]
+    ins = [("a", "f32", [t[0] for t in trips]), ("b", "f32", [t[1] for t in trips]),
+           ("c", "f32", [t[2] for t in trips])]
+    for mode in ("rm", "rp", "rz"):
+        text = f"fma.{mode}.f32 %d, %a, %b, %c;" if op == "fma" else f"{op}.{mode}.f32 %d, %a, %b;"
+        got = run_op(text, ins, [("d", "f32")])
+        same_bits32(got, [_directed_reference(t, op, mode) for t in trips])

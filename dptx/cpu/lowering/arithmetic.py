@@ -41,6 +41,9 @@ class ArithmeticLowering:
         mode = self.directed_mode(inst)
 
         def compute(args, ty):
+            if mode is not None and ty == "float" and op in ("fma", "add", "sub") \
+                    and self.itype(inst) in self.FLOAT_TYPES:
+                return self.directed_f32(op, mode, args)
             if mode is None or self.itype(inst) not in self.FLOAT_TYPES:
                 if op == "fma":
                     return self.fcall("fma", args, ty)
@@ -52,6 +55,71 @@ class ArithmeticLowering:
             self.emit(f'{r} = call {ty} @"{name}"(' + ", ".join(f"{ty} {a}" for a in args) + ")")
             return r
         self.float_op(inst, compute)
+
+    def directed_f32(self, op: str, mode: str, args) -> str:
+        """f32 fma/add/sub rounded toward -inf (.rm), +inf (.rp) or zero (.rz) with plain
+        arithmetic, which LLVM can vectorize (libdevice's expf has an fma.rm; the strictfp
+        helper that switches the rounding mode is a call per thread). In double, p = a*b
+        (or a) is exact and TwoSum gives s + e = p + c exactly; s rounded to nearest float is
+        the directed result or its neighbour, told apart by comparing candidate - s (exact)
+        with e. Overflow comes out as the largest float or infinity as the mode says; an
+        exact zero is -0 under .rm unless both addends are +0, as IEEE 754 has it."""
+        d = []
+        for a in args:
+            x = self.tmp(); self.emit(f"{x} = fpext float {a} to double"); d.append(x)
+        if op == "fma":
+            p = self.tmp(); self.emit(f"{p} = fmul double {d[0]}, {d[1]}")
+            c = d[2]
+        else:
+            p = d[0]
+            c = d[1] if op == "add" else self.tmp()
+            if op == "sub":
+                self.emit(f"{c} = fneg double {d[1]}")
+        s = self.tmp(); self.emit(f"{s} = fadd double {p}, {c}")
+        bb = self.tmp(); self.emit(f"{bb} = fsub double {s}, {p}")
+        t1 = self.tmp(); self.emit(f"{t1} = fsub double {s}, {bb}")
+        t2 = self.tmp(); self.emit(f"{t2} = fsub double {p}, {t1}")
+        t3 = self.tmp(); self.emit(f"{t3} = fsub double {c}, {bb}")
+        e = self.tmp(); self.emit(f"{e} = fadd double {t2}, {t3}")
+        cand = self.tmp(); self.emit(f"{cand} = fptrunc double {s} to float")
+        back = self.tmp(); self.emit(f"{back} = fpext float {cand} to double")
+        diff = self.tmp(); self.emit(f"{diff} = fsub double {back}, {s}")
+        above = self.tmp(); self.emit(f"{above} = fcmp ogt double {diff}, {e}")   # cand > exact
+        below = self.tmp(); self.emit(f"{below} = fcmp olt double {diff}, {e}")   # cand < exact
+        bits = self.tmp(); self.emit(f"{bits} = bitcast float {cand} to i32")
+
+        def step(toward_positive: bool) -> str:
+            """The float next to cand toward +inf (or -inf), as bits."""
+            pos = self.tmp(); self.emit(f"{pos} = fcmp ogt float {cand}, 0.0")
+            neg = self.tmp(); self.emit(f"{neg} = fcmp olt float {cand}, 0.0")
+            up = self.tmp(); self.emit(f"{up} = add i32 {bits}, 1")
+            down = self.tmp(); self.emit(f"{down} = sub i32 {bits}, 1")
+            grow, shrink = (pos, neg) if toward_positive else (neg, pos)
+            zero_next = "1" if toward_positive else "-2147483647"    # +-smallest subnormal
+            r = self.tmp(); self.emit(f"{r} = select i1 {grow}, i32 {up}, i32 {zero_next}")
+            r2 = self.tmp(); self.emit(f"{r2} = select i1 {shrink}, i32 {down}, i32 {r}")
+            return r2
+        lower_bits = self.tmp(); self.emit(f"{lower_bits} = select i1 {above}, i32 {step(False)}, i32 {bits}")
+        upper_bits = self.tmp(); self.emit(f"{upper_bits} = select i1 {below}, i32 {step(True)}, i32 {bits}")
+        if mode == "rm":
+            chosen = lower_bits
+        elif mode == "rp":
+            chosen = upper_bits
+        else:
+            negative = self.tmp(); self.emit(f"{negative} = fcmp olt double {s}, 0.0")
+            chosen = self.tmp(); self.emit(f"{chosen} = select i1 {negative}, i32 {upper_bits}, i32 {lower_bits}")
+        r = self.tmp(); self.emit(f"{r} = bitcast i32 {chosen} to float")
+        if mode != "rm":
+            return r
+        # an exact zero sum: -0 toward -inf, unless both addends are +0
+        zero = self.tmp(); self.emit(f"{zero} = fcmp oeq double {s}, 0.0")
+        pb = self.tmp(); self.emit(f"{pb} = bitcast double {p} to i64")
+        cb = self.tmp(); self.emit(f"{cb} = bitcast double {c} to i64")
+        both = self.tmp(); self.emit(f"{both} = or i64 {pb}, {cb}")
+        plus = self.tmp(); self.emit(f"{plus} = icmp eq i64 {both}, 0")
+        z = self.tmp(); self.emit(f"{z} = select i1 {plus}, float 0.0, float -0.0")
+        out = self.tmp(); self.emit(f"{out} = select i1 {zero}, float {z}, float {r}")
+        return out
 
     def float_op(self, inst, compute):
         """Apply ``compute(args, llty) -> value`` to float operands, with .ftz/.sat and the

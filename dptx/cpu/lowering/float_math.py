@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from .common import FLOATS, LLTY, W, sfx, vt
+from .exp_log import Exp2Log2IR
 from .registry import lower, lower_vector
 
 
-class FloatMathLowering:
+class FloatMathLowering(Exp2Log2IR):
     """Per-thread lowerings (mixed into ``function.Function``)."""
 
     @lower("copysign")
@@ -51,11 +52,14 @@ class FloatMathLowering:
 
     @lower("ex2")
     def op_ex2(self, inst):
-        self.float_op(inst, lambda a, ty: self.fcall("exp2", a, ty))
+        # f32 inline (exp_log); the 16-bit forms are computed in double by libm and rounded
+        self.float_op(inst, lambda a, ty: self.exp2_f32(a[0]) if ty == "float"
+                      else self.fcall("exp2", a, ty))
 
     @lower("lg2")
     def op_lg2(self, inst):
-        self.float_op(inst, lambda a, ty: self.fcall("log2", a, ty))
+        self.float_op(inst, lambda a, ty: self.log2_f32(a[0]) if ty == "float"
+                      else self.fcall("log2", a, ty))
 
     @lower("tanh")
     def op_tanh(self, inst):
@@ -92,13 +96,14 @@ class FloatMathLowering:
         self.write(inst.operands[0], r, "i1", inst)
 
 
-class FloatMathVectorLowering:
+class FloatMathVectorLowering(Exp2Log2IR):
     """Warp-vectorized lowerings (mixed into ``vector.VectorFunction``) of the functions whose
     per-thread lowering is one LLVM operation per element: ``sqrt`` and ``rcp`` rounded to
     nearest (or .approx, which the per-thread form computes the same way), ``rsqrt``, and
-    ``sin``/``cos``/``ex2``/``lg2`` (libm's functions, as per thread). The same operation on
-    ``<32 x T>`` gives each lane the per-thread form's value; .ftz, directed rounding and the
-    half types return False (lane by lane)."""
+    ``sin``/``cos`` (libm's functions, as per thread), and of ``ex2``/``lg2`` on f32 (the
+    inline arithmetic of ``exp_log``, .ftz too). The same operations on ``<32 x T>`` give each
+    lane the per-thread form's value; directed rounding and the half types return False
+    (lane by lane)."""
 
     def vfloat(self, inst, em, compute):
         t = self.itype(inst)
@@ -129,7 +134,26 @@ class FloatMathVectorLowering:
         return self.vfloat(inst, em, lambda a, ty: self.vreciprocal(
             self.vintrinsic("sqrt", a, ty), ty))
 
-    @lower_vector("sin", "cos", "ex2", "lg2")
+    @lower_vector("sin", "cos")
     def v_libm(self, inst, em):
-        name = {"sin": "sin", "cos": "cos", "ex2": "exp2", "lg2": "log2"}[inst.opcode]
-        return self.vfloat(inst, em, lambda a, ty: self.vintrinsic(name, a, ty))
+        return self.vfloat(inst, em, lambda a, ty: self.vintrinsic(inst.opcode, a, ty))
+
+    @lower_vector("ex2", "lg2")
+    def v_exp2_log2(self, inst, em):
+        if len(inst.types) != 1 or self.itype(inst) != "f32" or \
+                not self.simple(inst, ("approx", "ftz")) or not self.all_readable(inst.operands[1:]):
+            return False
+        ftz = "ftz" in inst.modifiers
+        x = self.vread(inst.operands[1], "float", inst)
+        x = self.vftz(x) if ftz else x
+        r = self.exp2_f32(x, W) if inst.opcode == "ex2" else self.log2_f32(x, W)
+        self.vwrite(inst.operands[0], self.vftz(r) if ftz else r, "float", em, inst)
+
+    def vftz(self, v: str) -> str:
+        """.ftz on a <32 x float>: subnormals become zeros of their sign."""
+        a = self.vintrinsic("fabs", [v], "float")
+        small = self.op2("fcmp olt", vt("float"), a, "splat (float 0x3810000000000000)")
+        zero = self.vcall(vt("float"), f"llvm.copysign.v{W}f32",
+                          [f"{vt('float')} zeroinitializer", f"{vt('float')} {v}"])
+        r = self.tmp(); self.emit(f"{r} = select {vt('i1')} {small}, {vt('float')} {zero}, {vt('float')} {v}")
+        return r

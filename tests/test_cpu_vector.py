@@ -408,3 +408,32 @@ def test_math_functions_run_as_vectors_with_the_per_thread_results(monkeypatch):
     assert np.array_equal(outd[:, 0], np.sqrt(xd)) and np.array_equal(outd[:, 1], 1.0 / xd)
     np.testing.assert_allclose(out[:, 2], 1 / np.sqrt(v.astype(np.float64)), rtol=2e-7)
     np.testing.assert_allclose(out[:, 5], np.exp2(v.astype(np.float64)), rtol=2e-7)
+
+
+def test_fast_math_functions_run_as_vectors_with_the_per_thread_results(monkeypatch):
+    """The same kernel with --use_fast_math: the .ftz forms (sqrt/rcp/rsqrt/sin/cos/ex2/lg2
+    .approx.ftz.f32) also run as vectors, bit for bit the per-thread form's values, on inputs
+    that include subnormals (flushed) and values whose results are subnormal."""
+    m = dptx.RawModule(MATH + "// fast", options=("--use_fast_math",))
+    assert ".ftz.f32" in m.ptx
+    k = m.get_function("math")
+    rng = np.random.default_rng(12)
+    n = 4 * 128
+    x = rng.uniform(-140, 50, n).astype(np.float32)
+    x[::7] = (rng.integers(1, 1 << 23, x[::7].size) * np.float32(2) ** -149).astype(np.float32)
+    xd = rng.uniform(0.01, 50, n)
+    results = {}
+    for mode in ("1", "0"):
+        monkeypatch.setenv("DPTX_CPU_VECTOR", mode)
+        assert executor.compile_kernel(k).vector == (mode == "1")
+        out, outd = np.zeros(8 * n, np.float32), np.zeros(2 * n)
+        cpu.launch(k, 4, 128, [x, xd, out, outd])
+        results[mode] = out.view(np.uint32), outd
+    assert np.array_equal(results["1"][0], results["0"][0])
+    assert np.array_equal(results["1"][1], results["0"][1])
+    v = x.reshape(4, 128)[:, (np.arange(128) + 1) % 128].ravel()
+    ex2 = results["1"][0].view(np.float32).reshape(n, 8)[:, 5]
+    tiny = np.float32(np.finfo(np.float32).tiny)
+    assert np.all(ex2[(v < -127) & (v > -149)] == 0)          # subnormal results flushed
+    normal = (v > -120) & (v < 50) & (np.abs(v) >= tiny)
+    np.testing.assert_allclose(ex2[normal], np.exp2(v[normal].astype(np.float64)), rtol=2e-7)

@@ -102,18 +102,20 @@ class FloatMathVectorLowering(Exp2Log2IR):
     nearest (or .approx, which the per-thread form computes the same way), ``rsqrt``, and
     ``sin``/``cos`` (libm's functions, as per thread), and of ``ex2``/``lg2`` on f32 (the
     inline arithmetic of ``exp_log``, .ftz too). The same operations on ``<32 x T>`` give each
-    lane the per-thread form's value; directed rounding and the half types return False
-    (lane by lane)."""
+    lane the per-thread form's value (.ftz included); directed rounding and the half types
+    return False (lane by lane)."""
 
     def vfloat(self, inst, em, compute):
         t = self.itype(inst)
         if len(inst.types) != 1 or t not in FLOATS or \
-                not self.simple(inst, ("rn", "approx", "full")) or \
+                not self.simple(inst, ("rn", "approx", "full", "ftz")) or \
                 not self.all_readable(inst.operands[1:]):
             return False
         ty = LLTY[t]
-        args = [self.vread(o, ty, inst) for o in inst.operands[1:]]
-        self.vwrite(inst.operands[0], compute(args, ty), ty, em, inst)
+        # .ftz applies to f32 only, on the operands and the result (as float_op per thread)
+        ftz = self.vftz if "ftz" in inst.modifiers and ty == "float" else (lambda v: v)
+        args = [ftz(self.vread(o, ty, inst)) for o in inst.operands[1:]]
+        self.vwrite(inst.operands[0], ftz(compute(args, ty)), ty, em, inst)
 
     def vintrinsic(self, name: str, args, ty: str) -> str:
         return self.vcall(vt(ty), f"llvm.{name}.v{W}{sfx(ty)}", [f"{vt(ty)} {a}" for a in args])

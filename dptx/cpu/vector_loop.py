@@ -23,8 +23,7 @@ accesses qualify (``FULL_WARP_PURE``). Registers the block writes lose their lan
 flags when the loop is entered (unknown is always safe), so the loop keeps none."""
 from __future__ import annotations
 
-from ..ptx import ir
-from .lowering.common import BITS, W, vt
+from .lowering.common import vt
 
 # instructions that compute from registers only: no memory, no warp state, no fault
 FULL_WARP_PURE = frozenset({
@@ -192,65 +191,24 @@ class FullWarpLoops:
             v = self.tmp(); self.emit(f"{v} = load i32, ptr {src}")
             self.emit(f"store i32 {v}, ptr {dst}")
 
-    def known_pattern(self, name: str) -> str:
-        """i1: ``name`` has its lane pattern, from its flag or, where that is unset, from a
-        check of its lanes (remembered in the flag)."""
-        flag = self.tmp(); self.emit(f"{flag} = load i32, ptr {self.flag_ptr(name)}")
-        known = self.op2("icmp ne", "i32", flag, "0")
-        start = self.current_label()
-        check, done = self.label("fwk"), self.label("fwkd")
-        self.emit(f"br i1 {known}, label %{done}, label %{check}, !prof !1")
-        self.block(check)
-        good = self.pattern_check(name)
-        g32 = self.tmp(); self.emit(f"{g32} = zext i1 {good} to i32")
-        self.emit(f"store i32 {g32}, ptr {self.flag_ptr(name)}")
-        end = self.current_label()
-        self.emit(f"br label %{done}")
-        self.block(done)
-        passed = self.tmp(); self.emit(f"{passed} = phi i1 [true, %{start}], [{good}, %{end}]")
-        return passed
-
     def reg_type(self, name: str) -> str:
         rty = self.regs[name]
         return rty if name in self.uniform else vt(rty)
 
-    def full_warp_window(self, key):
-        """(window base, host address, size) of the buffer an access of ``key`` uses."""
-        name, space, _, _ = key
-        if space == "shared":
-            sp = self.ctx_ptr("shared")
-            host = self.tmp(); self.emit(f"{host} = ptrtoint ptr {sp} to i64")
-            return "0", host, self.ctx("shared_size")
-        return self.known_window(ir.Reg(name))
-
     def full_warp_anchors(self, key):
         """(host, lane-0 offset, lane-16 offset, step) in the buffer, as ``fast_memory``
         takes them, from the base register as it is here."""
-        name, _, _, step = key
-        wbase, host, _ = self.full_warp_window(key)
-        rty = self.regs[name]
-        value = self.vread(ir.Reg(name), rty, None)
-        anchors = []
-        for lane in (0, W // 2):
-            x = self.tmp(); self.emit(f"{x} = extractelement {vt(rty)} {value}, i32 {lane}")
-            anchors.append(self.op2("sub", "i64", self.conv(x, rty, "i64"), wbase))
-        return host, anchors[0], anchors[1], step
+        name, space, _, step = key
+        wbase, host, _ = self.access_window(name, space)
+        r0, r16 = self.lane_anchors(name, wbase)
+        return host, r0, r16, step
 
     def full_warp_access_ok(self, key, offset: int) -> str:
-        """i1: every lane of the access holds its half-warp's anchor plus its lane step
-        times its position (``pattern_check``), and both half-warps' spans lie in the buffer
-        without wrapping (as ``region_check``)."""
-        name, _, size, step = key
-        wbase, _, limit = self.full_warp_window(key)
-        _, r0, r16, _ = self.full_warp_anchors(key)
+        """i1: every lane of the access has its lane pattern and both half-warps' spans lie
+        in the buffer (the checks of ``region_check``)."""
+        name, space, size, step = key
+        wbase, _, limit = self.access_window(name, space)
+        anchors = self.lane_anchors(name, wbase)
         ok = self.known_pattern(name)
-        for anchor in (r0, r16):
-            first = self.op2("add", "i64", anchor, str(offset))
-            end = self.op2("add", "i64", anchor, str(offset + size + 15 * step))
-            ordered = self.op2("icmp ule", "i64", first, end)
-            inside = self.op2("icmp ule", "i64", end, limit)
-            ok = self.op2("and", "i1", ok, self.op2("and", "i1", ordered, inside))
-            if BITS.get(self.regs[name]) == 32:
-                top = self.op2("add", "i64", self.op2("add", "i64", anchor, wbase), str(15 * step))
-                ok = self.op2("and", "i1", ok, self.op2("icmp ule", "i64", top, str(0xFFFFFFFF)))
-        return ok
+        return self.op2("and", "i1", ok, self.span_in_bounds(name, anchors, wbase, offset,
+                                                             offset + size, step, limit))

@@ -284,49 +284,68 @@ class VectorMemoryAccess:
         info = {}
         for key, (lo, hi) in self.region_groups(accesses).items():
             name, space, size, step = key
-            if space == "shared":
-                sp = self.ctx_ptr("shared")
-                host = self.tmp(); self.emit(f"{host} = ptrtoint ptr {sp} to i64")
-                wbase, limit = "0", self.ctx("shared_size")
-            else:
-                wbase, host, limit = self.known_window(ir.Reg(name))
-            rty = self.regs[name]
-            value = self.vread(ir.Reg(name), rty, None)
-            anchors = []
-            for lane in (0, W // 2):
-                x = self.tmp(); self.emit(f"{x} = extractelement {vt(rty)} {value}, i32 {lane}")
-                anchors.append(self.op2("sub", "i64", self.conv(x, rty, "i64"), wbase))
-            r0, r16 = anchors
-            # the pattern: known from the register's flag, or checked here (and remembered)
-            flag = self.tmp(); self.emit(f"{flag} = load i32, ptr {self.flag_ptr(name)}")
-            known = self.op2("icmp ne", "i32", flag, "0")
-            start = self.current_label()
-            check, done = self.label("rchk"), self.label("rdone")
-            self.emit(f"br i1 {known}, label %{done}, label %{check}")
-            self.block(check)
-            good = self.pattern_check(name)
-            g32 = self.tmp(); self.emit(f"{g32} = zext i1 {good} to i32")
-            self.emit(f"store i32 {g32}, ptr {self.flag_ptr(name)}")
-            check_end = self.current_label()
-            self.emit(f"br label %{done}")
-            self.block(done)
-            passed = self.tmp(); self.emit(f"{passed} = phi i1 [true, %{start}], [{good}, %{check_end}]")
-            ok = self.op2("and", "i1", ok, passed)
-            # bounds of the whole span, from the two anchors (no lane wraps: a 32-bit base
-            # that did would end past 2**32)
-            for anchor, raw in zip((r0, r16), anchors):
-                first = self.op2("add", "i64", anchor, str(lo))
-                last = self.op2("add", "i64", anchor, str(hi + 15 * step))
-                ordered = self.op2("icmp ule", "i64", first, last)
-                inside = self.op2("icmp ule", "i64", last, limit)
-                ok = self.op2("and", "i1", ok, self.op2("and", "i1", ordered, inside))
-                if BITS.get(rty) == 32:
-                    top = self.op2("add", "i64", self.op2("add", "i64", anchor, wbase), str(15 * step))
-                    ok = self.op2("and", "i1", ok, self.op2("icmp ule", "i64", top, str(0xFFFFFFFF)))
+            wbase, host, limit = self.access_window(name, space)
+            r0, r16 = self.lane_anchors(name, wbase)
+            ok = self.op2("and", "i1", ok, self.known_pattern(name))
+            ok = self.op2("and", "i1", ok, self.span_in_bounds(name, (r0, r16), wbase, lo, hi,
+                                                                 step, limit))
             for i, (k, _) in accesses.items():
                 if k == key:
                     info[i] = (host, r0, r16, step)
         return ok, info
+
+    def access_window(self, name: str, space: str) -> tuple:
+        """(window base, host address, size) of the buffer accesses through ``name`` use:
+        the block's shared memory, or the one buffer the register points into."""
+        if space == "shared":
+            sp = self.ctx_ptr("shared")
+            host = self.tmp(); self.emit(f"{host} = ptrtoint ptr {sp} to i64")
+            return "0", host, self.ctx("shared_size")
+        return self.known_window(ir.Reg(name))
+
+    def lane_anchors(self, name: str, wbase: str) -> tuple:
+        """Lanes 0 and 16 of ``name`` as offsets into the window that starts at ``wbase``."""
+        rty = self.regs[name]
+        value = self.vread(ir.Reg(name), rty, None)
+        anchors = []
+        for lane in (0, W // 2):
+            x = self.tmp(); self.emit(f"{x} = extractelement {vt(rty)} {value}, i32 {lane}")
+            anchors.append(self.op2("sub", "i64", self.conv(x, rty, "i64"), wbase))
+        return tuple(anchors)
+
+    def known_pattern(self, name: str) -> str:
+        """i1: every lane of ``name`` has its lane pattern: known from the register's flag, or
+        checked here (and remembered in the flag)."""
+        flag = self.tmp(); self.emit(f"{flag} = load i32, ptr {self.flag_ptr(name)}")
+        known = self.op2("icmp ne", "i32", flag, "0")
+        start = self.current_label()
+        check, done = self.label("rchk"), self.label("rdone")
+        self.emit(f"br i1 {known}, label %{done}, label %{check}, !prof !1")
+        self.block(check)
+        good = self.pattern_check(name)
+        g32 = self.tmp(); self.emit(f"{g32} = zext i1 {good} to i32")
+        self.emit(f"store i32 {g32}, ptr {self.flag_ptr(name)}")
+        check_end = self.current_label()
+        self.emit(f"br label %{done}")
+        self.block(done)
+        passed = self.tmp(); self.emit(f"{passed} = phi i1 [true, %{start}], [{good}, %{check_end}]")
+        return passed
+
+    def span_in_bounds(self, name: str, anchors, wbase: str, lo: int, hi: int, step: int,
+                       limit: str) -> str:
+        """i1: both half-warps' accesses [anchor + lo, anchor + hi + 15 * step) lie in the
+        window without wrapping (a 32-bit base that wrapped would end past 2**32)."""
+        ok = "true"
+        for anchor in anchors:
+            first = self.op2("add", "i64", anchor, str(lo))
+            last = self.op2("add", "i64", anchor, str(hi + 15 * step))
+            ordered = self.op2("icmp ule", "i64", first, last)
+            inside = self.op2("icmp ule", "i64", last, limit)
+            ok = self.op2("and", "i1", ok, self.op2("and", "i1", ordered, inside))
+            if BITS.get(self.regs[name]) == 32:
+                top = self.op2("add", "i64", self.op2("add", "i64", anchor, wbase), str(15 * step))
+                ok = self.op2("and", "i1", ok, self.op2("icmp ule", "i64", top, str(0xFFFFFFFF)))
+        return ok
 
     def fast_memory(self, inst, em, load: bool, info):
         """An access of a fast region: its pattern and bounds were checked at the region's

@@ -384,14 +384,11 @@ MATH = r'''extern "C" __global__ void math(const float* x, const double* xd, flo
 }'''
 
 
-def test_math_functions_run_as_vectors_with_the_per_thread_results(monkeypatch):
-    """sqrt, rcp, rsqrt, sin, cos, ex2, lg2 in the warp-vectorized form: bit for bit the
-    per-thread form's values; the .rn forms (sqrt, rcp) exactly numpy's."""
-    k = dptx.RawModule(MATH).get_function("math")
-    rng = np.random.default_rng(11)
-    n = 4 * 128
-    x = rng.uniform(0.01, 50, n).astype(np.float32)
-    xd = rng.uniform(0.01, 50, n)
+def _math_in_both_forms(monkeypatch, k, x, xd):
+    """The outputs of kernel ``math`` per thread and warp-vectorized, checked to be the
+    same bits; returns the vectorized ones as (n, 8) float32 and (n, 2) float64, and the
+    input each thread read (its neighbour's, through shared memory)."""
+    n = x.size
     results = {}
     for mode in ("1", "0"):
         monkeypatch.setenv("DPTX_CPU_VECTOR", mode)
@@ -402,7 +399,17 @@ def test_math_functions_run_as_vectors_with_the_per_thread_results(monkeypatch):
     assert np.array_equal(results["1"][0].view(np.uint32), results["0"][0].view(np.uint32))
     assert np.array_equal(results["1"][1], results["0"][1])
     v = x.reshape(4, 128)[:, (np.arange(128) + 1) % 128].ravel()
-    out, outd = results["1"]
+    return results["1"][0], results["1"][1], v
+
+
+def test_math_functions_run_as_vectors_with_the_per_thread_results(monkeypatch):
+    """sqrt, rcp, rsqrt, sin, cos, ex2, lg2 in the warp-vectorized form: bit for bit the
+    per-thread form's values; the .rn forms (sqrt, rcp) exactly numpy's."""
+    k = dptx.RawModule(MATH).get_function("math")
+    rng = np.random.default_rng(11)
+    x = rng.uniform(0.01, 50, 4 * 128).astype(np.float32)
+    xd = rng.uniform(0.01, 50, 4 * 128)
+    out, outd, v = _math_in_both_forms(monkeypatch, k, x, xd)
     assert np.array_equal(out[:, 0], np.sqrt(v)) and np.array_equal(out[:, 7], np.sqrt(v))
     assert np.array_equal(out[:, 1], np.float32(1) / v)
     assert np.array_equal(outd[:, 0], np.sqrt(xd)) and np.array_equal(outd[:, 1], 1.0 / xd)
@@ -418,21 +425,10 @@ def test_fast_math_functions_run_as_vectors_with_the_per_thread_results(monkeypa
     assert ".ftz.f32" in m.ptx
     k = m.get_function("math")
     rng = np.random.default_rng(12)
-    n = 4 * 128
-    x = rng.uniform(-140, 50, n).astype(np.float32)
+    x = rng.uniform(-140, 50, 4 * 128).astype(np.float32)
     x[::7] = (rng.integers(1, 1 << 23, x[::7].size) * np.float32(2) ** -149).astype(np.float32)
-    xd = rng.uniform(0.01, 50, n)
-    results = {}
-    for mode in ("1", "0"):
-        monkeypatch.setenv("DPTX_CPU_VECTOR", mode)
-        assert executor.compile_kernel(k).vector == (mode == "1")
-        out, outd = np.zeros(8 * n, np.float32), np.zeros(2 * n)
-        cpu.launch(k, 4, 128, [x, xd, out, outd])
-        results[mode] = out.view(np.uint32), outd
-    assert np.array_equal(results["1"][0], results["0"][0])
-    assert np.array_equal(results["1"][1], results["0"][1])
-    v = x.reshape(4, 128)[:, (np.arange(128) + 1) % 128].ravel()
-    ex2 = results["1"][0].view(np.float32).reshape(n, 8)[:, 5]
+    out, _, v = _math_in_both_forms(monkeypatch, k, x, rng.uniform(0.01, 50, 4 * 128))
+    ex2 = out[:, 5]
     tiny = np.float32(np.finfo(np.float32).tiny)
     assert np.all(ex2[(v < -127) & (v > -149)] == 0)          # subnormal results flushed
     normal = (v > -120) & (v < 50) & (np.abs(v) >= tiny)

@@ -24,6 +24,13 @@ extern "C" __global__ void gs_sum(const float* x, float* out, int n) {
         v += x[i];
     out[blockIdx.x * blockDim.x + threadIdx.x] = v;
 }
+extern "C" __global__ void rows(const float* x, float* y, int w, int reps) {
+    // rows of w elements, one per threadIdx.y: lanes are consecutive only within a row
+    for (int k = 0; k < reps; k++) {
+        int i = (blockIdx.x * blockDim.y + threadIdx.y) * w + threadIdx.x + k * blockDim.x;
+        y[i] = 2.0f * x[i];
+    }
+}
 extern "C" __global__ void gs_gather(const int* idx, const float* x, float* y, int n) {
     // the load through idx[i] is no lane pattern: the loop stays in the general form
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
@@ -140,6 +147,20 @@ def test_grid_stride_sum_keeps_each_threads_order(grid_stride, form):
         part = x[start:start + threads]
         expect[:part.size] += part
     assert np.array_equal(out, expect)
+
+
+@pytest.mark.parametrize("bx", [16, 8, 4])
+def test_a_loop_whose_lanes_break_the_guessed_pattern_runs_in_the_general_form(grid_stride, form, bx):
+    """Rows of 16 threads keep each half-warp consecutive (the full-warp loop's pattern);
+    rows of 8 or 4 do not: the first check fails, and the rest of the block runs the
+    general form (a word in the warp's frame remembers it). Results as numpy's."""
+    k = grid_stride.get_function("rows")
+    reps, rows_per_block = 5, 32 // bx
+    w = bx * reps
+    x = np.random.default_rng(bx).random(10 * rows_per_block * w, dtype=np.float32)
+    y = np.zeros_like(x)
+    cpu.launch(k, (10,), (bx, rows_per_block), [x, y, np.int32(w), np.int32(reps)])
+    assert np.array_equal(y, 2 * x)
 
 
 def test_grid_stride_gather_matches_numpy(grid_stride, form):

@@ -23,7 +23,7 @@ accesses qualify (``FULL_WARP_PURE``). Registers the block writes lose their lan
 flags when the loop is entered (unknown is always safe), so the loop keeps none."""
 from __future__ import annotations
 
-from .lowering.common import vt
+from .lowering.common import SLOT, vt
 
 # instructions that compute from registers only: no memory, no warp state, no fault
 FULL_WARP_PURE = frozenset({
@@ -46,11 +46,19 @@ class FullWarpLoop:
 
 class FullWarpLoops:
     def plan_full_warp_loops(self):
+        """Find the blocks that get a full-warp loop, and give each a word in the warp's
+        frame header (zeroed per block) that a failed check sets: a loop whose lanes do not
+        have the guessed pattern (a stride of two elements) then stays in the general form
+        for the rest of the block instead of checking again at every iteration."""
         self.full_warp_loops = {}
         for b in self.plan.order:
             spec = self.full_warp_loop_spec(b)
             if spec is not None:
                 self.full_warp_loops[b] = spec
+        self.fw_failed_base = self.flags_base + 4 * len(self.flag_offsets)
+        self.fw_failed = {b: self.fw_failed_base + 4 * k for k, b in enumerate(self.full_warp_loops)}
+        end = self.fw_failed_base + 4 * len(self.full_warp_loops)
+        self.header_bytes = max(self.header_bytes, (end + SLOT - 1) // SLOT * SLOT)
 
     def full_warp_loop_spec(self, b: int):
         """A ``FullWarpLoop`` when block ``b`` branches back to itself, holds at least one
@@ -113,6 +121,8 @@ class FullWarpLoops:
         last = insts[blk.end - 1]
         enter, head, body, fail, leave = (self.label(h) for h in ("fwe", "fwh", "fwb", "fwf", "fwl"))
         full = self.op2("icmp eq", "i32", mask, "-1")
+        failed = self.op2("icmp ne", "i32", self.frame_load(self.fw_failed[b]), "0")
+        full = self.op2("and", "i1", full, self.op2("xor", "i1", failed, "true"))
         self.emit(f"br i1 {full}, label %{enter}, label %{general}")
         self.block(enter)
         self.move_flags(into_loop=True)
@@ -175,6 +185,7 @@ class FullWarpLoops:
             self.emit(f"br label %{after}")
             self.block(fail)
             self.move_flags(into_loop=False)
+            self.frame_store(self.fw_failed[b], "1")
             self.emit(f"br label %{general}")
         finally:
             self.block_mask, self.block_index, self.full_warp = saved_mask, saved_index, False

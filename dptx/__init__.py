@@ -6,8 +6,13 @@ cluster of CPU and GPU workers. See README.md and DESIGN.md.
 from .errors import (CompileError, DptxError, DptxMemoryError, KernelNotFoundError,
                      LaunchError, PtxSyntaxError, PtxUnsupportedError)
 from . import config  # registers the dptx.* settings with dask.config
-from .array import (array, asarray, asnumpy, empty, empty_like, full, ndarray, ones, zeros,
-                    zeros_like)
+from .array import (arange, array, asarray, asnumpy, concatenate, copy, empty, empty_like,
+                    expand_dims, full, full_like, linspace, ndarray, ones, ones_like, ravel,
+                    reshape, squeeze, zeros, zeros_like)
+from .elementwise import ElementwiseKernel
+from .reductions import (ReductionKernel, all_ as all, any_ as any, argmax, argmin, dot,
+                         matmul, max_ as max, mean, min_ as min, prod, sum_ as sum)
+from .ufuncs import clip, where
 from .module import KernelParam, RawKernel, RawModule
 from .handle import LaunchHandle
 from .runtime import client, connect, dashboard_link, shutdown
@@ -29,7 +34,10 @@ def __getattr__(name):
 
 __all__ = [
     "ndarray", "array", "asarray", "asnumpy", "empty", "empty_like", "zeros", "zeros_like",
-    "ones", "full", "connect", "shutdown", "synchronize", "client", "dashboard_link",
+    "ones", "full", "ones_like", "full_like", "copy", "arange", "linspace", "reshape", "ravel",
+    "expand_dims", "squeeze", "concatenate", "where", "clip", "sum", "prod", "min", "max",
+    "mean", "argmin", "argmax", "any", "all", "dot", "matmul", "ElementwiseKernel",
+    "ReductionKernel", "connect", "shutdown", "synchronize", "client", "dashboard_link",
     "LaunchHandle", "Stream", "Event", "get_elapsed_time", "get_current_stream",
     "RawModule", "RawKernel", "KernelParam", "DptxError", "CompileError", "PtxSyntaxError",
     "PtxUnsupportedError", "LaunchError", "DptxMemoryError", "KernelNotFoundError",

@@ -9,6 +9,7 @@ synchronizes).
 from __future__ import annotations
 
 import numbers
+import operator
 
 import numpy as np
 
@@ -280,15 +281,202 @@ class ndarray:
                        self if self._base is None else self._base)
 
     def __setitem__(self, key, value) -> None:
-        """``a[100:200] = 0`` (a scalar fills the view), or a host or dptx array of the
-        view's shape."""
+        """``a[100:200] = 0`` (a scalar fills the view), or a host or dptx array that
+        broadcasts to the view's shape (a dptx array is copied on the devices)."""
         view = self[key]
         if isinstance(value, ndarray):
-            value = value.get()
+            # device to device, broadcast and converted as numpy assigns (one launch)
+            from . import ufuncs
+            ufuncs.assign(view, value)
+            return
         if np.ndim(value) == 0:
             view.fill(value)
         else:
             view.set(np.broadcast_to(np.asarray(value, dtype=self._dtype), view.shape))
+
+    # -- arithmetic: numpy's operators and ufuncs, each one launch (ufuncs.py) -------------
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        from . import ufuncs
+        if method != "__call__" or kwargs.get("where", True) is not True or \
+                set(kwargs) - {"where", "dtype", "casting"} or kwargs.get("dtype") is not None:
+            return NotImplemented
+        if out is not None:
+            out = out[0] if isinstance(out, tuple) else out
+        return ufuncs.apply(ufunc, *inputs, out=out)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from . import reductions, ufuncs
+        handler = {np.where: ufuncs.where, np.clip: ufuncs.clip, np.reshape: reshape,
+                   np.ravel: ravel, np.sum: reductions.sum_, np.prod: reductions.prod,
+                   np.min: reductions.min_, np.max: reductions.max_, np.amin: reductions.min_,
+                   np.amax: reductions.max_, np.mean: reductions.mean,
+                   np.argmin: reductions.argmin, np.argmax: reductions.argmax,
+                   np.any: reductions.any_, np.all: reductions.all_,
+                   np.dot: reductions.dot, np.matmul: reductions.matmul,
+                   np.concatenate: concatenate, np.copy: copy}.get(func)
+        if handler is None:
+            return NotImplemented
+        return handler(*args, **kwargs)
+
+    def _ufunc(name):
+        ufunc = getattr(np, name)
+
+        def method(self, other):
+            from . import ufuncs
+            return ufuncs.apply(ufunc, self, other)
+
+        def reflected(self, other):
+            from . import ufuncs
+            return ufuncs.apply(ufunc, other, self)
+
+        def inplace(self, other):
+            from . import ufuncs
+            ufuncs.apply(ufunc, self, other, out=self)
+            return self
+        return method, reflected, inplace
+
+    for _op, _name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
+                       ("truediv", "true_divide"), ("floordiv", "floor_divide"),
+                       ("mod", "remainder"), ("pow", "power"), ("and", "bitwise_and"),
+                       ("or", "bitwise_or"), ("xor", "bitwise_xor"), ("lshift", "left_shift"),
+                       ("rshift", "right_shift")):
+        locals()[f"__{_op}__"], locals()[f"__r{_op}__"], locals()[f"__i{_op}__"] = _ufunc(_name)
+    for _op, _name in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"),
+                       ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal")):
+        locals()[f"__{_op}__"] = _ufunc(_name)[0]
+    del _op, _name, _ufunc
+    __hash__ = None          # == is element-wise, as numpy's
+
+    def __neg__(self):
+        from . import ufuncs
+        return ufuncs.apply(np.negative, self)
+
+    def __pos__(self):
+        from . import ufuncs
+        return ufuncs.apply(np.positive, self)
+
+    def __abs__(self):
+        from . import ufuncs
+        return ufuncs.apply(np.absolute, self)
+
+    def __invert__(self):
+        from . import ufuncs
+        return ufuncs.apply(np.invert, self)
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError("The truth value of an array with more than one element is "
+                             "ambiguous. Use a.any() or a.all()")
+        return bool(self.get().reshape(()))
+
+    def __float__(self):
+        return float(self._scalar("float"))
+
+    def __int__(self):
+        return int(self._scalar("int"))
+
+    def __index__(self):
+        if self._dtype.kind not in "iu":
+            raise TypeError("only integer arrays can be used as an index")
+        return int(self._scalar("index"))
+
+    def _scalar(self, what: str):
+        if self.size != 1:
+            raise TypeError(f"only arrays of size 1 can be converted to Python scalars "
+                            f"({what}() of an array of shape {self._shape})")
+        return self.get().reshape(())[()]
+
+    def astype(self, dtype, copy=True) -> "ndarray":
+        from . import ufuncs
+        dt = _dtype(dtype)
+        if dt == self._dtype:
+            return self.copy() if copy else self
+        return ufuncs.astype(self, dt)
+
+    # -- shapes: views of the same (contiguous) bytes ----------------------------------------
+    def reshape(self, *shape, order="C") -> "ndarray":
+        return reshape(self, shape[0] if len(shape) == 1 and not isinstance(
+            shape[0], numbers.Integral) else shape, order=order)
+
+    def ravel(self, order="C") -> "ndarray":
+        return ravel(self, order)
+
+    def flatten(self) -> "ndarray":
+        return ravel(self).copy()
+
+    def squeeze(self, axis=None) -> "ndarray":
+        axes = _axes(axis, self.ndim) if axis is not None else \
+            tuple(k for k, d in enumerate(self._shape) if d == 1)
+        for k in axes:
+            if self._shape[k] != 1:
+                raise ValueError("cannot select an axis to squeeze out which has size not "
+                                 "equal to one")
+        return self._view(tuple(d for k, d in enumerate(self._shape) if k not in axes))
+
+    def _view(self, shape) -> "ndarray":
+        return ndarray(shape, self._dtype, self._buffer, self._offset,
+                       self if self._base is None else self._base)
+
+    @property
+    def T(self) -> "ndarray":
+        return self.transpose()
+
+    def transpose(self, *axes) -> "ndarray":
+        if self.ndim <= 1:
+            return self._view(self._shape)
+        raise DptxError("transpose of an array of 2 or more dimensions needs a strided view, "
+                        "which dptx arrays do not have yet (views are contiguous byte "
+                        "ranges); transpose on the host, or write the kernel to read "
+                        "columns")
+
+    # -- reductions (reductions.py) ---------------------------------------------------------
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        from . import reductions
+        return reductions.sum_(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+        from . import reductions
+        return reductions.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+    def min(self, axis=None, out=None, keepdims=False):
+        from . import reductions
+        return reductions.min_(self, axis=axis, out=out, keepdims=keepdims)
+
+    def max(self, axis=None, out=None, keepdims=False):
+        from . import reductions
+        return reductions.max_(self, axis=axis, out=out, keepdims=keepdims)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        from . import reductions
+        return reductions.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+    def argmin(self, axis=None, out=None, keepdims=False):
+        from . import reductions
+        return reductions.argmin(self, axis=axis, out=out, keepdims=keepdims)
+
+    def argmax(self, axis=None, out=None, keepdims=False):
+        from . import reductions
+        return reductions.argmax(self, axis=axis, out=out, keepdims=keepdims)
+
+    def any(self, axis=None, out=None, keepdims=False):
+        from . import reductions
+        return reductions.any_(self, axis=axis, out=out, keepdims=keepdims)
+
+    def all(self, axis=None, out=None, keepdims=False):
+        from . import reductions
+        return reductions.all_(self, axis=axis, out=out, keepdims=keepdims)
+
+    def dot(self, other):
+        from . import reductions
+        return reductions.dot(self, other)
+
+    def __matmul__(self, other):
+        from . import reductions
+        return reductions.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        from . import reductions
+        return reductions.matmul(other, self)
 
     def __array__(self, dtype=None, copy=None):
         a = self.get()
@@ -349,3 +537,145 @@ def zeros_like(a, dtype=None) -> ndarray:
 
 def asnumpy(a) -> np.ndarray:
     return a.get() if isinstance(a, ndarray) else np.asarray(a)
+
+
+def ones_like(a, dtype=None) -> ndarray:
+    return full(a.shape, 1, dtype or a.dtype)
+
+
+def full_like(a, fill_value, dtype=None) -> ndarray:
+    return full(a.shape, fill_value, dtype or a.dtype)
+
+
+def copy(a) -> ndarray:
+    return asarray(a).copy() if isinstance(a, ndarray) else array(a)
+
+
+def arange(start, stop=None, step=1, dtype=None) -> ndarray:
+    """numpy.arange: the dtype and length numpy gives, the values made on the device as
+    numpy fills them (element 0 is start, 1 is start + step, then start + i * delta in the
+    array's type, delta being the difference of the first two)."""
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ZeroDivisionError("division by zero (arange's step)")
+    dt = np.dtype(dtype) if dtype is not None else np.result_type(start, stop, step)
+    if all(isinstance(v, numbers.Integral) for v in (start, stop, step)):
+        n = len(range(int(start), int(stop), int(step)))
+    else:
+        n = max(0, int(np.ceil((stop - start) / step)))
+    out = empty((n,), dt)
+    if n:
+        from .ufuncs import fill_arange
+        fill_arange(out, start, step)
+    return out
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None):
+    """numpy.linspace: i * step + start computed in float64 (i / div * delta + start where
+    the step is 0), then converted; the last element is ``stop`` when ``endpoint``."""
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = (num - 1) if endpoint else num
+    delta = float(stop) - float(start)
+    step = delta / div if div > 0 else float("nan")
+    dt = np.dtype(dtype) if dtype is not None else np.result_type(start, stop, float(num))
+    out = empty((num,), dt)
+    if num:
+        from .ufuncs import fill_linspace
+        # no step (one element with endpoint, or none): numpy computes i * delta + start
+        fill_linspace(out, float(start), float(stop), step if div > 0 else delta,
+                      div if div > 0 else 1, delta, endpoint and num > 1)
+    return (out, step) if retstep else out
+
+
+def reshape(a, newshape, order="C") -> ndarray:
+    """A view with another shape (one dimension may be -1), as numpy's reshape of a
+    C-contiguous array."""
+    if order != "C":
+        raise DptxError("dptx arrays are C-ordered: reshape(order='C') only")
+    shape = _shape_with_inferred(newshape, a.size)
+    return a._view(shape)
+
+
+def ravel(a, order="C") -> ndarray:
+    if order not in ("C", "K", "A"):
+        raise DptxError("dptx arrays are C-ordered: ravel(order='C') only")
+    return a._view((a.size,))
+
+
+def expand_dims(a, axis) -> ndarray:
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    ndim = a.ndim + len(axes)
+    axes = _axes(axes, ndim)
+    shape, it = [], iter(a.shape)
+    for k in range(ndim):
+        shape.append(1 if k in axes else next(it))
+    return a._view(tuple(shape))
+
+
+def squeeze(a, axis=None) -> ndarray:
+    return a.squeeze(axis)
+
+
+def concatenate(arrays, axis=0, out=None, dtype=None) -> ndarray:
+    """numpy.concatenate along ``axis`` (device to device copies of each part)."""
+    arrays = [asarray(x) for x in arrays]
+    if not arrays:
+        raise ValueError("need at least one array to concatenate")
+    ndim = arrays[0].ndim
+    if ndim == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    ax = _axes((axis,), ndim)[0]
+    for x in arrays:
+        if x.ndim != ndim or any(x.shape[k] != arrays[0].shape[k] for k in range(ndim) if k != ax):
+            raise ValueError("all the input array dimensions except for the concatenation "
+                             "axis must match exactly")
+    dt = np.dtype(dtype) if dtype is not None else np.result_type(*[x.dtype for x in arrays])
+    shape = list(arrays[0].shape)
+    shape[ax] = sum(x.shape[ax] for x in arrays)
+    result = out if out is not None else empty(tuple(shape), dt)
+    outer = int(np.prod(shape[:ax], dtype=np.int64))
+    at = 0
+    for x in arrays:
+        part = x if x.dtype == dt else x.astype(dt)
+        inner = int(np.prod(part.shape[ax:], dtype=np.int64))
+        row = int(np.prod(shape[ax:], dtype=np.int64))
+        flat, src = result.reshape(-1), part.reshape(-1)
+        for o in range(outer):      # one contiguous copy per outer index
+            if inner:
+                flat[o * row + at:o * row + at + inner] = src[o * inner:(o + 1) * inner]
+        at += inner
+    return result
+
+
+def _shape_with_inferred(newshape, size: int) -> tuple:
+    if isinstance(newshape, numbers.Integral):
+        newshape = (newshape,)
+    newshape = tuple(int(d) for d in newshape)
+    unknown = [k for k, d in enumerate(newshape) if d == -1]
+    if len(unknown) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    known = int(np.prod([d for d in newshape if d != -1], dtype=np.int64))
+    if unknown:
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape array of size {size} into shape {newshape}")
+        newshape = tuple(size // known if d == -1 else d for d in newshape)
+    if int(np.prod(newshape, dtype=np.int64)) != size or any(d < 0 for d in newshape):
+        raise ValueError(f"cannot reshape array of size {size} into shape {newshape}")
+    return newshape
+
+
+def _axes(axis, ndim: int) -> tuple:
+    """Axes normalized as numpy does (negative counted from the end), with numpy's error."""
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out = []
+    for a in axes:
+        a = operator.index(a)
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(a, ndim)
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError("repeated axis")
+    return tuple(out)

@@ -1,0 +1,293 @@
+"""``dptx.ElementwiseKernel``: CuPy's elementwise kernels, as generated CUDA C launched like
+any user kernel (DESIGN.md point 11: the array API is ordinary launches).
+
+``ElementwiseKernel('T x, T y', 'T z', 'z = x + y', 'add')`` becomes, for the argument types
+and dimensions of a call, one kernel in which thread ``i`` computes element ``i`` of the
+broadcast shape:
+
+    extern "C" __global__ void add(const float* __restrict__ _in_x, ..., float* _out_z,
+                                   long long _n, <shape and strides where broadcasting>) {
+        typedef float T;
+        long long i = ...; if (i >= _n) return;
+        const T x = _in_x[i]; T &z = _out_z[i];
+        z = x + y;
+    }
+
+One element per thread, not a grid-stride loop: each block's accesses are then a contiguous
+range the footprint analysis sees, so chunks run where their pieces are and nothing moves
+between workers (a grid-stride loop's blocks each touch the whole array). Arrays whose shape
+is the output's are indexed by ``i``; broadcast ones through their strides (0 along broadcast
+axes). Kernels are compiled once per types, dimensions and layout, and cached.
+
+Semantics follow CuPy's: inputs are read as values, outputs are references, ``i`` is the
+element index and ``_ind.size()`` the element count; ``raw`` parameters are the whole array as
+a pointer (``x[j]``); type placeholders (a name that is not a numpy type, such as ``T``) take
+the type of the first array argument that has them, then of scalars, and are usable as type
+names in the operation; Python scalars take their placeholder's type, numpy scalars keep
+theirs."""
+from __future__ import annotations
+
+import re
+import threading
+
+import numpy as np
+
+from .errors import DptxError
+
+C_TYPES = {
+    np.dtype(np.bool_): "bool",
+    np.dtype(np.int8): "signed char", np.dtype(np.int16): "short",
+    np.dtype(np.int32): "int", np.dtype(np.int64): "long long",
+    np.dtype(np.uint8): "unsigned char", np.dtype(np.uint16): "unsigned short",
+    np.dtype(np.uint32): "unsigned int", np.dtype(np.uint64): "unsigned long long",
+    np.dtype(np.float32): "float", np.dtype(np.float64): "double",
+}
+
+BLOCK = 256
+NUMPY_NAMES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+               "uint64", "float16", "float32", "float64", "complex64", "complex128"}
+
+
+def c_type(dtype) -> str:
+    dt = np.dtype(dtype)
+    try:
+        return C_TYPES[dt]
+    except KeyError:
+        raise DptxError(f"dtype {dt} is not supported by dptx's array kernels (supported: "
+                        + ", ".join(sorted(str(d) for d in C_TYPES)) + ")") from None
+
+
+class Param:
+    __slots__ = ("name", "type", "raw", "placeholder")
+
+    def __init__(self, text: str):
+        words = text.split()
+        self.raw = words[0] == "raw"
+        if self.raw:
+            words = words[1:]
+        if len(words) != 2 or not re.fullmatch(r"[A-Za-z_]\w*", words[1]):
+            raise DptxError(f"bad parameter {text!r}: expected '[raw] TYPE NAME'")
+        self.type, self.name = words
+        if not re.fullmatch(r"[A-Za-z_]\w*", self.type):
+            raise DptxError(f"bad type {self.type!r} in parameter {text!r}")
+        # numpy's type names; any other name is a placeholder (np.dtype("T") would be a
+        # string type in numpy 2)
+        self.placeholder = self.type not in NUMPY_NAMES
+
+
+def parse_params(text: str) -> list:
+    return [Param(p) for p in text.split(",") if p.strip()]
+
+
+def _is_array(value) -> bool:
+    from .array import ndarray
+    return isinstance(value, ndarray)
+
+
+class ElementwiseKernel:
+    """CuPy's ``ElementwiseKernel(in_params, out_params, operation, name='kernel',
+    reduce_dims=True, preamble='', no_return=False, return_tuple=False, loop_prep='',
+    after_loop='', **kwargs)``; a call launches on the cluster, in the current stream, as a
+    ``RawKernel`` would, and returns the output array(s) (allocated when not given)."""
+
+    def __init__(self, in_params: str, out_params: str, operation: str, name: str = "kernel",
+                 reduce_dims: bool = True, preamble: str = "", no_return: bool = False,
+                 return_tuple: bool = False, loop_prep: str = "", after_loop: str = "",
+                 options=(), **kwargs):
+        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+            raise DptxError(f"kernel name {name!r} is not a C identifier")
+        self.in_params = parse_params(in_params)
+        self.out_params = parse_params(out_params)
+        names = [p.name for p in self.in_params + self.out_params]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise DptxError(f"parameter names repeat: {', '.join(sorted(dup))}")
+        if not self.out_params:
+            raise DptxError("an elementwise kernel needs an output parameter")
+        self.operation, self.name, self.preamble = operation, name, preamble
+        self.loop_prep, self.after_loop = loop_prep, after_loop
+        self.no_return, self.return_tuple = no_return, return_tuple
+        self.options = tuple(options)
+        self._kernels = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self):
+        return f"<dptx.ElementwiseKernel {self.name}>"
+
+    # -- a call ----------------------------------------------------------------------------
+    def __call__(self, *args, size=None, block_size=None, stream=None):
+        from .array import empty
+        nin, nout = len(self.in_params), len(self.out_params)
+        if len(args) not in (nin, nin + nout):
+            raise DptxError(f"{self.name}: takes {nin} inputs (and optionally {nout} "
+                            f"outputs), got {len(args)} arguments")
+        ins, outs = list(args[:nin]), list(args[nin:]) or [None] * nout
+        for p, v in zip(self.in_params + self.out_params, ins + outs):
+            if v is not None and not _is_array(v) and isinstance(v, np.ndarray):
+                raise DptxError(f"{self.name}: argument {p.name} is a numpy array; pass a "
+                                f"dptx array (dptx.asarray) or a scalar")
+            if p.raw and v is not None and not _is_array(v):
+                raise DptxError(f"{self.name}: raw argument {p.name} must be a dptx array")
+        for p, v in zip(self.out_params, outs):
+            if v is not None and not _is_array(v):
+                raise DptxError(f"{self.name}: output {p.name} must be a dptx array, got "
+                                f"{type(v).__name__}")
+        types, placeholders = self._resolve_types(ins, outs)
+        # the shape every element-wise (non-raw) argument broadcasts to
+        shapes = [v.shape for p, v in zip(self.in_params + self.out_params, ins + outs)
+                  if v is not None and _is_array(v) and not p.raw]
+        try:
+            shape = np.broadcast_shapes(*shapes) if shapes else ()
+        except ValueError:
+            raise DptxError(f"{self.name}: operands could not be broadcast together with "
+                            f"shapes {' '.join(str(s) for s in shapes)}") from None
+        if size is not None:
+            if shapes:
+                raise DptxError(f"{self.name}: size= is for kernels whose arguments are all "
+                                f"raw or scalars")
+            shape = (int(size),)
+        elif not shapes:
+            raise DptxError(f"{self.name}: no array argument gives the size: pass size=")
+        for p, v in zip(self.out_params, outs):
+            if v is not None and not p.raw and v.shape != shape:
+                raise DptxError(f"{self.name}: output {p.name} has shape {v.shape}, the "
+                                f"operands broadcast to {shape}")
+        outs = [v if v is not None else empty(shape, types[p.name])
+                for p, v in zip(self.out_params, outs)]
+        n = int(np.prod(shape, dtype=np.int64))
+        if n:
+            self._launch(ins, outs, types, placeholders, shape, n, block_size or BLOCK, stream)
+        if self.no_return:
+            return None
+        if nout == 1 and not self.return_tuple:
+            return outs[0]
+        return tuple(outs)
+
+    def _resolve_types(self, ins, outs) -> tuple:
+        """({parameter name: dtype}, {placeholder: dtype}), resolved as CuPy does."""
+        bound = {}
+        for p, v in zip(self.in_params + self.out_params, ins + outs):
+            if p.placeholder and v is not None and _is_array(v):
+                bound.setdefault(p.type, v.dtype)
+        for p, v in zip(self.in_params, ins):
+            if p.placeholder and p.type not in bound and not _is_array(v):
+                bound[p.type] = np.asarray(v).dtype if isinstance(v, np.generic) else \
+                    np.result_type(v)
+        types = {}
+        for p, v in zip(self.in_params + self.out_params, ins + outs):
+            if p.placeholder:
+                if p.type not in bound:
+                    raise DptxError(f"{self.name}: the type {p.type} of {p.name} is not "
+                                    f"determined by any input: pass the output array")
+                types[p.name] = np.dtype(bound[p.type])
+            else:
+                types[p.name] = np.dtype(p.type)
+            c_type(types[p.name])
+            if v is not None and _is_array(v) and v.dtype != types[p.name] and (
+                    p.raw or p in self.out_params):
+                raise DptxError(f"{self.name}: {p.name} must be {types[p.name]}, got "
+                                f"{v.dtype}")
+        placeholders = {p.type: np.dtype(bound[p.type])
+                        for p in self.in_params + self.out_params if p.placeholder}
+        return types, placeholders
+
+    # -- code ------------------------------------------------------------------------------
+    def _layout(self, value, shape) -> str:
+        """How thread i finds its element of ``value``: "i" (the output's shape, contiguous),
+        "s" (through strides: broadcast), "v" (a scalar, by value)."""
+        if not _is_array(value):
+            return "v"
+        return "i" if value.shape == shape else "s"
+
+    def _launch(self, ins, outs, types, placeholders, shape, n, block, stream):
+        params = self.in_params + self.out_params
+        values = ins + outs
+        layouts = tuple("r" if p.raw else self._layout(v, shape) for p, v in zip(params, values))
+        ndim = len(shape)
+        key = (tuple(str(types[p.name]) for p in params), layouts, ndim,
+               tuple(sorted((k, str(v)) for k, v in placeholders.items())))
+        with self._lock:
+            kernel = self._kernels.get(key)
+            if kernel is None:
+                kernel = self._kernels[key] = self._compile(types, placeholders, layouts, ndim)
+        args = []
+        for p, v, lay in zip(params, values, layouts):
+            if lay == "v":
+                args.append(np.asarray(v, dtype=types[p.name])[()])
+            else:
+                args.append(v)
+        args.append(np.int64(n))
+        if "s" in layouts:
+            args += [np.int64(d) for d in shape]
+            for p, v, lay in zip(params, values, layouts):
+                if lay == "s":
+                    args += [np.int64(s) for s in _broadcast_strides(v.shape, shape)]
+        grid = (n + block - 1) // block
+        kernel((grid,), (block,), args, stream=stream)
+
+    def _compile(self, types, placeholders, layouts, ndim):
+        from .module import RawModule
+        src = self.source(types, placeholders, layouts, ndim)
+        return RawModule(src, options=self.options).get_function(self.name)
+
+    def source(self, types, placeholders, layouts, ndim) -> str:
+        """The CUDA C of the kernel for these types and layouts (see the module doc)."""
+        params = self.in_params + self.out_params
+        sig, body = [], []
+        for p, lay in zip(params, layouts):
+            ct = c_type(types[p.name])
+            is_in = p in self.in_params
+            if lay == "v":
+                sig.append(f"const {ct} {p.name}")
+            elif lay == "r":
+                sig.append(f"{'const ' if is_in else ''}{ct}* __restrict__ {p.name}")
+            else:
+                sig.append(f"{'const ' if is_in else ''}{ct}* __restrict__ _p_{p.name}")
+        sig.append("const long long _n")
+        strided = [p for p, lay in zip(params, layouts) if lay == "s"]
+        if strided:
+            sig += [f"const long long _d{k}" for k in range(ndim)]
+            for p in strided:
+                sig += [f"const long long _s_{p.name}_{k}" for k in range(ndim)]
+        body.append("    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;")
+        body.append("    if (i >= _n) return;")
+        if strided:
+            # the multi-index of element i, last axis fastest (C order)
+            body.append("    long long _rest = i;")
+            for k in reversed(range(ndim)):
+                body.append(f"    const long long _i{k} = _rest % _d{k}; _rest /= _d{k};")
+        for p, lay in zip(params, layouts):
+            if lay in ("v", "r"):
+                continue
+            ct = c_type(types[p.name])
+            if lay == "i":
+                index = "i"
+            else:
+                index = " + ".join(f"_i{k} * _s_{p.name}_{k}" for k in range(ndim)) or "0"
+            if p in self.in_params:
+                body.append(f"    const {ct} {p.name} = _p_{p.name}[{index}];")
+            else:
+                body.append(f"    {ct} &{p.name} = _p_{p.name}[{index}];")
+        typedefs = "".join(f"    typedef {c_type(dt)} {name};\n"
+                           for name, dt in placeholders.items())
+        return (f"{self.preamble}\n"
+                "struct _dptx_index { long long n; __device__ long long size() const "
+                "{ return n; } };\n"
+                f'extern "C" __global__ void {self.name}({", ".join(sig)}) {{\n'
+                f"{typedefs}"
+                "    const _dptx_index _ind = {_n};\n"
+                + "\n".join(body) + "\n"
+                f"    {self.loop_prep}\n"
+                f"    {{ {self.operation}; }}\n"
+                f"    {self.after_loop}\n"
+                "}\n")
+
+
+def _broadcast_strides(shape: tuple, out_shape: tuple) -> list:
+    """Element strides of a C-contiguous array of ``shape`` broadcast to ``out_shape``: 0 on
+    the axes it is broadcast along (and on the leading ones it lacks)."""
+    strides, step = [], 1
+    for dim in reversed(shape):
+        strides.insert(0, 0 if dim == 1 else step)
+        step *= dim
+    return [0] * (len(out_shape) - len(shape)) + strides

@@ -1,0 +1,510 @@
+"""``dptx.ReductionKernel`` and numpy's reductions (``sum``, ``prod``, ``min``, ``max``,
+``mean``, ``argmin``, ``argmax``, ``any``, ``all`` with ``axis`` and ``keepdims``), ``dot`` and
+``matmul``, as generated CUDA C launched like any user kernel.
+
+A reduction runs in two launches. The first cuts each output's reduced elements into pieces
+of at least a few thousand and gives each (output, piece) a block: its threads map and
+accumulate a strided share of the piece, then combine in shared memory (a barrier per
+level) into one partial. The second reduces each output's partials in order and applies the
+post-map. The order of the operations is therefore not numpy's (numpy sums float arrays
+pairwise along contiguous axes): float sums differ from numpy's in the last bits, as
+CuPy's do. Integer, min/max/arg and logical reductions are exact."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .elementwise import c_type, parse_params
+from .errors import DptxError
+
+BLOCK = 256
+MIN_PIECE = 4096          # elements per (output, piece) block at least
+MAX_PIECES = 256
+
+
+def _is_array(v) -> bool:
+    from .array import ndarray
+    return isinstance(v, ndarray)
+
+
+class ReductionKernel:
+    """CuPy's ``ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr,
+    identity, name='reduce_kernel', reduce_type=None, reduce_dims=True, preamble='',
+    options=())``. ``map_expr`` maps the input elements to a value, ``reduce_expr`` combines
+    two values ``a`` and ``b``, ``post_map_expr`` sets the outputs from the result ``a``;
+    ``identity`` is the neutral value (C text). A call ``kernel(*args, axis=None,
+    keepdims=False)`` reduces over ``axis`` (all axes by default) and returns the output."""
+
+    def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity,
+                 name="reduce_kernel", reduce_type=None, reduce_dims=True, preamble="",
+                 options=()):
+        self.in_params, self.out_params = parse_params(in_params), parse_params(out_params)
+        if not self.in_params or len(self.out_params) != 1:
+            raise DptxError("a reduction kernel takes inputs and exactly one output")
+        if any(p.raw for p in self.in_params + self.out_params):
+            raise DptxError("raw parameters are not supported in reduction kernels")
+        self.map_expr, self.reduce_expr, self.post_map_expr = map_expr, reduce_expr, post_map_expr
+        self.identity, self.name, self.reduce_type = identity, name, reduce_type
+        self.preamble, self.options = preamble, tuple(options)
+        self._kernels, self._lock = {}, threading.Lock()
+
+    def __repr__(self):
+        return f"<dptx.ReductionKernel {self.name}>"
+
+    def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
+        from .array import empty, _axes
+        if len(args) != len(self.in_params):
+            raise DptxError(f"{self.name}: takes {len(self.in_params)} inputs, got {len(args)}")
+        arrays = [a for a in args if _is_array(a)]
+        if not arrays:
+            raise DptxError(f"{self.name}: needs at least one dptx array input")
+        try:
+            shape = np.broadcast_shapes(*[a.shape for a in arrays])
+        except ValueError:
+            raise DptxError(f"{self.name}: operands could not be broadcast together with "
+                            f"shapes {' '.join(str(a.shape) for a in arrays)}") from None
+        ndim = len(shape)
+        red = tuple(range(ndim)) if axis is None else _axes(axis, ndim) if ndim else ()
+        if axis is not None and ndim == 0:
+            raise np.exceptions.AxisError(axis, 0)
+        kept = tuple(k for k in range(ndim) if k not in red)
+        out_shape = tuple(1 if k in red else shape[k] for k in range(ndim)) if keepdims \
+            else tuple(shape[k] for k in kept)
+        types, placeholders = self._types(args, out)
+        rtype = np.dtype(self.reduce_type) if self.reduce_type else types[self.out_params[0].name]
+        if out is None:
+            out = empty(out_shape, types[self.out_params[0].name])
+        elif out.shape != out_shape:
+            raise DptxError(f"{self.name}: out has shape {out.shape}, the result {out_shape}")
+        M = int(np.prod([shape[k] for k in kept], dtype=np.int64))
+        R = int(np.prod([shape[k] for k in red], dtype=np.int64))
+        if M == 0:
+            return out
+        P = max(1, min(MAX_PIECES, R // MIN_PIECE)) if M < 64 else 1
+        piece = -(-R // P) if R else 0
+        layout = self._layout(args, shape, kept, red)
+        kinds = tuple("a" if _is_array(v) else "v" for v in args)
+        key = (tuple(str(types[p.name]) for p in self.in_params + self.out_params),
+               str(rtype), kinds, layout[0], len(kept), len(red),
+               tuple(sorted((k, str(v)) for k, v in placeholders.items())))
+        with self._lock:
+            kernels = self._kernels.get(key)
+            if kernels is None:
+                kernels = self._kernels[key] = self._compile(types, placeholders, rtype, kinds,
+                                                            layout[0], len(kept), len(red))
+        first, second = kernels
+        partial = self._partial(M * P, rtype)
+        a1 = [self._arg(p, v, types) for p, v in zip(self.in_params, args)]
+        a1 += [partial, np.int64(M), np.int64(R), np.int64(P), np.int64(piece)]
+        a1 += layout[1]
+        first(((M * P),), (BLOCK,), a1, stream=stream)
+        second((-(-M // BLOCK),), (BLOCK,), [partial, out, np.int64(M), np.int64(P)],
+               stream=stream)
+        return out
+
+    def _partial(self, count: int, rtype):
+        from .array import empty
+        return empty((count,), rtype)
+
+    @staticmethod
+    def _arg(p, v, types):
+        return v if _is_array(v) else np.array(v, dtype=types[p.name])[()]
+
+    def _types(self, args, out):
+        bound = {}
+        for p, v in zip(self.in_params, args):
+            if p.placeholder and _is_array(v):
+                bound.setdefault(p.type, v.dtype)
+        for p, v in zip(self.in_params, args):
+            if p.placeholder and p.type not in bound:
+                bound[p.type] = np.result_type(v)
+        o = self.out_params[0]
+        if o.placeholder and o.type not in bound:
+            if out is None:
+                raise DptxError(f"{self.name}: the type {o.type} of the output is not "
+                                f"determined by any input: pass out=")
+            bound[o.type] = out.dtype
+        types = {p.name: np.dtype(bound[p.type]) if p.placeholder else np.dtype(p.type)
+                 for p in self.in_params + self.out_params}
+        for t in types.values():
+            c_type(t)
+        return types, {k: np.dtype(v) for k, v in bound.items()}
+
+    @staticmethod
+    def _layout(args, shape, kept, red) -> tuple:
+        """("t", []) when every array is C-contiguous with the full shape and the reduced
+        axes are the trailing ones (element j of output m is at m * R + j); else ("s",
+        [dims and per-array strides]) for index arithmetic."""
+        trailing = red == tuple(range(len(shape) - len(red), len(shape)))
+        if trailing and all(a.shape == shape for a in args if _is_array(a)):
+            return "t", []
+        from .elementwise import _broadcast_strides
+        extra = [np.int64(shape[k]) for k in kept] + [np.int64(shape[k]) for k in red]
+        for a in args:
+            if _is_array(a):
+                st = _broadcast_strides(a.shape, shape)
+                extra += [np.int64(st[k]) for k in kept] + [np.int64(st[k]) for k in red]
+        return "s", extra
+
+    def _compile(self, types, placeholders, rtype, kinds, layout, nkept, nred):
+        from .module import RawModule
+        src = self.source(types, placeholders, rtype, kinds, layout, nkept, nred)
+        mod = RawModule(src, options=self.options)
+        return mod.get_function(f"{self.name}_pieces"), mod.get_function(f"{self.name}_final")
+
+    def source(self, types, placeholders, rtype, kinds, layout, nkept, nred) -> str:
+        """CUDA C of the two kernels (see the module doc)."""
+        typedefs = "".join(f"    typedef {c_type(dt)} {n};\n" for n, dt in placeholders.items())
+        sig, loads = [], []
+        arrays = [p for p, k in zip(self.in_params, kinds) if k == "a"]
+        for p, k in zip(self.in_params, kinds):
+            ct = c_type(types[p.name])
+            if k == "v":
+                sig.append(f"const {ct} {p.name}")
+            else:
+                sig.append(f"const {ct}* __restrict__ _p_{p.name}")
+        sig += ["_reduce_t* __restrict__ _partial", "const long long _M", "const long long _R",
+                "const long long _P", "const long long _piece"]
+        if layout == "t":
+            for p in arrays:
+                loads.append(f"const {c_type(types[p.name])} {p.name} = _p_{p.name}[_m * _R + _j];")
+            index = ""
+        else:
+            sig += [f"const long long _dk{k}" for k in range(nkept)]
+            sig += [f"const long long _dr{k}" for k in range(nred)]
+            for p in arrays:
+                sig += [f"const long long _sk_{p.name}_{k}" for k in range(nkept)]
+                sig += [f"const long long _sr_{p.name}_{k}" for k in range(nred)]
+            lines = ["long long _q = _m;"]
+            for k in reversed(range(nkept)):
+                lines.append(f"const long long _ik{k} = _q % _dk{k}; _q /= _dk{k};")
+            lines.append("_q = _j;")
+            for k in reversed(range(nred)):
+                lines.append(f"const long long _ir{k} = _q % _dr{k}; _q /= _dr{k};")
+            index = " ".join(lines)
+            for p in arrays:
+                terms = [f"_ik{k} * _sk_{p.name}_{k}" for k in range(nkept)]
+                terms += [f"_ir{k} * _sr_{p.name}_{k}" for k in range(nred)]
+                loads.append(f"const {c_type(types[p.name])} {p.name} = "
+                             f"_p_{p.name}[{' + '.join(terms) or '0'}];")
+        reduce_line = f"_reduce_t _c = ({self.reduce_expr}); a = _c;"
+        out = self.out_params[0]
+        return (f"{self.preamble}\n"
+                f"typedef {c_type(rtype)} _reduce_t;\n"
+                f'extern "C" __global__ void {self.name}_pieces({", ".join(sig)}) {{\n'
+                f"{typedefs}"
+                f"    __shared__ _reduce_t _sh[{BLOCK}];\n"
+                "    const long long _m = blockIdx.x / _P, _p = blockIdx.x % _P;\n"
+                "    const long long _lo = _p * _piece;\n"
+                "    const long long _hi = _lo + _piece < _R ? _lo + _piece : _R;\n"
+                f"    _reduce_t a = ({self.identity});\n"
+                "    for (long long _j = _lo + threadIdx.x; _j < _hi; _j += blockDim.x) {\n"
+                f"        {index}\n"
+                + "".join(f"        {line}\n" for line in loads) +
+                f"        _reduce_t b = ({self.map_expr});\n"
+                f"        {reduce_line}\n"
+                "    }\n"
+                "    _sh[threadIdx.x] = a;\n"
+                "    __syncthreads();\n"
+                f"    for (int _s = {BLOCK // 2}; _s > 0; _s >>= 1) {{\n"
+                "        if (threadIdx.x < _s) {\n"
+                "            _reduce_t a = _sh[threadIdx.x], b = _sh[threadIdx.x + _s];\n"
+                f"            {reduce_line}\n"
+                "            _sh[threadIdx.x] = a;\n"
+                "        }\n"
+                "        __syncthreads();\n"
+                "    }\n"
+                "    if (threadIdx.x == 0) _partial[_m * _P + _p] = _sh[0];\n"
+                "}\n"
+                f'extern "C" __global__ void {self.name}_final(const _reduce_final_t* __restrict__ _partial, '
+                f"{c_type(types[out.name])}* __restrict__ _p_{out.name}, const long long _M, "
+                "const long long _P) {\n"
+                f"{typedefs}"
+                "    const long long _m = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                "    if (_m >= _M) return;\n"
+                "    _reduce_t a = _partial[_m * _P];\n"
+                "    for (long long _p = 1; _p < _P; _p++) {\n"
+                "        _reduce_t b = _partial[_m * _P + _p];\n"
+                f"        {reduce_line}\n"
+                "    }\n"
+                f"    {c_type(types[out.name])} &{out.name} = _p_{out.name}[_m];\n"
+                f"    {self.post_map_expr};\n"
+                "}\n").replace("_reduce_final_t", c_type(rtype))
+
+
+# -- numpy's reductions --------------------------------------------------------------------------
+class _Builtins:
+    def __init__(self):
+        self._cache, self._lock = {}, threading.Lock()
+
+    def get(self, key, build):
+        with self._lock:
+            k = self._cache.get(key)
+            if k is None:
+                k = self._cache[key] = build()
+        return k
+
+
+_builtins = _Builtins()
+EXACT = ("--fmad=false",)
+
+
+def _extreme(dtype, largest: bool) -> str:
+    """C text of the largest (or smallest) value of ``dtype``: min's (max's) identity."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return ("" if largest else "-") + "__int_as_float(0x7f800000)" if dt.itemsize == 4 \
+            else ("" if largest else "-") + "__longlong_as_double(0x7ff0000000000000LL)"
+    if dt.kind == "b":
+        return "true" if largest else "false"
+    info = np.iinfo(dt)
+    v = info.max if largest else info.min
+    if dt.kind == "i" and not largest:
+        return f"({v + 1}LL - 1)"        # the literal -2**63 does not parse in C
+    return f"{v}{'ULL' if dt.kind == 'u' else 'LL'}"
+
+
+def _reduce(a, op: str, axis, dtype, out, keepdims, result_dtype):
+    """One of numpy's reductions of ``a``: ``op`` in sum prod min max any all."""
+    from .array import asarray
+    a = asarray(a)
+    R = np.dtype(result_dtype)
+    if op in ("min", "max") and a.size == 0:
+        raise ValueError(f"zero-size array to reduction operation "
+                         f"{'minimum' if op == 'min' else 'maximum'} which has no identity")
+    if op in ("min", "max") and axis is not None:
+        from .array import _axes
+        if any(a.shape[k] == 0 for k in _axes(axis, a.ndim)):
+            raise ValueError("zero-size array to reduction operation which has no identity")
+    X = a.dtype
+
+    def build():
+        rt = c_type(R)
+        if op == "sum":
+            spec = (f"({rt})x", "a + b", "0")
+        elif op == "prod":
+            spec = (f"({rt})x", "a * b", "1")
+        elif op in ("min", "max"):
+            cmp = "<" if op == "min" else ">"
+            if R.kind == "f":
+                combine = f"(a != a) ? a : ((b != b) ? b : ((b {cmp} a) ? b : a))"
+            else:
+                combine = f"(b {cmp} a) ? b : a"
+            spec = ("x", combine, _extreme(R, op == "min"))
+        elif op == "any":
+            spec = ("(bool)x", "a || b", "false")
+        else:
+            spec = ("(bool)x", "a && b", "true")
+        return ReductionKernel(f"{X} x", f"{R} y", spec[0], spec[1], "y = a", spec[2],
+                               f"dptx_{op}", reduce_type=str(R), options=EXACT)
+    kernel = _builtins.get((op, str(X), str(R)), build)
+    result = kernel(a, axis=axis, keepdims=keepdims, out=out)
+    return result
+
+
+def _result_dtype(a, op: str, dtype):
+    probe = np.zeros(1, a.dtype)
+    fn = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max,
+          "any": np.any, "all": np.all}[op]
+    if op in ("sum", "prod"):
+        return fn(probe, dtype=dtype).dtype
+    return fn(probe).dtype
+
+
+def sum_(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    _no_extra(kwargs, "sum")
+    return _reduce(a, "sum", axis, dtype, out, keepdims, _result_dtype(_arr(a), "sum", dtype))
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    _no_extra(kwargs, "prod")
+    return _reduce(a, "prod", axis, dtype, out, keepdims, _result_dtype(_arr(a), "prod", dtype))
+
+
+def min_(a, axis=None, out=None, keepdims=False, **kwargs):
+    _no_extra(kwargs, "min")
+    return _reduce(a, "min", axis, None, out, keepdims, _arr(a).dtype)
+
+
+def max_(a, axis=None, out=None, keepdims=False, **kwargs):
+    _no_extra(kwargs, "max")
+    return _reduce(a, "max", axis, None, out, keepdims, _arr(a).dtype)
+
+
+def any_(a, axis=None, out=None, keepdims=False, **kwargs):
+    _no_extra(kwargs, "any")
+    return _reduce(a, "any", axis, None, out, keepdims, np.bool_)
+
+
+def all_(a, axis=None, out=None, keepdims=False, **kwargs):
+    _no_extra(kwargs, "all")
+    return _reduce(a, "all", axis, None, out, keepdims, np.bool_)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    """numpy.mean: the sum in numpy's mean type (float64 for integers), divided by the
+    count."""
+    _no_extra(kwargs, "mean")
+    from . import ufuncs
+    a = _arr(a)
+    R = np.dtype(dtype) if dtype is not None else np.mean(np.zeros(1, a.dtype)).dtype
+    total = _reduce(a, "sum", axis, R, None, keepdims, R)
+    count = a.size // max(1, total.size) if a.size else 0
+    if axis is None:
+        count = a.size
+    return ufuncs.apply(np.true_divide, total, R.type(count) if count else R.type(0),
+                        out=out)
+
+
+def argmin(a, axis=None, out=None, keepdims=False):
+    return _arg(a, "min", axis, out, keepdims)
+
+
+def argmax(a, axis=None, out=None, keepdims=False):
+    return _arg(a, "max", axis, out, keepdims)
+
+
+def _arg(a, op: str, axis, out, keepdims):
+    """numpy.argmin/argmax: the index of the first extreme (of the first NaN, for floats),
+    over the flattened array when ``axis`` is None."""
+    a = _arr(a)
+    if a.size == 0:
+        raise ValueError(f"attempt to get arg{op} of an empty sequence")
+    if axis is None:
+        a = a.reshape(-1)
+        axis = 0
+    X = a.dtype
+    xt = c_type(X)
+    cmp = "<" if op == "min" else ">"
+    pick = f"(b_v {cmp} a_v) || (b_v == a_v && b_i < a_i)"
+    if X.kind == "f":
+        pick = (f"(a_v != a_v) ? ((b_v != b_v) && b_i < a_i) : "
+                f"((b_v != b_v) || (b_v {cmp} a_v) || (b_v == a_v && b_i < a_i))")
+    preamble = (f"struct _arg_t {{ {xt} v; long long i; }};\n"
+                f"__device__ _arg_t _arg_pick(_arg_t a, _arg_t b) {{ {xt} a_v = a.v, b_v = b.v;"
+                f" long long a_i = a.i, b_i = b.i; return ({pick}) ? b : a; }}\n"
+                f"__device__ _arg_t _arg_make({xt} v, long long i) {{ _arg_t r; r.v = v; "
+                f"r.i = i; return r; }}\n")
+
+    def build():
+        return _ArgKernel(X, op, preamble)
+    kernel = _builtins.get(("arg" + op, str(X)), build)
+    return kernel(a, axis, out, keepdims)
+
+
+class _ArgKernel(ReductionKernel):
+    """argmin/argmax: the reduced value is a (value, index) pair; ``_j`` is the index along
+    the reduced axis."""
+
+    def __init__(self, X, op, preamble):
+        super().__init__(f"{X} x", "int64 y", "_arg_make(x, _j)", "_arg_pick(a, b)", "y = a.i",
+                         f"_arg_make({_extreme(X, op == 'min')}, 9223372036854775807LL)",
+                         name=f"dptx_arg{op}", preamble=preamble, options=EXACT)
+        self._X = X
+
+    def __call__(self, a, axis, out, keepdims):
+        from .array import _axes
+        ax = _axes(axis, a.ndim)
+        if len(ax) != 1:
+            raise DptxError("argmin/argmax take one axis")
+        return super().__call__(a, axis=ax[0], keepdims=keepdims, out=out)
+
+    def _types(self, args, out):
+        types = {"x": np.dtype(self._X), "y": np.dtype(np.int64)}
+        return types, {}
+
+    def source(self, types, placeholders, rtype, kinds, layout, nkept, nred) -> str:
+        # the pair type stands for the reduce type
+        src = super().source(types, placeholders, np.dtype(np.int64), kinds, layout, nkept, nred)
+        return src.replace("typedef long long _reduce_t;", "typedef _arg_t _reduce_t;") \
+                  .replace("const long long* __restrict__ _partial, long long*",
+                           "const _arg_t* __restrict__ _partial, long long*") \
+                  .replace("_reduce_t* __restrict__ _partial", "_arg_t* __restrict__ _partial")
+
+    def _partial(self, count: int, rtype):
+        from .array import empty
+        return empty((2 * count,), np.int64)      # (value, index) pairs of 16 bytes
+
+
+def _arr(a):
+    from .array import asarray
+    return asarray(a)
+
+
+def _no_extra(kwargs, name):
+    if kwargs.get("where", True) is not True or kwargs.get("initial", None) is not None:
+        raise DptxError(f"{name}: where= and initial= are not supported on dptx arrays yet")
+    extra = set(kwargs) - {"where", "initial"}
+    if extra:
+        raise TypeError(f"{name}() got unexpected keyword arguments {sorted(extra)}")
+
+
+# -- products --------------------------------------------------------------------------------------
+_MATMUL_TILE = 16
+
+
+def matmul(a, b, out=None):
+    """numpy.matmul of 1-D and 2-D arrays: a tiled kernel (shared-memory tiles of 16 x 16),
+    each output the sum over k in order, in numpy's result type."""
+    from .array import asarray, empty
+    a, b = asarray(a), asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("matmul: Input operand does not have enough dimensions")
+    if a.ndim > 2 or b.ndim > 2:
+        raise DptxError("matmul of arrays of more than 2 dimensions is not supported yet")
+    a2 = a.reshape(1, -1) if a.ndim == 1 else a
+    b2 = b.reshape(-1, 1) if b.ndim == 1 else b
+    if a2.shape[1] != b2.shape[0]:
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, "
+                         f"with gufunc signature (n?,k),(k,m?)->(n?,m?) (size {b2.shape[0]} "
+                         f"is different from {a2.shape[1]})")
+    R = np.result_type(a.dtype, b.dtype)
+    if R.kind == "b":
+        raise DptxError("matmul of booleans is not supported yet")
+    a2 = a2 if a2.dtype == R else a2.astype(R)
+    b2 = b2 if b2.dtype == R else b2.astype(R)
+    n, k = a2.shape
+    m = b2.shape[1]
+    shape = (n, m) if a.ndim == 2 and b.ndim == 2 else (n,) if a.ndim == 2 else \
+        (m,) if b.ndim == 2 else ()
+    result = out if out is not None else empty(shape, R)
+    if n * m == 0:
+        return result
+    kernel = _builtins.get(("matmul", str(R)), lambda: _matmul_kernel(R))
+    T = _MATMUL_TILE
+    kernel(((m + T - 1) // T, (n + T - 1) // T), (T, T),
+           [a2, b2, result, np.int64(n), np.int64(k), np.int64(m)])
+    return result
+
+
+def _matmul_kernel(R):
+    from .module import RawModule
+    t, T = c_type(R), _MATMUL_TILE
+    src = f'''
+extern "C" __global__ void dptx_matmul(const {t}* __restrict__ A, const {t}* __restrict__ B,
+                                       {t}* __restrict__ C, long long n, long long k, long long m) {{
+    __shared__ {t} As[{T}][{T}], Bs[{T}][{T}];
+    const long long row = (long long)blockIdx.y * {T} + threadIdx.y;
+    const long long col = (long long)blockIdx.x * {T} + threadIdx.x;
+    {t} acc = 0;
+    for (long long t0 = 0; t0 < k; t0 += {T}) {{
+        As[threadIdx.y][threadIdx.x] = (row < n && t0 + threadIdx.x < k) ? A[row * k + t0 + threadIdx.x] : ({t})0;
+        Bs[threadIdx.y][threadIdx.x] = (t0 + threadIdx.y < k && col < m) ? B[(t0 + threadIdx.y) * m + col] : ({t})0;
+        __syncthreads();
+        for (int j = 0; j < {T}; j++) acc += As[threadIdx.y][j] * Bs[j][threadIdx.x];
+        __syncthreads();
+    }}
+    if (row < n && col < m) C[row * m + col] = acc;
+}}'''
+    return RawModule(src, options=EXACT).get_function("dptx_matmul")
+
+
+def dot(a, b, out=None):
+    """numpy.dot for 0-, 1- and 2-D arrays (matmul, or a product with a scalar)."""
+    from . import ufuncs
+    from .array import asarray, ndarray
+    if not isinstance(a, ndarray) and np.ndim(a) == 0 or not isinstance(b, ndarray) and np.ndim(b) == 0 \
+            or (isinstance(a, ndarray) and a.ndim == 0) or (isinstance(b, ndarray) and b.ndim == 0):
+        return ufuncs.apply(np.multiply, a, b, out=out)
+    return matmul(asarray(a), asarray(b), out=out)

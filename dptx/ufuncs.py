@@ -1,0 +1,304 @@
+"""numpy's element-wise ufuncs on dptx arrays: operators, ``np.sqrt(a)``, ``out=``.
+
+Each ufunc call becomes one ``ElementwiseKernel`` launch (generated CUDA C, compiled once per
+dtypes and cached). numpy decides the result: the output dtype and the type the operation is
+computed in come from numpy itself, on empty arrays of the operands' dtypes (Python scalars
+are weak, as NEP 50 has them; numpy scalars keep their type), so promotion, the errors numpy
+raises for a missing loop (``-bool``) and out-of-range Python integers are numpy's. The C of
+each operation follows numpy's definitions where C differs: floor division and remainder
+round toward minus infinity, shifts by the width or more give 0 (or -1), ``minimum`` and
+``maximum`` propagate NaN. The kernels are compiled without contracting ``a * b + c`` into
+an fma (``--fmad=false``), as numpy computes."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .elementwise import ElementwiseKernel, c_type
+from .errors import DptxError
+
+EXACT = ("--fmad=false",)
+
+# binary: (C expression in x, y with R the computation type); None: not for this kind
+_ARITH = {
+    np.add: "(R)x + (R)y", np.subtract: "(R)x - (R)y", np.multiply: "(R)x * (R)y",
+    np.true_divide: "(R)x / (R)y",
+    np.bitwise_and: "(R)x & (R)y", np.bitwise_or: "(R)x | (R)y", np.bitwise_xor: "(R)x ^ (R)y",
+    np.arctan2: "atan2((R)x, (R)y)", np.hypot: "hypot((R)x, (R)y)",
+    np.copysign: "copysign((R)x, (R)y)",
+    np.fmin: "fmin((R)x, (R)y)", np.fmax: "fmax((R)x, (R)y)",
+}
+_COMPARE = {np.equal: "==", np.not_equal: "!=", np.less: "<", np.less_equal: "<=",
+            np.greater: ">", np.greater_equal: ">="}
+_LOGICAL = {np.logical_and: "(bool)x && (bool)y", np.logical_or: "(bool)x || (bool)y",
+            np.logical_xor: "(bool)x != (bool)y"}
+
+# unary: C expression in x (R: the result type); "float" ones take the float type R
+_UNARY = {
+    np.negative: "-(R)x", np.positive: "(R)x", np.square: "(R)x * (R)x",
+    np.sqrt: "sqrt((R)x)", np.cbrt: "cbrt((R)x)", np.exp: "exp((R)x)", np.exp2: "exp2((R)x)",
+    np.expm1: "expm1((R)x)", np.log: "log((R)x)", np.log2: "log2((R)x)",
+    np.log10: "log10((R)x)", np.log1p: "log1p((R)x)", np.sin: "sin((R)x)",
+    np.cos: "cos((R)x)", np.tan: "tan((R)x)", np.arcsin: "asin((R)x)",
+    np.arccos: "acos((R)x)", np.arctan: "atan((R)x)", np.sinh: "sinh((R)x)",
+    np.cosh: "cosh((R)x)", np.tanh: "tanh((R)x)", np.floor: "floor((R)x)",
+    np.ceil: "ceil((R)x)", np.trunc: "trunc((R)x)", np.rint: "rint((R)x)",
+    np.isnan: "isnan(x)", np.isinf: "isinf(x)", np.isfinite: "isfinite(x)",
+    np.signbit: "signbit(x)", np.logical_not: "!(bool)x",
+}
+
+
+def _probe(value):
+    """What numpy sees of an operand: an empty array of a dptx array's dtype, else the
+    scalar itself (weak when it is a Python scalar)."""
+    from .array import ndarray
+    if isinstance(value, ndarray):
+        return np.empty(0, value.dtype)
+    if isinstance(value, (np.ndarray,)):
+        raise DptxError("mixing numpy and dptx arrays: move the numpy array to the device "
+                        "first (dptx.asarray)")
+    if isinstance(value, (bool, int, float, np.generic)):
+        return value
+    raise TypeError(f"unsupported operand type {type(value).__name__} for a dptx array "
+                    f"operation")
+
+
+class _Kernels:
+    """ElementwiseKernels by (ufunc, operand dtypes, result dtype), each built once."""
+
+    def __init__(self):
+        self._cache, self._lock = {}, threading.Lock()
+
+    def get(self, key, build):
+        with self._lock:
+            k = self._cache.get(key)
+            if k is None:
+                k = self._cache[key] = build()
+        return k
+
+
+_kernels = _Kernels()
+
+
+def _operand_types(values) -> list:
+    from .array import ndarray
+    out = []
+    for v in values:
+        if isinstance(v, ndarray):
+            out.append(v.dtype)
+        else:
+            out.append(None)      # a scalar: passed in the computation type
+    return out
+
+
+def _as_param(v, dtype) -> object:
+    """A scalar operand in ``dtype`` (numpy's errors for Python integers out of range)."""
+    from .array import ndarray
+    if isinstance(v, ndarray):
+        return v
+    return np.array(v, dtype=dtype)[()]
+
+
+def _binary_expr(ufunc, R: np.dtype, C: np.dtype) -> str:
+    kind = R.kind
+    if ufunc in _COMPARE:
+        return f"(C)x {_COMPARE[ufunc]} (C)y"
+    if ufunc in _LOGICAL:
+        return _LOGICAL[ufunc]
+    if ufunc in (np.minimum, np.maximum):
+        op = "<" if ufunc is np.minimum else ">"
+        if kind == "f":
+            return f"((R)x != (R)x) ? (R)x : (((R)y != (R)y) ? (R)y : ((R)x {op} (R)y ? (R)x : (R)y))"
+        return f"((R)x {op} (R)y) ? (R)x : (R)y"
+    if ufunc in (np.floor_divide, np.remainder):
+        if kind == "f":
+            # numpy's npy_divmod
+            mod = "_m"
+            body = ("R _m = fmod((R)x, (R)y); R _d; "
+                    "if ((R)y == 0) { _d = (R)x / (R)y; } else { _d = ((R)x - _m) / (R)y; "
+                    "if (_m != 0) { if (((R)y < 0) != (_m < 0)) { _m += (R)y; _d -= 1; } } "
+                    "else { _m = copysign((R)0, (R)y); } "
+                    "if (_d != 0) { R _f = floor(_d); if (_d - _f > (R)0.5) _f += 1; _d = _f; } "
+                    "else { _d = copysign((R)0, (R)x / (R)y); } }")
+            return f"__STMT__{body} z = {'_d' if ufunc is np.floor_divide else mod};"
+        if kind in "iu":
+            signed = kind == "i"
+            if ufunc is np.floor_divide:
+                adjust = " if (((R)x % (R)y != 0) && (((R)x < 0) != ((R)y < 0))) _q -= 1;" if signed else ""
+                return (f"__STMT__R _q = 0; if ((R)y != 0) {{ _q = (R)x / (R)y;{adjust} }} z = _q;")
+            adjust = " if (_r != 0 && ((_r < 0) != ((R)y < 0))) _r += (R)y;" if signed else ""
+            return f"__STMT__R _r = 0; if ((R)y != 0) {{ _r = (R)x % (R)y;{adjust} }} z = _r;"
+        return None
+    if ufunc is np.power:
+        if kind == "f":
+            return "pow((R)x, (R)y)"
+        if kind in "iu":
+            return ("__STMT__R _b = (R)x, _p = 1; long long _e = (long long)y; "
+                    "if (_e < 0) { _p = 0; } else { while (_e) { if (_e & 1) _p *= _b; "
+                    "_b *= _b; _e >>= 1; } } z = _p;")
+        return None
+    if ufunc in (np.left_shift, np.right_shift):
+        if kind not in "iu":
+            return None
+        bits = R.itemsize * 8
+        if ufunc is np.left_shift:
+            return f"((long long)y < 0 || (long long)y >= {bits}) ? (R)0 : (R)((R)x << y)"
+        fill = "(((R)x < 0) ? (R)-1 : (R)0)" if kind == "i" else "(R)0"
+        return f"((long long)y < 0 || (long long)y >= {bits}) ? {fill} : (R)((R)x >> y)"
+    if ufunc in _ARITH:
+        if kind == "b" and ufunc in (np.add, np.multiply):
+            return "(bool)x || (bool)y" if ufunc is np.add else "(bool)x && (bool)y"
+        return _ARITH[ufunc]
+    return None
+
+
+def _unary_expr(ufunc, R: np.dtype, X: np.dtype) -> str:
+    if ufunc is np.absolute:
+        return "fabs((R)x)" if R.kind == "f" else ("x" if X.kind in "ub" else "(R)(x < 0 ? -x : x)")
+    if ufunc is np.invert:
+        return "!x" if X.kind == "b" else "(R)~x"
+    if ufunc is np.sign:
+        if R.kind == "f":
+            return "(x != x) ? (R)x : (R)((x > 0) - (x < 0))"
+        return "(R)((x > 0) - (x < 0))"
+    if ufunc in (np.floor, np.ceil, np.trunc, np.rint) and R.kind in "iub":
+        return "x"              # integers: numpy returns them unchanged
+    if ufunc in (np.isnan, np.isinf, np.isfinite, np.signbit) and X.kind != "f":
+        return {np.isnan: "false", np.isinf: "false", np.isfinite: "true",
+                np.signbit: "x < 0" if X.kind == "i" else "false"}[ufunc]
+    return _UNARY.get(ufunc)
+
+
+SUPPORTED = set(_ARITH) | set(_COMPARE) | set(_LOGICAL) | set(_UNARY) | {
+    np.minimum, np.maximum, np.floor_divide, np.remainder, np.power, np.left_shift,
+    np.right_shift, np.absolute, np.invert, np.sign}
+
+
+def apply(ufunc, *operands, out=None):
+    """``ufunc(*operands)`` on dptx arrays (and scalars), into ``out`` when given."""
+    from .array import ndarray
+    if ufunc not in SUPPORTED or ufunc.nout != 1:
+        raise DptxError(f"numpy.{ufunc.__name__} is not supported on dptx arrays yet")
+    if ufunc.nin != len(operands):
+        raise TypeError(f"{ufunc.__name__} takes {ufunc.nin} operands, got {len(operands)}")
+    if not any(isinstance(v, ndarray) for v in operands):
+        return ufunc(*operands)
+    probes = [_probe(v) for v in operands]
+    R = ufunc(*probes).dtype                    # numpy's own promotion and loop errors
+    if out is not None:
+        if not isinstance(out, ndarray):
+            raise DptxError(f"out= must be a dptx array, got {type(out).__name__}")
+        if not np.can_cast(R, out.dtype, casting="same_kind"):
+            raise TypeError(f"Cannot cast ufunc '{ufunc.__name__}' output from {R} to "
+                            f"{out.dtype} with casting rule 'same_kind'")
+    C = np.result_type(*probes) if ufunc in _COMPARE else R
+    types = [v.dtype if isinstance(v, ndarray) else C for v in operands]
+    if ufunc.nin == 1:
+        expr = _unary_expr(ufunc, R, types[0])
+    else:
+        expr = _binary_expr(ufunc, R, C)
+    if expr is None:
+        raise DptxError(f"numpy.{ufunc.__name__} on {', '.join(str(t) for t in types)} is not "
+                        f"supported on dptx arrays yet")
+    Z = out.dtype if out is not None else R
+    key = (ufunc.__name__, tuple(str(t) for t in types), str(R), str(C), str(Z))
+
+    def build():
+        names = ["x", "y"][:ufunc.nin]
+        ins = ", ".join(f"{t} {n}" for t, n in zip(types, names))
+        pre = f"typedef {c_type(R)} R; typedef {c_type(C)} C;"
+        if expr.startswith("__STMT__"):
+            op = pre + expr[len("__STMT__"):]
+        else:
+            op = f"{pre} z = ({c_type(Z)})({expr});"
+        return ElementwiseKernel(ins, f"{Z} z", op, f"dptx_{ufunc.__name__}", options=EXACT)
+    kernel = _kernels.get(key, build)
+    args = [_as_param(v, t) for v, t in zip(operands, types)]
+    if out is not None:
+        args = [_unaliased(v, out) for v in args]
+        return kernel(*args, out)
+    return kernel(*args)
+
+
+def _unaliased(value, out):
+    """``value``, or a copy of it where it overlaps ``out`` other than element for element
+    (``np.add(a[1:], 1, out=a[:-1])``: threads would read what others already wrote)."""
+    from .array import ndarray
+    if not isinstance(value, ndarray) or value._buffer is not out._buffer:
+        return value
+    (a, b), (c, d) = out._range, value._range
+    same = (a, b) == (c, d) and value.shape == out.shape and value.dtype == out.dtype
+    return value.copy() if a < d and c < b and not same else value
+
+
+def astype(a, dtype):
+    """A copy of ``a`` converted to ``dtype`` (C's conversions, which numpy's match for
+    values the target holds)."""
+    dt = np.dtype(dtype)
+    key = ("astype", str(a.dtype), str(dt))
+    kernel = _kernels.get(key, lambda: ElementwiseKernel(
+        f"{a.dtype} x", f"{dt} z", f"z = ({c_type(dt)})x", "dptx_astype", options=EXACT))
+    return kernel(a)
+
+
+def assign(dst, src):
+    """dst[...] = src for dptx arrays: broadcast and converted in one launch."""
+    key = ("assign", str(src.dtype), str(dst.dtype))
+    kernel = _kernels.get(key, lambda: ElementwiseKernel(
+        f"{src.dtype} x", f"{dst.dtype} z", f"z = ({c_type(dst.dtype)})x", "dptx_assign",
+        options=EXACT))
+    if not dst.size:
+        return
+    (a, b), (c, d) = dst._range, src._range
+    if src._buffer is dst._buffer and a < d and c < b:
+        src = src.copy()        # overlapping views of one buffer: read before writing
+    kernel(src, dst)
+
+
+def where(condition, x, y):
+    """numpy.where(condition, x, y) on dptx arrays and scalars, broadcast."""
+    from .array import ndarray
+    probes = [_probe(v) for v in (x, y)]
+    R = np.result_type(*probes)
+    cond_t = condition.dtype if isinstance(condition, ndarray) else np.dtype(bool)
+    types = [cond_t] + [v.dtype if isinstance(v, ndarray) else R for v in (x, y)]
+    key = ("where",) + tuple(str(t) for t in types) + (str(R),)
+    kernel = _kernels.get(key, lambda: ElementwiseKernel(
+        f"{types[0]} c, {types[1]} x, {types[2]} y", f"{R} z",
+        f"z = c ? ({c_type(R)})x : ({c_type(R)})y", "dptx_where", options=EXACT))
+    return kernel(*[_as_param(v, t) for v, t in zip((condition, x, y), types)])
+
+
+def clip(a, a_min, a_max, out=None):
+    """numpy.clip: minimum(maximum(a, a_min), a_max)."""
+    r = apply(np.maximum, a, a_min) if a_min is not None else a
+    return apply(np.minimum, r, a_max, out=out) if a_max is not None else r
+
+
+def fill_arange(out, start, step):
+    """out[i] = start, start + step, then s0 + i * (s1 - s0) in out's type (numpy's fill)."""
+    T = out.dtype
+    s0 = np.array(start, dtype=T)[()]
+    s1 = np.array(start + step, dtype=T)[()]
+    with np.errstate(over="ignore"):
+        delta = (np.array(s1, T) - np.array(s0, T))[()]
+    kernel = _kernels.get(("arange", str(T)), lambda: ElementwiseKernel(
+        f"{T} s0, {T} s1, {T} d", f"{T} z",
+        f"z = (i == 0) ? s0 : (i == 1) ? s1 : ({c_type(T)})(s0 + ({c_type(T)})i * d)",
+        "dptx_arange", options=EXACT))
+    kernel(s0, s1, delta, out)
+
+
+def fill_linspace(out, start, stop, step, div, delta, last_is_stop):
+    """numpy.linspace's values: (double)i * step + start, or i / div * delta + start where
+    step is 0, converted to out's type; the last one ``stop`` when ``last_is_stop``."""
+    T = out.dtype
+    kernel = _kernels.get(("linspace", str(T)), lambda: ElementwiseKernel(
+        "float64 start, float64 stop, float64 step, float64 div, float64 delta, bool last",
+        f"{T} z",
+        "double v = (step == 0.0) ? (double)i / div * delta + start : (double)i * step + start;"
+        " if (last && i == _ind.size() - 1) v = stop;"
+        f" z = ({c_type(T)})v;", "dptx_linspace", options=EXACT))
+    kernel(np.float64(start), np.float64(stop), np.float64(step), np.float64(div),
+           np.float64(delta), np.bool_(last_is_stop), out)

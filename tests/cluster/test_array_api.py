@@ -1,0 +1,298 @@
+"""The array API (issue 19): ElementwiseKernel, operators and ufuncs, creation, shapes,
+reductions, matmul, ReductionKernel. Every result is checked against numpy (dtype and
+values; exact where numpy's and C's operations are the same IEEE operations), on the test
+clusters: each call is an ordinary launch of generated CUDA C."""
+import operator
+
+import numpy as np
+import pytest
+
+import dptx
+from dptx.errors import DptxError
+
+RNG = np.random.default_rng(19)
+
+
+def _data(dtype, shape=(5, 7)):
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return RNG.random(shape) > 0.5
+    if dt.kind == "f":
+        return (RNG.standard_normal(shape) * 10).astype(dt)
+    info = np.iinfo(dt)
+    lo, hi = max(info.min, -50), min(info.max, 50)
+    return RNG.integers(lo, hi, shape).astype(dt)
+
+
+def _same(got, want, exact=True):
+    got = got.get() if isinstance(got, dptx.ndarray) else got
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    if exact:
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=2e-6 if want.dtype == np.float32 else 1e-13,
+                                   atol=1e-6 if want.dtype == np.float32 else 1e-13)
+
+
+def test_elementwise_kernel_placeholders_broadcasting_and_scalars(client):
+    k = dptx.ElementwiseKernel("T x, T y", "T z", "z = x * 2 + y", "axpy2")
+    a, row = _data(np.float32), _data(np.float32, (7,))
+    _same(k(dptx.asarray(a), dptx.asarray(row)), a * np.float32(2) + row)
+    _same(k(dptx.asarray(a), 3), a * np.float32(2) + np.float32(3))      # 3 takes T
+    i32 = _data(np.int32, (3, 1))
+    _same(k(dptx.asarray(i32), dptx.asarray(_data(np.int32, (4,)) * 0 + 1)),
+          i32 * 2 + np.ones((3, 4), np.int32))
+    # explicit types, the index i, a given output, typedef'd placeholders in the operation
+    idx = dptx.ElementwiseKernel("float64 x", "float64 y", "y = x + i", "plus_index")
+    out = dptx.empty((4, 5))
+    assert idx(dptx.asarray(np.ones((4, 5))), out) is out
+    _same(out, 1 + np.arange(20.0).reshape(4, 5))
+    cast = dptx.ElementwiseKernel("T x", "U y", "y = (U)(x / (T)2)", "half_of")
+    _same(cast(dptx.asarray(np.arange(6, dtype=np.int32)), dptx.empty(6, np.float32)),
+          (np.arange(6) // 2).astype(np.float32))
+    # raw arrays and size=
+    rev = dptx.ElementwiseKernel("raw T x, int32 n", "raw T y", "y[i] = x[n - 1 - i]", "rev")
+    src = dptx.asarray(np.arange(10.0))
+    dst = dptx.empty(10)
+    rev(src, np.int32(10), dst, size=10)
+    _same(dst, np.arange(10.0)[::-1])
+
+
+def test_elementwise_kernel_errors_name_the_problem(client):
+    k = dptx.ElementwiseKernel("T x, T y", "T z", "z = x + y", "add2")
+    with pytest.raises(DptxError, match=r"could not be broadcast together with shapes \(3,\) \(4,\)"):
+        k(dptx.zeros(3), dptx.zeros(4))
+    u = dptx.ElementwiseKernel("T x", "U y", "y = x", "unknown_u")
+    with pytest.raises(DptxError, match="type U of y is not determined"):
+        u(dptx.zeros(3))
+    with pytest.raises(DptxError, match="numpy array"):
+        k(np.zeros(3), dptx.zeros(3))
+    with pytest.raises(DptxError, match="bad parameter"):
+        dptx.ElementwiseKernel("T", "T z", "z = 1", "bad")
+
+
+BINARY = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+          operator.mod, operator.pow, operator.and_, operator.or_, operator.xor,
+          operator.lshift, operator.rshift, operator.eq, operator.ne, operator.lt, operator.ge]
+
+
+# the operator and ufunc matrices compile a kernel per case: they run on the CPU cluster only
+# (the mixed one runs the same generated code through the other tests)
+@pytest.mark.cpu_workers("the same kernels as on the mixed cluster; compile time")
+@pytest.mark.parametrize("op", BINARY, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("types", [("int32", "int32"), ("float32", "float32"),
+                                   ("float64", "int64"), ("uint8", "int")],
+                         ids=lambda t: "-".join(t))
+def test_operators_follow_numpy(client, op, types):
+    a = _data(types[0])
+    if types[1] in ("int", "float"):
+        b = 3 if types[1] == "int" else 2.5          # a weak Python scalar
+        db = b
+    else:
+        b = _data(types[1], (7,))                     # broadcast along the last axis
+        if op in (operator.floordiv, operator.mod, operator.truediv):
+            b = np.where(b == 0, 3, b).astype(b.dtype)
+        db = dptx.asarray(b)
+    if op in (operator.lshift, operator.rshift):
+        if np.result_type(a, b).kind == "f":
+            pytest.skip("shifts are for integers")
+        b = np.abs(b) % 12 if isinstance(b, np.ndarray) else b
+        db = dptx.asarray(b) if isinstance(b, np.ndarray) else b
+    if op is operator.pow and np.result_type(a, b).kind in "iu":
+        a = np.abs(a) % 5
+        b = (np.abs(b) % 4).astype(b.dtype) if isinstance(b, np.ndarray) else b
+        db = dptx.asarray(b) if isinstance(b, np.ndarray) else b
+    try:
+        with np.errstate(all="ignore"):
+            want = op(a, b)
+    except TypeError:
+        with pytest.raises(TypeError):
+            op(dptx.asarray(a), db)
+        return
+    got = op(dptx.asarray(a), db)
+    exact = op is not operator.pow or want.dtype.kind != "f"
+    _same(got, np.asarray(want), exact=exact)
+    # the reflected form with a scalar on the left
+    if not isinstance(db, dptx.ndarray) and op not in (operator.lshift, operator.rshift):
+        with np.errstate(all="ignore"):
+            want = op(b, a)
+        if op in (operator.floordiv, operator.mod, operator.truediv):
+            return
+        _same(op(b, dptx.asarray(a)), np.asarray(want), exact=exact)
+
+
+def test_integer_division_and_shifts_at_the_edges(client):
+    a = np.array([7, -7, 7, -7, 0, -8, 5], np.int32)
+    b = np.array([2, 2, -2, -2, 3, 0, 0], np.int32)
+    with np.errstate(all="ignore"):
+        _same(dptx.asarray(a) // dptx.asarray(b), a // b)
+        _same(dptx.asarray(a) % dptx.asarray(b), a % b)
+    f, g = np.array([7.5, -7.5, 7.5, -0.0, 1.0, np.inf]), np.array([2.0, 2.0, -2.0, 3.0, 0.0, 2.0])
+    with np.errstate(all="ignore"):
+        _same(dptx.asarray(f) // dptx.asarray(g), f // g)
+        _same(dptx.asarray(f) % dptx.asarray(g), f % g)
+    s = np.array([1, 31, 32, 40, 0], np.int32)
+    x = np.array([-5, -5, -5, 3, 9], np.int32)
+    _same(dptx.asarray(x) << dptx.asarray(s), x << s)
+    _same(dptx.asarray(x) >> dptx.asarray(s), x >> s)
+
+
+@pytest.mark.cpu_workers("the same kernels as on the mixed cluster; compile time")
+@pytest.mark.parametrize("ufunc", [np.sqrt, np.exp, np.log, np.sin, np.cos, np.tanh, np.abs,
+                                   np.floor, np.ceil, np.isnan, np.negative, np.sign],
+                         ids=lambda u: u.__name__)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_unary_ufuncs_follow_numpy(client, ufunc, dtype):
+    a = _data(dtype)
+    if ufunc in (np.sqrt, np.log):
+        a = np.abs(a) + (1 if a.dtype.kind != "f" else a.dtype.type(0.5))
+    if dtype != "int32":
+        a.flat[3] = np.nan
+    with np.errstate(all="ignore"):
+        want = ufunc(a)
+    got = ufunc(dptx.asarray(a))
+    exact = ufunc in (np.abs, np.floor, np.ceil, np.isnan, np.negative, np.sign, np.sqrt)
+    _same(got, want, exact=exact)
+
+
+def test_minimum_maximum_where_clip_out_and_inplace(client):
+    a = np.array([1.0, np.nan, 3.0, -2.0]); b = np.array([2.0, 0.0, np.nan, -3.0])
+    da, db = dptx.asarray(a), dptx.asarray(b)
+    _same(np.minimum(da, db), np.minimum(a, b))
+    _same(np.maximum(da, db), np.maximum(a, b))
+    _same(np.fmin(da, db), np.fmin(a, b))
+    _same(np.where(da > 0, da, -1.0), np.where(a > 0, a, -1.0))
+    _same(dptx.where(db > 0, 1, 0), np.where(b > 0, 1, 0))
+    _same(np.clip(da, -1.0, 2.0), np.clip(a, -1.0, 2.0))
+    out = dptx.empty(4)
+    assert np.add(da, 1.0, out=out) is out
+    _same(out, a + 1.0)
+    x = dptx.asarray(np.arange(6, dtype=np.float32))
+    x += 1
+    x *= dptx.asarray(np.full(6, 2, np.float32))
+    _same(x, (np.arange(6, dtype=np.float32) + 1) * 2)
+    i = dptx.asarray(np.arange(6, dtype=np.int32))
+    with pytest.raises(TypeError, match="Cannot cast"):
+        np.multiply(i, 1.5, out=i)
+    # out= overlapping an input, shifted: numpy's result, not a race
+    y = np.arange(8.0)
+    dy = dptx.asarray(y)
+    np.add(dy[1:], 10.0, out=dy[:-1])
+    np.add(y[1:], 10.0, out=y[:-1])
+    _same(dy, y)
+    assert (dptx.asarray(np.arange(3)).astype(np.float32)).dtype == np.float32
+    _same(dptx.asarray(np.array([1.7, -1.7, 0.2])).astype(np.int32), np.array([1, -1, 0], np.int32))
+
+
+def test_creation_matches_numpy_bit_for_bit(client):
+    for args, kw in [((10,), {}), ((2, 20, 3), {}), ((5, -5, -2), {}), ((0.5, 3.2, 0.3), {}),
+                     ((0, 1, 0.1), {"dtype": np.float32}), ((1, 11), {"dtype": np.int8}),
+                     ((3,), {"dtype": np.float64}), ((5, 1), {})]:
+        _same(dptx.arange(*args, **kw), np.arange(*args, **kw))
+    for args, kw in [((0, 1, 5), {}), ((-2.5, 7.25, 13), {}), ((0, 1, 10), {"endpoint": False}),
+                     ((1, 1, 4), {}), ((0, 10, 1), {}), ((0, 10, 0), {}),
+                     ((0, 1, 7), {"dtype": np.float32})]:
+        _same(dptx.linspace(*args, **kw), np.linspace(*args, **kw))
+    _same(dptx.ones_like(dptx.zeros((2, 3), np.int16)), np.ones((2, 3), np.int16))
+    _same(dptx.full_like(dptx.zeros(3), 7.5), np.full(3, 7.5))
+
+
+def test_shapes_views_and_indexing(client):
+    a = np.arange(24, dtype=np.float32)
+    d = dptx.asarray(a)
+    _same(d.reshape(2, 3, 4), a.reshape(2, 3, 4))
+    _same(d.reshape((4, -1)), a.reshape(4, -1))
+    m = d.reshape(4, 6)
+    _same(m.ravel(), a)
+    _same(dptx.expand_dims(m, 1), np.expand_dims(a.reshape(4, 6), 1))
+    _same(dptx.expand_dims(m, 1).squeeze(), a.reshape(4, 6))
+    with pytest.raises(ValueError, match="cannot reshape array of size 24 into shape"):
+        d.reshape(5, 5)
+    with pytest.raises(DptxError, match="strided view"):
+        m.T
+    # views share the buffer: an operation through one is seen by the other
+    m[1] = 0
+    m[2:] = dptx.asarray(np.full(6, 5, np.float32))     # broadcast, on the devices
+    want = a.reshape(4, 6).copy(); want[1] = 0; want[2:] = 5
+    _same(d, want.ravel())
+    e = m[3]
+    assert e.shape == (6,) and m[3, 2].shape == ()
+    assert float(m[3, 2]) == 5.0
+    _same(np.concatenate([dptx.asarray(a[:5]), dptx.asarray(a[5:9])]), a[:9])
+    _same(dptx.concatenate([dptx.zeros((2, 2)), dptx.ones((2, 3))], axis=1),
+          np.concatenate([np.zeros((2, 2)), np.ones((2, 3))], axis=1))
+
+
+@pytest.mark.cpu_workers("a kernel per reduction, dtype and axes; compile time")
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_reductions_follow_numpy(client, dtype):
+    a = _data(dtype, (4, 6, 5))
+    d = dptx.asarray(a)
+    exact = dtype != "float32"
+    axes = ((None, False), (1, False), (1, True), (-1, False), ((0, 2), True)) \
+        if dtype == "float32" else ((None, False), ((0, 2), True))
+    for axis, keepdims in axes:
+        kw = {"axis": axis, "keepdims": keepdims}
+        _same(d.sum(**kw), np.asarray(a.sum(**kw)), exact=exact)
+        _same(d.max(**kw), np.asarray(a.max(**kw)))
+        _same(d.min(**kw), np.asarray(a.min(**kw)))
+        _same(d.any(**kw), np.asarray(a.any(**kw)))
+        _same(d.all(**kw), np.asarray(a.all(**kw)))
+        _same(d.mean(**kw), np.asarray(a.mean(**kw)), exact=False)
+    _same(d.prod(axis=2), a.prod(axis=2), exact=exact)
+    for axis in (None, 0, 2):
+        _same(d.argmax(axis=axis), np.asarray(a.argmax(axis=axis)))
+        _same(d.argmin(axis=axis), np.asarray(a.argmin(axis=axis)))
+    b = a > 0
+    _same(dptx.asarray(b).sum(axis=1), b.sum(axis=1))
+    _same(dptx.asarray(b).all(axis=(0, 2)), b.all(axis=(0, 2)))
+
+
+def test_reductions_on_every_kind_of_worker(client):
+    a = _data("float32", (4, 6, 5))
+    d = dptx.asarray(a)
+    for axis in (None, 1):
+        _same(d.sum(axis=axis), np.asarray(a.sum(axis=axis)), exact=False)
+        _same(d.max(axis=axis), np.asarray(a.max(axis=axis)))
+        _same(np.argmax(d, axis=axis), np.asarray(a.argmax(axis=axis)))
+
+
+def test_reductions_of_nan_empty_and_bad_axes(client):
+    a = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, np.nan]])
+    d = dptx.asarray(a)
+    _same(d.max(axis=1), a.max(axis=1))
+    _same(d.argmax(axis=1), a.argmax(axis=1))
+    _same(d.argmin(), np.asarray(a.argmin()))
+    with pytest.raises(np.exceptions.AxisError):
+        d.sum(axis=2)
+    with pytest.raises(ValueError, match="zero-size array"):
+        dptx.zeros((0, 3)).max()
+    _same(dptx.zeros((0, 3)).sum(axis=0), np.zeros((0, 3)).sum(axis=0))
+    big = RNG.random(300_000)
+    np.testing.assert_allclose(dptx.asarray(big).sum().get(), big.sum(), rtol=1e-12)
+
+
+def test_matmul_and_dot(client):
+    A, B = RNG.random((37, 19)), RNG.random((19, 23))
+    v = RNG.random(19)
+    np.testing.assert_allclose((dptx.asarray(A) @ dptx.asarray(B)).get(), A @ B, rtol=1e-12)
+    np.testing.assert_allclose(dptx.matmul(dptx.asarray(A), dptx.asarray(v)).get(), A @ v,
+                               rtol=1e-12)
+    np.testing.assert_allclose(np.dot(dptx.asarray(v), dptx.asarray(v)).get(), v @ v, rtol=1e-12)
+    f = dptx.asarray(A.astype(np.float32)) @ dptx.asarray(B.astype(np.int32))
+    assert f.dtype == np.result_type(np.float32, np.int32)
+    with pytest.raises(ValueError, match="mismatch in its core dimension"):
+        dptx.asarray(A) @ dptx.asarray(A)
+
+
+def test_reduction_kernel_as_cupy_defines_it(client):
+    l2 = dptx.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
+    a = RNG.random((6, 1000))
+    np.testing.assert_allclose(l2(dptx.asarray(a), axis=1).get(), np.sqrt((a * a).sum(axis=1)),
+                               rtol=1e-13)
+    np.testing.assert_allclose(l2(dptx.asarray(a)).get(), np.sqrt((a * a).sum()), rtol=1e-13)
+    dotk = dptx.ReductionKernel("T x, T y", "T z", "x * y", "a + b", "z = a", "0", "dotk")
+    b = RNG.random((6, 1000))
+    np.testing.assert_allclose(dotk(dptx.asarray(a), dptx.asarray(b), axis=0).get(),
+                               (a * b).sum(axis=0), rtol=1e-13)

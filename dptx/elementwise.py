@@ -204,34 +204,43 @@ class ElementwiseKernel:
         values = ins + outs
         layouts = tuple("r" if p.raw else self._layout(v, shape) for p, v in zip(params, values))
         ndim = len(shape)
-        key = (tuple(str(types[p.name]) for p in params), layouts, ndim,
+        sizes = [n] + list(shape) + [abs(s) for p, v, lay in zip(params, values, layouts)
+                                     if lay == "s" for s in _broadcast_strides(v.shape, shape)]
+        wide = max(sizes) > np.iinfo(np.int32).max
+        idx = np.int64 if wide else np.int32
+        key = (tuple(str(types[p.name]) for p in params), layouts, ndim, wide,
                tuple(sorted((k, str(v)) for k, v in placeholders.items())))
         with self._lock:
             kernel = self._kernels.get(key)
             if kernel is None:
-                kernel = self._kernels[key] = self._compile(types, placeholders, layouts, ndim)
+                kernel = self._kernels[key] = self._compile(types, placeholders, layouts, ndim,
+                                                            wide)
         args = []
         for p, v, lay in zip(params, values, layouts):
             if lay == "v":
                 args.append(np.asarray(v, dtype=types[p.name])[()])
             else:
                 args.append(v)
-        args.append(np.int64(n))
+        args.append(idx(n))
         if "s" in layouts:
-            args += [np.int64(d) for d in shape]
+            args += [idx(d) for d in shape]
             for p, v, lay in zip(params, values, layouts):
                 if lay == "s":
-                    args += [np.int64(s) for s in _broadcast_strides(v.shape, shape)]
+                    args += [idx(s) for s in _broadcast_strides(v.shape, shape)]
         grid = (n + block - 1) // block
         kernel((grid,), (block,), args, stream=stream)
 
-    def _compile(self, types, placeholders, layouts, ndim):
+    def _compile(self, types, placeholders, layouts, ndim, wide):
         from .module import RawModule
-        src = self.source(types, placeholders, layouts, ndim)
+        src = self.source(types, placeholders, layouts, ndim, wide)
         return RawModule(src, options=self.options).get_function(self.name)
 
-    def source(self, types, placeholders, layouts, ndim) -> str:
-        """The CUDA C of the kernel for these types and layouts (see the module doc)."""
+    def source(self, types, placeholders, layouts, ndim, wide) -> str:
+        """The CUDA C of the kernel for these types and layouts (see the module doc).
+        ``wide``: sizes and strides as 64-bit parameters; else 32-bit, which the CPU
+        executor's pointer analysis knows for data (a 64-bit parameter might be a pointer,
+        and an address computed from one could then point into any buffer, which costs the
+        fast access paths)."""
         params = self.in_params + self.out_params
         sig, body = [], []
         for p, lay in zip(params, layouts):
@@ -243,12 +252,12 @@ class ElementwiseKernel:
                 sig.append(f"{'const ' if is_in else ''}{ct}* __restrict__ {p.name}")
             else:
                 sig.append(f"{'const ' if is_in else ''}{ct}* __restrict__ _p_{p.name}")
-        sig.append("const long long _n")
+        sig.append("const _idx_t _n")
         strided = [p for p, lay in zip(params, layouts) if lay == "s"]
         if strided:
-            sig += [f"const long long _d{k}" for k in range(ndim)]
+            sig += [f"const _idx_t _d{k}" for k in range(ndim)]
             for p in strided:
-                sig += [f"const long long _s_{p.name}_{k}" for k in range(ndim)]
+                sig += [f"const _idx_t _s_{p.name}_{k}" for k in range(ndim)]
         body.append("    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;")
         body.append("    if (i >= _n) return;")
         if strided:
@@ -271,6 +280,7 @@ class ElementwiseKernel:
         typedefs = "".join(f"    typedef {c_type(dt)} {name};\n"
                            for name, dt in placeholders.items())
         return (f"{self.preamble}\n"
+                f"typedef {'long long' if wide else 'int'} _idx_t;\n"
                 "struct _dptx_index { long long n; __device__ long long size() const "
                 "{ return n; } };\n"
                 f'extern "C" __global__ void {self.name}({", ".join(sig)}) {{\n'

@@ -85,22 +85,25 @@ class ReductionKernel:
         piece = -(-R // P) if R else 0
         layout = self._layout(args, shape, kept, red)
         kinds = tuple("a" if _is_array(v) else "v" for v in args)
+        split = P > 1
+        wide = max([M * P, R, M * R] + [abs(int(v)) for v in layout[1]]) > np.iinfo(np.int32).max
+        idx = np.int64 if wide else np.int32
         key = (tuple(str(types[p.name]) for p in self.in_params + self.out_params),
-               str(rtype), kinds, layout[0], len(kept), len(red),
+               str(rtype), kinds, layout[0], len(kept), len(red), split, wide,
                tuple(sorted((k, str(v)) for k, v in placeholders.items())))
         with self._lock:
             kernels = self._kernels.get(key)
             if kernels is None:
                 kernels = self._kernels[key] = self._compile(types, placeholders, rtype, kinds,
-                                                            layout[0], len(kept), len(red))
+                                                            layout[0], len(kept), len(red), split,
+                                                            wide)
         first, second = kernels
         partial = self._partial(M * P, rtype)
         a1 = [self._arg(p, v, types) for p, v in zip(self.in_params, args)]
-        a1 += [partial, np.int64(M), np.int64(R), np.int64(P), np.int64(piece)]
-        a1 += layout[1]
-        first(((M * P),), (BLOCK,), a1, stream=stream)
-        second((-(-M // BLOCK),), (BLOCK,), [partial, out, np.int64(M), np.int64(P)],
-               stream=stream)
+        a1 += [partial, idx(M), idx(R), idx(P), idx(piece)]
+        a1 += [idx(v) for v in layout[1]]
+        first((P, M) if split else (M,), (BLOCK,), a1, stream=stream)
+        second((-(-M // BLOCK),), (BLOCK,), [partial, out, idx(M), idx(P)], stream=stream)
         return out
 
     def _partial(self, count: int, rtype):
@@ -140,21 +143,24 @@ class ReductionKernel:
         if trailing and all(a.shape == shape for a in args if _is_array(a)):
             return "t", []
         from .elementwise import _broadcast_strides
-        extra = [np.int64(shape[k]) for k in kept] + [np.int64(shape[k]) for k in red]
+        extra = [shape[k] for k in kept] + [shape[k] for k in red]
         for a in args:
             if _is_array(a):
                 st = _broadcast_strides(a.shape, shape)
-                extra += [np.int64(st[k]) for k in kept] + [np.int64(st[k]) for k in red]
+                extra += [st[k] for k in kept] + [st[k] for k in red]
         return "s", extra
 
-    def _compile(self, types, placeholders, rtype, kinds, layout, nkept, nred):
+    def _compile(self, types, placeholders, rtype, kinds, layout, nkept, nred, split, wide):
         from .module import RawModule
-        src = self.source(types, placeholders, rtype, kinds, layout, nkept, nred)
+        src = self.source(types, placeholders, rtype, kinds, layout, nkept, nred, split, wide)
         mod = RawModule(src, options=self.options)
         return mod.get_function(f"{self.name}_pieces"), mod.get_function(f"{self.name}_final")
 
-    def source(self, types, placeholders, rtype, kinds, layout, nkept, nred) -> str:
-        """CUDA C of the two kernels (see the module doc)."""
+    def source(self, types, placeholders, rtype, kinds, layout, nkept, nred, split,
+               wide) -> str:
+        """CUDA C of the two kernels (see the module doc); ``split``: several pieces per
+        output, the grid (pieces, outputs); ``wide``: 64-bit sizes (see
+        ``ElementwiseKernel.source``)."""
         typedefs = "".join(f"    typedef {c_type(dt)} {n};\n" for n, dt in placeholders.items())
         sig, loads = [], []
         arrays = [p for p, k in zip(self.in_params, kinds) if k == "a"]
@@ -164,18 +170,18 @@ class ReductionKernel:
                 sig.append(f"const {ct} {p.name}")
             else:
                 sig.append(f"const {ct}* __restrict__ _p_{p.name}")
-        sig += ["_reduce_t* __restrict__ _partial", "const long long _M", "const long long _R",
-                "const long long _P", "const long long _piece"]
+        sig += ["_reduce_t* __restrict__ _partial", "const _idx_t _M", "const _idx_t _R",
+                "const _idx_t _P", "const _idx_t _piece"]
         if layout == "t":
             for p in arrays:
                 loads.append(f"const {c_type(types[p.name])} {p.name} = _p_{p.name}[_m * _R + _j];")
             index = ""
         else:
-            sig += [f"const long long _dk{k}" for k in range(nkept)]
-            sig += [f"const long long _dr{k}" for k in range(nred)]
+            sig += [f"const _idx_t _dk{k}" for k in range(nkept)]
+            sig += [f"const _idx_t _dr{k}" for k in range(nred)]
             for p in arrays:
-                sig += [f"const long long _sk_{p.name}_{k}" for k in range(nkept)]
-                sig += [f"const long long _sr_{p.name}_{k}" for k in range(nred)]
+                sig += [f"const _idx_t _sk_{p.name}_{k}" for k in range(nkept)]
+                sig += [f"const _idx_t _sr_{p.name}_{k}" for k in range(nred)]
             lines = ["long long _q = _m;"]
             for k in reversed(range(nkept)):
                 lines.append(f"const long long _ik{k} = _q % _dk{k}; _q /= _dk{k};")
@@ -192,10 +198,14 @@ class ReductionKernel:
         out = self.out_params[0]
         return (f"{self.preamble}\n"
                 f"typedef {c_type(rtype)} _reduce_t;\n"
+                f"typedef {'long long' if wide else 'int'} _idx_t;\n"
                 f'extern "C" __global__ void {self.name}_pieces({", ".join(sig)}) {{\n'
                 f"{typedefs}"
                 f"    __shared__ _reduce_t _sh[{BLOCK}];\n"
-                "    const long long _m = blockIdx.x / _P, _p = blockIdx.x % _P;\n"
+                # one block per output, or a grid of (pieces, outputs): block indices only,
+                # so that each block's footprint is its own contiguous range
+                + ("    const long long _m = blockIdx.y, _p = blockIdx.x;\n" if split else
+                   "    const long long _m = blockIdx.x, _p = 0;\n") +
                 "    const long long _lo = _p * _piece;\n"
                 "    const long long _hi = _lo + _piece < _R ? _lo + _piece : _R;\n"
                 f"    _reduce_t a = ({self.identity});\n"
@@ -218,8 +228,8 @@ class ReductionKernel:
                 "    if (threadIdx.x == 0) _partial[_m * _P + _p] = _sh[0];\n"
                 "}\n"
                 f'extern "C" __global__ void {self.name}_final(const _reduce_final_t* __restrict__ _partial, '
-                f"{c_type(types[out.name])}* __restrict__ _p_{out.name}, const long long _M, "
-                "const long long _P) {\n"
+                f"{c_type(types[out.name])}* __restrict__ _p_{out.name}, const _idx_t _M, "
+                "const _idx_t _P) {\n"
                 f"{typedefs}"
                 "    const long long _m = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
                 "    if (_m >= _M) return;\n"
@@ -414,9 +424,11 @@ class _ArgKernel(ReductionKernel):
         types = {"x": np.dtype(self._X), "y": np.dtype(np.int64)}
         return types, {}
 
-    def source(self, types, placeholders, rtype, kinds, layout, nkept, nred) -> str:
+    def source(self, types, placeholders, rtype, kinds, layout, nkept, nred, split,
+               wide) -> str:
         # the pair type stands for the reduce type
-        src = super().source(types, placeholders, np.dtype(np.int64), kinds, layout, nkept, nred)
+        src = super().source(types, placeholders, np.dtype(np.int64), kinds, layout, nkept, nred,
+                             split, wide)
         return src.replace("typedef long long _reduce_t;", "typedef _arg_t _reduce_t;") \
                   .replace("const long long* __restrict__ _partial, long long*",
                            "const _arg_t* __restrict__ _partial, long long*") \
@@ -471,19 +483,19 @@ def matmul(a, b, out=None):
     result = out if out is not None else empty(shape, R)
     if n * m == 0:
         return result
-    kernel = _builtins.get(("matmul", str(R)), lambda: _matmul_kernel(R))
-    T = _MATMUL_TILE
-    kernel(((m + T - 1) // T, (n + T - 1) // T), (T, T),
-           [a2, b2, result, np.int64(n), np.int64(k), np.int64(m)])
+    wide = max(n * k, k * m, n * m) > np.iinfo(np.int32).max
+    kernel = _builtins.get(("matmul", str(R), wide), lambda: _matmul_kernel(R, wide))
+    T, idx = _MATMUL_TILE, (np.int64 if wide else np.int32)
+    kernel(((m + T - 1) // T, (n + T - 1) // T), (T, T), [a2, b2, result, idx(n), idx(k), idx(m)])
     return result
 
 
-def _matmul_kernel(R):
+def _matmul_kernel(R, wide):
     from .module import RawModule
-    t, T = c_type(R), _MATMUL_TILE
+    t, T, i = c_type(R), _MATMUL_TILE, ("long long" if wide else "int")
     src = f'''
 extern "C" __global__ void dptx_matmul(const {t}* __restrict__ A, const {t}* __restrict__ B,
-                                       {t}* __restrict__ C, long long n, long long k, long long m) {{
+                                       {t}* __restrict__ C, {i} n, {i} k, {i} m) {{
     __shared__ {t} As[{T}][{T}], Bs[{T}][{T}];
     const long long row = (long long)blockIdx.y * {T} + threadIdx.y;
     const long long col = (long long)blockIdx.x * {T} + threadIdx.x;

@@ -1,0 +1,76 @@
+"""The array API on the embedded cluster against numpy on this machine, side by side from one
+run (issue 19): ``a * 2 + b``, ``np.sqrt(a * a + b * b)`` and ``a.sum()`` on 16M float32, and
+a 1024 x 1024 float32 matmul. Each dptx expression is timed to its result being complete on
+the devices (``dptx.synchronize()``), not to reading it back; the best of several runs,
+dptx and numpy interleaved. Results are checked against numpy.
+
+    python benchmarks/arrays.py [--n 16777216]
+"""
+from __future__ import annotations
+
+import os as _os
+import sys as _sys
+
+# benchmarks/distributed.py has the name of the package these scripts import, and Python puts
+# a script's folder first on the import path: take this folder off it.
+_sys.path[:] = [p for p in _sys.path
+                if _os.path.abspath(p or _os.curdir) != _os.path.dirname(_os.path.abspath(__file__))]
+import argparse  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import dptx  # noqa: E402
+
+
+def best(fn, repeat=7):
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=1 << 24)
+    args = ap.parse_args()
+    rng = np.random.default_rng(0)
+    a, b = rng.random(args.n, dtype=np.float32), rng.random(args.n, dtype=np.float32)
+    da, db = dptx.asarray(a), dptx.asarray(b)
+    rows = []
+
+    def dptx_run(expr):
+        def run():
+            r = expr()
+            dptx.synchronize()
+            return r
+        return run
+
+    cases = [
+        ("a * 2 + b", lambda x, y: x * 2 + y),
+        ("np.sqrt(a*a + b*b)", lambda x, y: np.sqrt(x * x + y * y)),
+        ("a.sum()", lambda x, y: x.sum()),
+    ]
+    for name, f in cases:
+        got = f(da, db)
+        want = f(a, b)
+        np.testing.assert_allclose(np.asarray(got.get() if isinstance(got, dptx.ndarray) else got),
+                                   want, rtol=1e-5 if name != "a.sum()" else 1e-4)
+        rows.append((name, best(dptx_run(lambda: f(da, db))), best(lambda: f(a, b))))
+    m = 1024
+    A, B = rng.random((m, m), dtype=np.float32), rng.random((m, m), dtype=np.float32)
+    dA, dB = dptx.asarray(A), dptx.asarray(B)
+    np.testing.assert_allclose((dA @ dB).get(), A @ B, rtol=1e-4)
+    rows.append((f"matmul {m}x{m} f32", best(dptx_run(lambda: dA @ dB), repeat=3),
+                 best(lambda: A @ B, repeat=3)))
+    print(f"dptx array API on the embedded cluster vs numpy, {args.n} float32 elements; best of runs")
+    print(f"{'expression':<24}{'dptx (ms)':>11}{'numpy (ms)':>12}{'dptx/numpy':>12}")
+    for name, d, n in rows:
+        print(f"{name:<24}{d * 1e3:>11.1f}{n * 1e3:>12.1f}{d / n:>12.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,6 +1,6 @@
 """The array API on the embedded cluster against numpy on this machine, side by side from one
-run (issue 19): ``a * 2 + b``, ``np.sqrt(a * a + b * b)`` and ``a.sum()`` on 16M float32, and
-a 1024 x 1024 float32 matmul. Each dptx expression is timed to its result being complete on
+run (issue 19): ``a * 2 + b`` and ``np.sqrt(a * a + b * b)`` (each also through ``dptx.fuse``)
+and ``a.sum()`` on 16M float32, and a 1024 x 1024 float32 matmul. Each dptx expression is timed to its result being complete on
 the devices (``dptx.synchronize()``), not to reading it back; the best of several runs,
 dptx and numpy interleaved. Results are checked against numpy.
 
@@ -49,9 +49,13 @@ def main():
             return r
         return run
 
+    axpb = dptx.fuse(lambda x, y: x * 2 + y)
+    hyp = dptx.fuse(lambda x, y: np.sqrt(x * x + y * y))
     cases = [
         ("a * 2 + b", lambda x, y: x * 2 + y),
+        ("  fused", lambda x, y: axpb(x, y) if isinstance(x, dptx.ndarray) else x * 2 + y),
         ("np.sqrt(a*a + b*b)", lambda x, y: np.sqrt(x * x + y * y)),
+        ("  fused", lambda x, y: hyp(x, y) if isinstance(x, dptx.ndarray) else np.sqrt(x * x + y * y)),
         ("a.sum()", lambda x, y: x.sum()),
     ]
     for name, f in cases:

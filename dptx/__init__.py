@@ -10,6 +10,7 @@ from .array import (arange, array, asarray, asnumpy, concatenate, copy, empty, e
                     expand_dims, full, full_like, linspace, ndarray, ones, ones_like, ravel,
                     reshape, squeeze, zeros, zeros_like)
 from .elementwise import ElementwiseKernel
+from .fusion import fuse
 from .reductions import (ReductionKernel, all_ as all, any_ as any, argmax, argmin, dot,
                          matmul, max_ as max, mean, min_ as min, prod, sum_ as sum)
 from .ufuncs import clip, where
@@ -37,7 +38,7 @@ __all__ = [
     "ones", "full", "ones_like", "full_like", "copy", "arange", "linspace", "reshape", "ravel",
     "expand_dims", "squeeze", "concatenate", "where", "clip", "sum", "prod", "min", "max",
     "mean", "argmin", "argmax", "any", "all", "dot", "matmul", "ElementwiseKernel",
-    "ReductionKernel", "connect", "shutdown", "synchronize", "client", "dashboard_link",
+    "ReductionKernel", "fuse", "connect", "shutdown", "synchronize", "client", "dashboard_link",
     "LaunchHandle", "Stream", "Event", "get_elapsed_time", "get_current_stream",
     "RawModule", "RawKernel", "KernelParam", "DptxError", "CompileError", "PtxSyntaxError",
     "PtxUnsupportedError", "LaunchError", "DptxMemoryError", "KernelNotFoundError",

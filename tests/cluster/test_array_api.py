@@ -296,3 +296,32 @@ def test_reduction_kernel_as_cupy_defines_it(client):
     b = RNG.random((6, 1000))
     np.testing.assert_allclose(dotk(dptx.asarray(a), dptx.asarray(b), axis=0).get(),
                                (a * b).sum(axis=0), rtol=1e-13)
+
+
+def test_fuse_makes_one_kernel_with_numpys_types(client):
+    @dptx.fuse
+    def hyp(a, b):
+        return np.sqrt(a * a + b * b) * 2 + 1
+
+    @dptx.fuse(kernel_name="mix")
+    def mix(x, y, s):
+        return np.where(x > y, x - s, y // 2), x + np.float32(0.5), -abs(x) % 3
+
+    a, b = _data("float32"), _data("float32")
+    _same(hyp(dptx.asarray(a), dptx.asarray(b)), np.sqrt(a * a + b * b) * 2 + 1, exact=False)
+    x, y = _data("int32", (40,)), _data("int32", (40,))
+    got = mix(dptx.asarray(x), dptx.asarray(y), 3)
+    for g, w in zip(got, (np.where(x > y, x - 3, y // 2), x + np.float32(0.5), -abs(x) % 3)):
+        _same(g, w)
+    assert hyp(3.0, 4.0) == 11.0                       # scalars only: plain Python
+    with pytest.raises(DptxError, match="cannot branch"):
+        dptx.fuse(lambda v: v if v > 0 else -v)(dptx.zeros(3))
+
+
+def test_empty_and_zero_dimensional_arrays(client):
+    e = dptx.zeros((0, 3), np.float32)
+    _same(e + 1, np.zeros((0, 3), np.float32) + 1)
+    z = dptx.asarray(np.float64(2.5))
+    _same(z * 2, np.asarray(np.float64(2.5) * 2))
+    _same(np.sqrt(z), np.asarray(np.sqrt(2.5)))
+    _same(dptx.asarray(np.arange(5.0)).sum(axis=0, keepdims=True), np.array([10.0]))

@@ -6,9 +6,10 @@ cluster of CPU and GPU workers. See README.md and DESIGN.md.
 from .errors import (CompileError, DptxError, DptxMemoryError, KernelNotFoundError,
                      LaunchError, PtxSyntaxError, PtxUnsupportedError)
 from . import config  # registers the dptx.* settings with dask.config
-from .array import (arange, array, asarray, asnumpy, concatenate, copy, empty, empty_like,
-                    expand_dims, full, full_like, linspace, ndarray, ones, ones_like, ravel,
-                    reshape, squeeze, zeros, zeros_like)
+from .array import (array, asarray, asnumpy, copy, empty, empty_like, expand_dims, full,
+                    full_like, ndarray, ones, ones_like, ravel, reshape, squeeze, zeros,
+                    zeros_like)
+from .array_api import arange, concatenate, linspace
 from .elementwise import ElementwiseKernel
 from .fusion import fuse
 from .reductions import (ReductionKernel, all_ as all, any_ as any, argmax, argmin, dot,

@@ -198,6 +198,9 @@ def _contiguous_view(shape: tuple, dtype: np.dtype, key) -> tuple:
     return offset, view.shape
 
 
+_device_assign = None     # set by array_api: dst[...] = src on the devices
+
+
 class ndarray:
     """A device array. Create one with ``dptx.asarray``, ``dptx.zeros``... and read it back with
     ``get()`` or ``numpy.asarray``."""
@@ -285,84 +288,18 @@ class ndarray:
         broadcasts to the view's shape (a dptx array is copied on the devices)."""
         view = self[key]
         if isinstance(value, ndarray):
-            # device to device, broadcast and converted as numpy assigns (one launch)
-            from . import ufuncs
-            ufuncs.assign(view, value)
-            return
+            # device to device, broadcast and converted as numpy assigns: one launch of the
+            # array API's copy kernel (array_api.py installs it; without it, via the host)
+            if _device_assign is not None:
+                _device_assign(view, value)
+                return
+            value = value.get()
         if np.ndim(value) == 0:
             view.fill(value)
         else:
             view.set(np.broadcast_to(np.asarray(value, dtype=self._dtype), view.shape))
 
-    # -- arithmetic: numpy's operators and ufuncs, each one launch (ufuncs.py) -------------
-    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
-        from . import ufuncs
-        if method != "__call__" or kwargs.get("where", True) is not True or \
-                set(kwargs) - {"where", "dtype", "casting"} or kwargs.get("dtype") is not None:
-            return NotImplemented
-        if out is not None:
-            out = out[0] if isinstance(out, tuple) else out
-        return ufuncs.apply(ufunc, *inputs, out=out)
-
-    def __array_function__(self, func, types, args, kwargs):
-        from . import reductions, ufuncs
-        handler = {np.where: ufuncs.where, np.clip: ufuncs.clip, np.reshape: reshape,
-                   np.ravel: ravel, np.sum: reductions.sum_, np.prod: reductions.prod,
-                   np.min: reductions.min_, np.max: reductions.max_, np.amin: reductions.min_,
-                   np.amax: reductions.max_, np.mean: reductions.mean,
-                   np.argmin: reductions.argmin, np.argmax: reductions.argmax,
-                   np.any: reductions.any_, np.all: reductions.all_,
-                   np.dot: reductions.dot, np.matmul: reductions.matmul,
-                   np.concatenate: concatenate, np.copy: copy}.get(func)
-        if handler is None:
-            return NotImplemented
-        return handler(*args, **kwargs)
-
-    def _ufunc(name):
-        ufunc = getattr(np, name)
-
-        def method(self, other):
-            from . import ufuncs
-            return ufuncs.apply(ufunc, self, other)
-
-        def reflected(self, other):
-            from . import ufuncs
-            return ufuncs.apply(ufunc, other, self)
-
-        def inplace(self, other):
-            from . import ufuncs
-            ufuncs.apply(ufunc, self, other, out=self)
-            return self
-        return method, reflected, inplace
-
-    for _op, _name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
-                       ("truediv", "true_divide"), ("floordiv", "floor_divide"),
-                       ("mod", "remainder"), ("pow", "power"), ("and", "bitwise_and"),
-                       ("or", "bitwise_or"), ("xor", "bitwise_xor"), ("lshift", "left_shift"),
-                       ("rshift", "right_shift")):
-        locals()[f"__{_op}__"], locals()[f"__r{_op}__"], locals()[f"__i{_op}__"] = _ufunc(_name)
-    for _op, _name in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"),
-                       ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal")):
-        locals()[f"__{_op}__"] = _ufunc(_name)[0]
-    del _op, _name, _ufunc
-    __hash__ = None          # == is element-wise, as numpy's
-
-    def __neg__(self):
-        from . import ufuncs
-        return ufuncs.apply(np.negative, self)
-
-    def __pos__(self):
-        from . import ufuncs
-        return ufuncs.apply(np.positive, self)
-
-    def __abs__(self):
-        from . import ufuncs
-        return ufuncs.apply(np.absolute, self)
-
-    def __invert__(self):
-        from . import ufuncs
-        return ufuncs.apply(np.invert, self)
-
+    # -- Python scalars ------------------------------------------------------------------------
     def __bool__(self):
         if self.size != 1:
             raise ValueError("The truth value of an array with more than one element is "
@@ -385,13 +322,6 @@ class ndarray:
             raise TypeError(f"only arrays of size 1 can be converted to Python scalars "
                             f"({what}() of an array of shape {self._shape})")
         return self.get().reshape(())[()]
-
-    def astype(self, dtype, copy=True) -> "ndarray":
-        from . import ufuncs
-        dt = _dtype(dtype)
-        if dt == self._dtype:
-            return self.copy() if copy else self
-        return ufuncs.astype(self, dt)
 
     # -- shapes: views of the same (contiguous) bytes ----------------------------------------
     def reshape(self, *shape, order="C") -> "ndarray":
@@ -428,55 +358,6 @@ class ndarray:
                         "which dptx arrays do not have yet (views are contiguous byte "
                         "ranges); transpose on the host, or write the kernel to read "
                         "columns")
-
-    # -- reductions (reductions.py) ---------------------------------------------------------
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
-        from . import reductions
-        return reductions.sum_(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-
-    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
-        from . import reductions
-        return reductions.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-
-    def min(self, axis=None, out=None, keepdims=False):
-        from . import reductions
-        return reductions.min_(self, axis=axis, out=out, keepdims=keepdims)
-
-    def max(self, axis=None, out=None, keepdims=False):
-        from . import reductions
-        return reductions.max_(self, axis=axis, out=out, keepdims=keepdims)
-
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
-        from . import reductions
-        return reductions.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-
-    def argmin(self, axis=None, out=None, keepdims=False):
-        from . import reductions
-        return reductions.argmin(self, axis=axis, out=out, keepdims=keepdims)
-
-    def argmax(self, axis=None, out=None, keepdims=False):
-        from . import reductions
-        return reductions.argmax(self, axis=axis, out=out, keepdims=keepdims)
-
-    def any(self, axis=None, out=None, keepdims=False):
-        from . import reductions
-        return reductions.any_(self, axis=axis, out=out, keepdims=keepdims)
-
-    def all(self, axis=None, out=None, keepdims=False):
-        from . import reductions
-        return reductions.all_(self, axis=axis, out=out, keepdims=keepdims)
-
-    def dot(self, other):
-        from . import reductions
-        return reductions.dot(self, other)
-
-    def __matmul__(self, other):
-        from . import reductions
-        return reductions.matmul(self, other)
-
-    def __rmatmul__(self, other):
-        from . import reductions
-        return reductions.matmul(other, self)
 
     def __array__(self, dtype=None, copy=None):
         a = self.get()
@@ -551,45 +432,6 @@ def copy(a) -> ndarray:
     return asarray(a).copy() if isinstance(a, ndarray) else array(a)
 
 
-def arange(start, stop=None, step=1, dtype=None) -> ndarray:
-    """numpy.arange: the dtype and length numpy gives, the values made on the device as
-    numpy fills them (element 0 is start, 1 is start + step, then start + i * delta in the
-    array's type, delta being the difference of the first two)."""
-    if stop is None:
-        start, stop = 0, start
-    if step == 0:
-        raise ZeroDivisionError("division by zero (arange's step)")
-    dt = np.dtype(dtype) if dtype is not None else np.result_type(start, stop, step)
-    if all(isinstance(v, numbers.Integral) for v in (start, stop, step)):
-        n = len(range(int(start), int(stop), int(step)))
-    else:
-        n = max(0, int(np.ceil((stop - start) / step)))
-    out = empty((n,), dt)
-    if n:
-        from .ufuncs import fill_arange
-        fill_arange(out, start, step)
-    return out
-
-
-def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None):
-    """numpy.linspace: i * step + start computed in float64 (i / div * delta + start where
-    the step is 0), then converted; the last element is ``stop`` when ``endpoint``."""
-    num = operator.index(num)
-    if num < 0:
-        raise ValueError(f"Number of samples, {num}, must be non-negative.")
-    div = (num - 1) if endpoint else num
-    delta = float(stop) - float(start)
-    step = delta / div if div > 0 else float("nan")
-    dt = np.dtype(dtype) if dtype is not None else np.result_type(start, stop, float(num))
-    out = empty((num,), dt)
-    if num:
-        from .ufuncs import fill_linspace
-        # no step (one element with endpoint, or none): numpy computes i * delta + start
-        fill_linspace(out, float(start), float(stop), step if div > 0 else delta,
-                      div if div > 0 else 1, delta, endpoint and num > 1)
-    return (out, step) if retstep else out
-
-
 def reshape(a, newshape, order="C") -> ndarray:
     """A view with another shape (one dimension may be -1), as numpy's reshape of a
     C-contiguous array."""
@@ -617,37 +459,6 @@ def expand_dims(a, axis) -> ndarray:
 
 def squeeze(a, axis=None) -> ndarray:
     return a.squeeze(axis)
-
-
-def concatenate(arrays, axis=0, out=None, dtype=None) -> ndarray:
-    """numpy.concatenate along ``axis`` (device to device copies of each part)."""
-    arrays = [asarray(x) for x in arrays]
-    if not arrays:
-        raise ValueError("need at least one array to concatenate")
-    ndim = arrays[0].ndim
-    if ndim == 0:
-        raise ValueError("zero-dimensional arrays cannot be concatenated")
-    ax = _axes((axis,), ndim)[0]
-    for x in arrays:
-        if x.ndim != ndim or any(x.shape[k] != arrays[0].shape[k] for k in range(ndim) if k != ax):
-            raise ValueError("all the input array dimensions except for the concatenation "
-                             "axis must match exactly")
-    dt = np.dtype(dtype) if dtype is not None else np.result_type(*[x.dtype for x in arrays])
-    shape = list(arrays[0].shape)
-    shape[ax] = sum(x.shape[ax] for x in arrays)
-    result = out if out is not None else empty(tuple(shape), dt)
-    outer = int(np.prod(shape[:ax], dtype=np.int64))
-    at = 0
-    for x in arrays:
-        part = x if x.dtype == dt else x.astype(dt)
-        inner = int(np.prod(part.shape[ax:], dtype=np.int64))
-        row = int(np.prod(shape[ax:], dtype=np.int64))
-        flat, src = result.reshape(-1), part.reshape(-1)
-        for o in range(outer):      # one contiguous copy per outer index
-            if inner:
-                flat[o * row + at:o * row + at + inner] = src[o * inner:(o + 1) * inner]
-        at += inner
-    return result
 
 
 def _shape_with_inferred(newshape, size: int) -> tuple:

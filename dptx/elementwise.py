@@ -33,6 +33,8 @@ import threading
 import numpy as np
 
 from .errors import DptxError
+from .array import empty, ndarray
+from .module import RawModule
 
 C_TYPES = {
     np.dtype(np.bool_): "bool",
@@ -80,7 +82,6 @@ def parse_params(text: str) -> list:
 
 
 def _is_array(value) -> bool:
-    from .array import ndarray
     return isinstance(value, ndarray)
 
 
@@ -116,7 +117,6 @@ class ElementwiseKernel:
 
     # -- a call ----------------------------------------------------------------------------
     def __call__(self, *args, size=None, block_size=None, stream=None):
-        from .array import empty
         nin, nout = len(self.in_params), len(self.out_params)
         if len(args) not in (nin, nin + nout):
             raise DptxError(f"{self.name}: takes {nin} inputs (and optionally {nout} "
@@ -231,7 +231,6 @@ class ElementwiseKernel:
         kernel((grid,), (block,), args, stream=stream)
 
     def _compile(self, types, placeholders, layouts, ndim, wide):
-        from .module import RawModule
         src = self.source(types, placeholders, layouts, ndim, wide)
         return RawModule(src, options=self.options).get_function(self.name)
 

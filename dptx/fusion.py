@@ -15,6 +15,7 @@ import numpy as np
 from . import ufuncs
 from .elementwise import ElementwiseKernel, c_type
 from .errors import DptxError
+from .array import ndarray
 
 
 def fuse(*args, kernel_name=None):
@@ -178,7 +179,6 @@ class Fused:
         functools.update_wrapper(self, func)
 
     def __call__(self, *args):
-        from .array import ndarray
         if not any(isinstance(a, ndarray) for a in args):
             return self.func(*args)          # scalars only: plain Python, as CuPy does
         key = tuple(str(a.dtype) if isinstance(a, ndarray) else
@@ -192,7 +192,6 @@ class Fused:
         return kernel(*inputs)
 
     def _build(self, args):
-        from .array import ndarray
         trace = _Trace()
         params, vars_ = [], []
         for k, a in enumerate(args):

@@ -17,6 +17,10 @@ import numpy as np
 
 from .elementwise import c_type, parse_params
 from .errors import DptxError
+from . import ufuncs
+from .array import _axes, asarray, empty, ndarray
+from .elementwise import _broadcast_strides
+from .module import RawModule
 
 BLOCK = 256
 MIN_PIECE = 4096          # elements per (output, piece) block at least
@@ -24,7 +28,6 @@ MAX_PIECES = 256
 
 
 def _is_array(v) -> bool:
-    from .array import ndarray
     return isinstance(v, ndarray)
 
 
@@ -53,7 +56,6 @@ class ReductionKernel:
         return f"<dptx.ReductionKernel {self.name}>"
 
     def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
-        from .array import empty, _axes
         if len(args) != len(self.in_params):
             raise DptxError(f"{self.name}: takes {len(self.in_params)} inputs, got {len(args)}")
         arrays = [a for a in args if _is_array(a)]
@@ -107,7 +109,6 @@ class ReductionKernel:
         return out
 
     def _partial(self, count: int, rtype):
-        from .array import empty
         return empty((count,), rtype)
 
     @staticmethod
@@ -142,7 +143,6 @@ class ReductionKernel:
         trailing = red == tuple(range(len(shape) - len(red), len(shape)))
         if trailing and all(a.shape == shape for a in args if _is_array(a)):
             return "t", []
-        from .elementwise import _broadcast_strides
         extra = [shape[k] for k in kept] + [shape[k] for k in red]
         for a in args:
             if _is_array(a):
@@ -151,7 +151,6 @@ class ReductionKernel:
         return "s", extra
 
     def _compile(self, types, placeholders, rtype, kinds, layout, nkept, nred, split, wide):
-        from .module import RawModule
         src = self.source(types, placeholders, rtype, kinds, layout, nkept, nred, split, wide)
         mod = RawModule(src, options=self.options)
         return mod.get_function(f"{self.name}_pieces"), mod.get_function(f"{self.name}_final")
@@ -277,14 +276,12 @@ def _extreme(dtype, largest: bool) -> str:
 
 def _reduce(a, op: str, axis, dtype, out, keepdims, result_dtype):
     """One of numpy's reductions of ``a``: ``op`` in sum prod min max any all."""
-    from .array import asarray
     a = asarray(a)
     R = np.dtype(result_dtype)
     if op in ("min", "max") and a.size == 0:
         raise ValueError(f"zero-size array to reduction operation "
                          f"{'minimum' if op == 'min' else 'maximum'} which has no identity")
     if op in ("min", "max") and axis is not None:
-        from .array import _axes
         if any(a.shape[k] == 0 for k in _axes(axis, a.ndim)):
             raise ValueError("zero-size array to reduction operation which has no identity")
     X = a.dtype
@@ -356,7 +353,6 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     """numpy.mean: the sum in numpy's mean type (float64 for integers), divided by the
     count."""
     _no_extra(kwargs, "mean")
-    from . import ufuncs
     a = _arr(a)
     R = np.dtype(dtype) if dtype is not None else np.mean(np.zeros(1, a.dtype)).dtype
     total = _reduce(a, "sum", axis, R, None, keepdims, R)
@@ -414,7 +410,6 @@ class _ArgKernel(ReductionKernel):
         self._X = X
 
     def __call__(self, a, axis, out, keepdims):
-        from .array import _axes
         ax = _axes(axis, a.ndim)
         if len(ax) != 1:
             raise DptxError("argmin/argmax take one axis")
@@ -435,12 +430,10 @@ class _ArgKernel(ReductionKernel):
                   .replace("_reduce_t* __restrict__ _partial", "_arg_t* __restrict__ _partial")
 
     def _partial(self, count: int, rtype):
-        from .array import empty
         return empty((2 * count,), np.int64)      # (value, index) pairs of 16 bytes
 
 
 def _arr(a):
-    from .array import asarray
     return asarray(a)
 
 
@@ -459,7 +452,6 @@ _MATMUL_TILE = 16
 def matmul(a, b, out=None):
     """numpy.matmul of 1-D and 2-D arrays: a tiled kernel (shared-memory tiles of 16 x 16),
     each output the sum over k in order, in numpy's result type."""
-    from .array import asarray, empty
     a, b = asarray(a), asarray(b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions")
@@ -491,7 +483,6 @@ def matmul(a, b, out=None):
 
 
 def _matmul_kernel(R, wide):
-    from .module import RawModule
     t, T, i = c_type(R), _MATMUL_TILE, ("long long" if wide else "int")
     src = f'''
 extern "C" __global__ void dptx_matmul(const {t}* __restrict__ A, const {t}* __restrict__ B,
@@ -514,8 +505,6 @@ extern "C" __global__ void dptx_matmul(const {t}* __restrict__ A, const {t}* __r
 
 def dot(a, b, out=None):
     """numpy.dot for 0-, 1- and 2-D arrays (matmul, or a product with a scalar)."""
-    from . import ufuncs
-    from .array import asarray, ndarray
     if not isinstance(a, ndarray) and np.ndim(a) == 0 or not isinstance(b, ndarray) and np.ndim(b) == 0 \
             or (isinstance(a, ndarray) and a.ndim == 0) or (isinstance(b, ndarray) and b.ndim == 0):
         return ufuncs.apply(np.multiply, a, b, out=out)

@@ -17,6 +17,7 @@ import numpy as np
 
 from .elementwise import ElementwiseKernel, c_type
 from .errors import DptxError
+from .array import ndarray
 
 EXACT = ("--fmad=false",)
 
@@ -52,7 +53,6 @@ _UNARY = {
 def _probe(value):
     """What numpy sees of an operand: an empty array of a dptx array's dtype, else the
     scalar itself (weak when it is a Python scalar)."""
-    from .array import ndarray
     if isinstance(value, ndarray):
         return np.empty(0, value.dtype)
     if isinstance(value, (np.ndarray,)):
@@ -82,7 +82,6 @@ _kernels = _Kernels()
 
 
 def _operand_types(values) -> list:
-    from .array import ndarray
     out = []
     for v in values:
         if isinstance(v, ndarray):
@@ -94,7 +93,6 @@ def _operand_types(values) -> list:
 
 def _as_param(v, dtype) -> object:
     """A scalar operand in ``dtype`` (numpy's errors for Python integers out of range)."""
-    from .array import ndarray
     if isinstance(v, ndarray):
         return v
     return np.array(v, dtype=dtype)[()]
@@ -177,7 +175,6 @@ SUPPORTED = set(_ARITH) | set(_COMPARE) | set(_LOGICAL) | set(_UNARY) | {
 
 def apply(ufunc, *operands, out=None):
     """``ufunc(*operands)`` on dptx arrays (and scalars), into ``out`` when given."""
-    from .array import ndarray
     if ufunc not in SUPPORTED or ufunc.nout != 1:
         raise DptxError(f"numpy.{ufunc.__name__} is not supported on dptx arrays yet")
     if ufunc.nin != len(operands):
@@ -224,7 +221,6 @@ def apply(ufunc, *operands, out=None):
 def _unaliased(value, out):
     """``value``, or a copy of it where it overlaps ``out`` other than element for element
     (``np.add(a[1:], 1, out=a[:-1])``: threads would read what others already wrote)."""
-    from .array import ndarray
     if not isinstance(value, ndarray) or value._buffer is not out._buffer:
         return value
     (a, b), (c, d) = out._range, value._range
@@ -258,7 +254,6 @@ def assign(dst, src):
 
 def where(condition, x, y):
     """numpy.where(condition, x, y) on dptx arrays and scalars, broadcast."""
-    from .array import ndarray
     probes = [_probe(v) for v in (x, y)]
     R = np.result_type(*probes)
     cond_t = condition.dtype if isinstance(condition, ndarray) else np.dtype(bool)

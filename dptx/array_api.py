@@ -1,0 +1,183 @@
+"""The numpy / CuPy array API on ``dptx.ndarray``: operators and the ufunc protocol
+(``ufuncs``), reductions and products (``reductions``), ``__array_function__``, ``astype``,
+device-to-device assignment, and the creation functions that run kernels (``arange``,
+``linspace``, ``concatenate``).
+
+``array.py`` keeps the array itself (buffers, views, copies); this layer sits above the kernel
+machinery (``elementwise`` -> ``module``/``launch`` -> ``array``) and attaches its methods to
+``ndarray`` when ``dptx`` is imported, so that imports go one way down the layers."""
+from __future__ import annotations
+
+import numbers
+import operator
+
+import numpy as np
+
+from . import array as _array_module
+from . import reductions, ufuncs
+from .array import _axes, asarray, empty, ndarray, ravel, reshape, copy
+
+def arange(start, stop=None, step=1, dtype=None) -> ndarray:
+    """numpy.arange: the dtype and length numpy gives, the values made on the device as
+    numpy fills them (element 0 is start, 1 is start + step, then start + i * delta in the
+    array's type, delta being the difference of the first two)."""
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ZeroDivisionError("division by zero (arange's step)")
+    dt = np.dtype(dtype) if dtype is not None else np.result_type(start, stop, step)
+    if all(isinstance(v, numbers.Integral) for v in (start, stop, step)):
+        n = len(range(int(start), int(stop), int(step)))
+    else:
+        n = max(0, int(np.ceil((stop - start) / step)))
+    out = empty((n,), dt)
+    if n:
+        ufuncs.fill_arange(out, start, step)
+    return out
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None):
+    """numpy.linspace: i * step + start computed in float64 (i / div * delta + start where
+    the step is 0), then converted; the last element is ``stop`` when ``endpoint``."""
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = (num - 1) if endpoint else num
+    delta = float(stop) - float(start)
+    step = delta / div if div > 0 else float("nan")
+    dt = np.dtype(dtype) if dtype is not None else np.result_type(start, stop, float(num))
+    out = empty((num,), dt)
+    if num:
+        # no step (one element with endpoint, or none): numpy computes i * delta + start
+        ufuncs.fill_linspace(out, float(start), float(stop), step if div > 0 else delta,
+                      div if div > 0 else 1, delta, endpoint and num > 1)
+    return (out, step) if retstep else out
+
+
+def concatenate(arrays, axis=0, out=None, dtype=None) -> ndarray:
+    """numpy.concatenate along ``axis`` (device to device copies of each part)."""
+    arrays = [asarray(x) for x in arrays]
+    if not arrays:
+        raise ValueError("need at least one array to concatenate")
+    ndim = arrays[0].ndim
+    if ndim == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    ax = _axes((axis,), ndim)[0]
+    for x in arrays:
+        if x.ndim != ndim or any(x.shape[k] != arrays[0].shape[k] for k in range(ndim) if k != ax):
+            raise ValueError("all the input array dimensions except for the concatenation "
+                             "axis must match exactly")
+    dt = np.dtype(dtype) if dtype is not None else np.result_type(*[x.dtype for x in arrays])
+    shape = list(arrays[0].shape)
+    shape[ax] = sum(x.shape[ax] for x in arrays)
+    result = out if out is not None else empty(tuple(shape), dt)
+    outer = int(np.prod(shape[:ax], dtype=np.int64))
+    at = 0
+    for x in arrays:
+        part = x if x.dtype == dt else x.astype(dt)
+        inner = int(np.prod(part.shape[ax:], dtype=np.int64))
+        row = int(np.prod(shape[ax:], dtype=np.int64))
+        flat, src = result.reshape(-1), part.reshape(-1)
+        for o in range(outer):      # one contiguous copy per outer index
+            if inner:
+                flat[o * row + at:o * row + at + inner] = src[o * inner:(o + 1) * inner]
+        at += inner
+    return result
+
+
+
+
+# -- ndarray methods ------------------------------------------------------------------------------
+def _array_ufunc(self, ufunc, method, *inputs, out=None, **kwargs):
+    if method != "__call__" or kwargs.get("where", True) is not True or \
+            set(kwargs) - {"where", "dtype", "casting"} or kwargs.get("dtype") is not None:
+        return NotImplemented
+    if out is not None:
+        out = out[0] if isinstance(out, tuple) else out
+    return ufuncs.apply(ufunc, *inputs, out=out)
+
+
+_FUNCTIONS = {np.where: ufuncs.where, np.clip: ufuncs.clip, np.reshape: reshape,
+              np.ravel: ravel, np.sum: reductions.sum_, np.prod: reductions.prod,
+              np.min: reductions.min_, np.max: reductions.max_, np.amin: reductions.min_,
+              np.amax: reductions.max_, np.mean: reductions.mean,
+              np.argmin: reductions.argmin, np.argmax: reductions.argmax,
+              np.any: reductions.any_, np.all: reductions.all_, np.dot: reductions.dot,
+              np.matmul: reductions.matmul, np.copy: copy}
+
+
+def _array_function(self, func, types, args, kwargs):
+    handler = concatenate if func is np.concatenate else _FUNCTIONS.get(func)
+    if handler is None:
+        return NotImplemented
+    return handler(*args, **kwargs)
+
+
+def _binary(ufunc):
+    def method(self, other):
+        return ufuncs.apply(ufunc, self, other)
+
+    def reflected(self, other):
+        return ufuncs.apply(ufunc, other, self)
+
+    def inplace(self, other):
+        ufuncs.apply(ufunc, self, other, out=self)
+        return self
+    return method, reflected, inplace
+
+
+def _unary(ufunc):
+    return lambda self: ufuncs.apply(ufunc, self)
+
+
+def _astype(self, dtype, copy=True):
+    dt = np.dtype(dtype)
+    if dt == self.dtype:
+        return self.copy() if copy else self
+    return ufuncs.astype(self, dt)
+
+
+def _reduction(fn, with_dtype: bool):
+    if with_dtype:
+        def method(self, axis=None, dtype=None, out=None, keepdims=False):
+            return fn(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    else:
+        def method(self, axis=None, out=None, keepdims=False):
+            return fn(self, axis=axis, out=out, keepdims=keepdims)
+    method.__doc__ = f"numpy's ``{fn.__name__.rstrip('_')}`` on the devices (reductions.py)."
+    return method
+
+
+def _install():
+    ndarray.__array_ufunc__ = _array_ufunc
+    ndarray.__array_function__ = _array_function
+    for op, name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
+                     ("truediv", "true_divide"), ("floordiv", "floor_divide"),
+                     ("mod", "remainder"), ("pow", "power"), ("and", "bitwise_and"),
+                     ("or", "bitwise_or"), ("xor", "bitwise_xor"), ("lshift", "left_shift"),
+                     ("rshift", "right_shift")):
+        f, r, i = _binary(getattr(np, name))
+        setattr(ndarray, f"__{op}__", f)
+        setattr(ndarray, f"__r{op}__", r)
+        setattr(ndarray, f"__i{op}__", i)
+    for op, name in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"),
+                     ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal")):
+        setattr(ndarray, f"__{op}__", _binary(getattr(np, name))[0])
+    ndarray.__hash__ = None          # == is element-wise, as numpy's
+    for op, name in (("neg", "negative"), ("pos", "positive"), ("abs", "absolute"),
+                     ("invert", "invert")):
+        setattr(ndarray, f"__{op}__", _unary(getattr(np, name)))
+    ndarray.astype = _astype
+    for name, fn, dt in (("sum", reductions.sum_, True), ("prod", reductions.prod, True),
+                         ("mean", reductions.mean, True), ("min", reductions.min_, False),
+                         ("max", reductions.max_, False), ("argmin", reductions.argmin, False),
+                         ("argmax", reductions.argmax, False), ("any", reductions.any_, False),
+                         ("all", reductions.all_, False)):
+        setattr(ndarray, name, _reduction(fn, dt))
+    ndarray.dot = lambda self, other: reductions.dot(self, other)
+    ndarray.__matmul__ = lambda self, other: reductions.matmul(self, other)
+    ndarray.__rmatmul__ = lambda self, other: reductions.matmul(other, self)
+    _array_module._device_assign = ufuncs.assign
+
+
+_install()

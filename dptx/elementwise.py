@@ -139,8 +139,8 @@ class ElementwiseKernel:
         try:
             shape = np.broadcast_shapes(*shapes) if shapes else ()
         except ValueError:
-            raise DptxError(f"{self.name}: operands could not be broadcast together with "
-                            f"shapes {' '.join(str(s) for s in shapes)}") from None
+            raise ValueError(f"{self.name}: operands could not be broadcast together with "
+                             f"shapes {' '.join(str(s) for s in shapes)}") from None
         if size is not None:
             if shapes:
                 raise DptxError(f"{self.name}: size= is for kernels whose arguments are all "

@@ -64,7 +64,7 @@ class ReductionKernel:
         try:
             shape = np.broadcast_shapes(*[a.shape for a in arrays])
         except ValueError:
-            raise DptxError(f"{self.name}: operands could not be broadcast together with "
+            raise ValueError(f"{self.name}: operands could not be broadcast together with "
                             f"shapes {' '.join(str(a.shape) for a in arrays)}") from None
         ndim = len(shape)
         red = tuple(range(ndim)) if axis is None else _axes(axis, ndim) if ndim else ()

@@ -109,3 +109,14 @@ def test_the_embedded_clusters_teardown_reports_are_dropped():
         logger.removeHandler(handler)
         logger.setLevel(level)
     assert seen == ["something else", "Batched Comm Closed in a failure"]
+
+
+@pytest.mark.timeout(600)
+def test_readme_array_api_snippet(tmp_path):
+    import textwrap
+    code = textwrap.dedent(next(c for c in using_it_snippets() if "ReductionKernel" in c))
+    done = run_script(tmp_path, code)
+    assert_clean(done)
+    out = done.stdout
+    assert "3.7416575 11.224972  19.131126" in out          # the row norms of arange(12)
+    assert "[186. 224. 262.]" in out                        # the last row of the product

@@ -65,7 +65,7 @@ class ReductionKernel:
             shape = np.broadcast_shapes(*[a.shape for a in arrays])
         except ValueError:
             raise ValueError(f"{self.name}: operands could not be broadcast together with "
-                            f"shapes {' '.join(str(a.shape) for a in arrays)}") from None
+                             f"shapes {' '.join(str(a.shape) for a in arrays)}") from None
         ndim = len(shape)
         red = tuple(range(ndim)) if axis is None else _axes(axis, ndim) if ndim else ()
         if axis is not None and ndim == 0:

@@ -292,6 +292,21 @@ class ElementwiseKernel:
                 "}\n")
 
 
+class KernelCache:
+    """Kernel objects built once per key (operation and dtypes), shared by the threads of
+    the client."""
+
+    def __init__(self):
+        self._cache, self._lock = {}, threading.Lock()
+
+    def get(self, key, build):
+        with self._lock:
+            k = self._cache.get(key)
+            if k is None:
+                k = self._cache[key] = build()
+        return k
+
+
 def _broadcast_strides(shape: tuple, out_shape: tuple) -> list:
     """Element strides of a C-contiguous array of ``shape`` broadcast to ``out_shape``: 0 on
     the axes it is broadcast along (and on the leading ones it lacks)."""

@@ -187,7 +187,7 @@ class Fused:
             built = self._kernels.get(key)
             if built is None:
                 built = self._kernels[key] = self._build(args)
-        kernel, nout = built
+        kernel = built
         inputs = [a if isinstance(a, ndarray) else np.asarray(a)[()] for a in args]
         return kernel(*inputs)
 
@@ -221,4 +221,4 @@ class Fused:
         kernel = ElementwiseKernel(", ".join(params), ", ".join(outs), "\n    ".join(trace.lines),
                                    f"fused_{self.name}", options=ufuncs.EXACT,
                                    return_tuple=isinstance(result, tuple))
-        return kernel, len(outs)
+        return kernel

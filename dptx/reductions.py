@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from .elementwise import c_type, parse_params
+from .elementwise import KernelCache, c_type, parse_params
 from .errors import DptxError
 from . import ufuncs
 from .array import _axes, asarray, empty, ndarray
@@ -243,19 +243,7 @@ class ReductionKernel:
 
 
 # -- numpy's reductions --------------------------------------------------------------------------
-class _Builtins:
-    def __init__(self):
-        self._cache, self._lock = {}, threading.Lock()
-
-    def get(self, key, build):
-        with self._lock:
-            k = self._cache.get(key)
-            if k is None:
-                k = self._cache[key] = build()
-        return k
-
-
-_builtins = _Builtins()
+_builtins = KernelCache()   # numpy's reductions and products, by operation and dtypes
 EXACT = ("--fmad=false",)
 
 

@@ -11,13 +11,11 @@ round toward minus infinity, shifts by the width or more give 0 (or -1), ``minim
 an fma (``--fmad=false``), as numpy computes."""
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
-from .elementwise import ElementwiseKernel, c_type
-from .errors import DptxError
 from .array import ndarray
+from .elementwise import ElementwiseKernel, KernelCache, c_type
+from .errors import DptxError
 
 EXACT = ("--fmad=false",)
 
@@ -64,31 +62,7 @@ def _probe(value):
                     f"operation")
 
 
-class _Kernels:
-    """ElementwiseKernels by (ufunc, operand dtypes, result dtype), each built once."""
-
-    def __init__(self):
-        self._cache, self._lock = {}, threading.Lock()
-
-    def get(self, key, build):
-        with self._lock:
-            k = self._cache.get(key)
-            if k is None:
-                k = self._cache[key] = build()
-        return k
-
-
-_kernels = _Kernels()
-
-
-def _operand_types(values) -> list:
-    out = []
-    for v in values:
-        if isinstance(v, ndarray):
-            out.append(v.dtype)
-        else:
-            out.append(None)      # a scalar: passed in the computation type
-    return out
+_kernels = KernelCache()     # ufunc kernels by ufunc, dtypes and result
 
 
 def _as_param(v, dtype) -> object:

@@ -17,13 +17,15 @@ _engines: list = []   # keep engines (and their code) alive for the life of the 
 
 
 @functools.lru_cache(maxsize=None)
-def _target_machine():
+def _target_machine(opt: int = 3):
+    """The host CPU's target machine; ``opt`` 0 for the quick tier's fast instruction
+    selection."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     target = llvm.Target.from_default_triple()
     features = llvm.get_host_cpu_features().flatten()
     return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=features,
-                                        opt=3, reloc="pic", codemodel="jitdefault")
+                                        opt=opt, reloc="pic", codemodel="jitdefault")
 
 
 @functools.lru_cache(maxsize=None)
@@ -101,21 +103,11 @@ def is_cached(text: str, key_extra: str = "") -> bool:
     return _object_path(text, key_extra).is_file()
 
 
-@functools.lru_cache(maxsize=None)
-def _quick_target_machine():
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    target = llvm.Target.from_default_triple()
-    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                        features=llvm.get_host_cpu_features().flatten(),
-                                        opt=0, reloc="pic", codemodel="jitdefault")
-
-
 def build_object(text: str, quick: bool = False) -> bytes:
     """Object code for LLVM IR ``text``: optimized at O3 for this CPU, or, ``quick``, with
     LLVM's O1 passes and fast instruction selection (about a tenth of the time on large
     kernels: the machine-code passes at O3 are most of it)."""
-    tm = _quick_target_machine() if quick else _target_machine()
+    tm = _target_machine(0 if quick else 3)
     module = llvm.parse_assembly(text)
     module.triple = tm.triple
     module.data_layout = str(tm.target_data)

@@ -73,6 +73,11 @@ class Exp2Log2IR:
         bits = self._op(f"shl {I} {biased}, {self._k('i64', '52', lanes)}")
         scale = self._op(f"bitcast {I} {bits} to {D}")
         r = self._op(f"fptrunc {D} {self._op(f'fmul {D} {p}, {scale}')} to {F}")
+        return self._nan_kept(x, r, lanes)
+
+    def _nan_kept(self, x: str, r: str, lanes: int) -> str:
+        """``r``, or ``x`` quieted where it is a NaN (as libm returns x + x)."""
+        F = self._ty("float", lanes)
         nan = self._op(f"fcmp uno {F} {x}, {x}")
         quiet = self._op(f"fadd {F} {x}, {x}")
         return self._op(f"select {self._ty('i1', lanes)} {nan}, {F} {quiet}, {F} {r}")
@@ -106,6 +111,4 @@ class Exp2Log2IR:
         r = self._op(f"select {B} {inf}, {F} {x}, {F} {r}")
         negative = self._op(f"fcmp olt {F} {x}, {f('0.0')}")
         r = self._op(f"select {B} {negative}, {F} {f('0xFFF8000000000000')}, {F} {r}")
-        nan = self._op(f"fcmp uno {F} {x}, {x}")
-        quiet = self._op(f"fadd {F} {x}, {x}")
-        return self._op(f"select {B} {nan}, {F} {quiet}, {F} {r}")
+        return self._nan_kept(x, r, lanes)

@@ -429,7 +429,7 @@ def full_like(a, fill_value, dtype=None) -> ndarray:
 
 
 def copy(a) -> ndarray:
-    return asarray(a).copy() if isinstance(a, ndarray) else array(a)
+    return a.copy() if isinstance(a, ndarray) else array(a)
 
 
 def reshape(a, newshape, order="C") -> ndarray:

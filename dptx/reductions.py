@@ -294,8 +294,7 @@ def _reduce(a, op: str, axis, dtype, out, keepdims, result_dtype):
         return ReductionKernel(f"{X} x", f"{R} y", spec[0], spec[1], "y = a", spec[2],
                                f"dptx_{op}", reduce_type=str(R), options=EXACT)
     kernel = _builtins.get((op, str(X), str(R)), build)
-    result = kernel(a, axis=axis, keepdims=keepdims, out=out)
-    return result
+    return kernel(a, axis=axis, keepdims=keepdims, out=out)
 
 
 def _result_dtype(a, op: str, dtype):
@@ -344,10 +343,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     a = _arr(a)
     R = np.dtype(dtype) if dtype is not None else np.mean(np.zeros(1, a.dtype)).dtype
     total = _reduce(a, "sum", axis, R, None, keepdims, R)
-    count = a.size // max(1, total.size) if a.size else 0
-    if axis is None:
-        count = a.size
-    return ufuncs.apply(np.true_divide, total, R.type(count) if count else R.type(0),
+    count = a.size // total.size if total.size else 0      # elements per mean
+    return ufuncs.apply(np.true_divide, total, R.type(count),
                         out=out)
 
 

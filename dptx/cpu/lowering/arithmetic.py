@@ -99,8 +99,10 @@ class ArithmeticLowering:
             r = self.tmp(); self.emit(f"{r} = select i1 {grow}, i32 {up}, i32 {zero_next}")
             r2 = self.tmp(); self.emit(f"{r2} = select i1 {shrink}, i32 {down}, i32 {r}")
             return r2
-        lower_bits = self.tmp(); self.emit(f"{lower_bits} = select i1 {above}, i32 {step(False)}, i32 {bits}")
-        upper_bits = self.tmp(); self.emit(f"{upper_bits} = select i1 {below}, i32 {step(True)}, i32 {bits}")
+        if mode in ("rm", "rz"):     # the float at or below the exact value
+            lower_bits = self.tmp(); self.emit(f"{lower_bits} = select i1 {above}, i32 {step(False)}, i32 {bits}")
+        if mode in ("rp", "rz"):     # at or above
+            upper_bits = self.tmp(); self.emit(f"{upper_bits} = select i1 {below}, i32 {step(True)}, i32 {bits}")
         if mode == "rm":
             chosen = lower_bits
         elif mode == "rp":

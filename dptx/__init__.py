@@ -6,9 +6,9 @@ cluster of CPU and GPU workers. See README.md and DESIGN.md.
 from .errors import (CompileError, DptxError, DptxMemoryError, KernelNotFoundError,
                      LaunchError, PtxSyntaxError, PtxUnsupportedError)
 from . import config  # registers the dptx.* settings with dask.config
-from .array import (array, asarray, asnumpy, copy, empty, empty_like, expand_dims, full,
-                    full_like, ndarray, ones, ones_like, ravel, reshape, squeeze, zeros,
-                    zeros_like)
+from .array import (array, asarray, asnumpy, ascontiguousarray, copy, empty, empty_like,
+                    expand_dims, full, full_like, ndarray, ones, ones_like, ravel, reshape,
+                    squeeze, swapaxes, transpose, zeros, zeros_like)
 from .array_api import arange, concatenate, linspace
 from .elementwise import ElementwiseKernel
 from .fusion import fuse
@@ -37,8 +37,8 @@ def __getattr__(name):
 __all__ = [
     "ndarray", "array", "asarray", "asnumpy", "empty", "empty_like", "zeros", "zeros_like",
     "ones", "full", "ones_like", "full_like", "copy", "arange", "linspace", "reshape", "ravel",
-    "expand_dims", "squeeze", "concatenate", "where", "clip", "sum", "prod", "min", "max",
-    "mean", "argmin", "argmax", "any", "all", "dot", "matmul", "ElementwiseKernel",
+    "expand_dims", "squeeze", "transpose", "swapaxes", "ascontiguousarray", "concatenate",
+    "where", "clip", "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "dot", "matmul", "ElementwiseKernel",
     "ReductionKernel", "fuse", "connect", "shutdown", "synchronize", "client", "dashboard_link",
     "LaunchHandle", "Stream", "Event", "get_elapsed_time", "get_current_stream",
     "RawModule", "RawKernel", "KernelParam", "DptxError", "CompileError", "PtxSyntaxError",

@@ -166,39 +166,59 @@ def _shape(shape) -> tuple:
     return shape
 
 
-def _contiguous_view(shape: tuple, dtype: np.dtype, key) -> tuple:
-    """(byte offset, shape) of ``key`` applied to a C-contiguous array, found by numpy on a
-    stand-in that has the array's strides but no memory of its size (nothing is read).
-    Raises DptxError when the result is not contiguous."""
+def c_strides(shape: tuple, itemsize: int) -> tuple:
+    """numpy's byte strides of a C-contiguous array (a dimension of 0 counts as 1)."""
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.insert(0, step)
+        step *= max(n, 1)
+    return tuple(strides)
+
+
+def is_c_contiguous(shape: tuple, strides: tuple, itemsize: int) -> bool:
+    """numpy's rule: empty, or the strides of every axis longer than 1 are C order's."""
+    if any(n == 0 for n in shape):
+        return True
+    step = itemsize
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n != 1 and s != step:
+            return False
+        step *= n
+    return True
+
+
+def _is_f_contiguous(shape: tuple, strides: tuple, itemsize: int) -> bool:
+    return is_c_contiguous(shape[::-1], strides[::-1], itemsize)
+
+
+def _stand_in(shape: tuple, strides: tuple, dtype: np.dtype) -> np.ndarray:
+    """A numpy array with this shape and these strides but no memory of its size, for numpy
+    to compute views on (indexing, transposes, reshapes); nothing in it is ever read."""
     from numpy.lib.stride_tricks import as_strided
+    if any(n == 0 for n in shape):
+        return np.empty(shape, dtype)
+    return as_strided(np.empty(1, dtype), shape=shape, strides=strides, writeable=False)
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def _basic_key(key) -> None:
     if isinstance(key, ndarray) or (isinstance(key, (list, np.ndarray))) or (
             isinstance(key, tuple) and any(isinstance(k, (list, np.ndarray, ndarray))
                                            for k in key)):
-        raise DptxError("dptx arrays take basic indexing (integers and slices); integer "
-                        "and boolean array indexing is not supported")
-    if any(s == 0 for s in shape):
-        probe = np.empty(shape, dtype)
-    else:
-        strides, step = [], dtype.itemsize
-        for n in reversed(shape):
-            strides.insert(0, step)
-            step *= n
-        probe = as_strided(np.empty(1, dtype), shape=shape, strides=strides, writeable=False)
-    try:
-        view = probe[key]
-    except IndexError as exc:
-        raise IndexError(f"{exc} (an array of shape {shape})") from None
-    if not isinstance(view, np.ndarray):        # all integers: numpy gives a scalar
-        view = probe[key + (Ellipsis,) if isinstance(key, tuple) else (key, Ellipsis)]
-    if view.size > 1 and not view.flags.c_contiguous:
-        raise DptxError(f"index {key!r} of an array of shape {shape} gives a non-contiguous "
-                        f"view (steps, or a slice of an inner axis); dptx views are "
-                        f"contiguous byte ranges: copy it on the host, or index outer axes")
-    offset = view.__array_interface__["data"][0] - probe.__array_interface__["data"][0]
-    return offset, view.shape
+        raise DptxError("dptx arrays take basic indexing (integers, slices, None, ...); "
+                        "integer and boolean array indexing is not supported")
 
 
-_device_assign = None     # set by array_api: dst[...] = src on the devices
+_device_assign = None     # dst[...] = src on the devices: the array API's, once imported
+
+
+def install_device_assign(assign) -> None:
+    """Called by ``array_api`` (a layer above, which generates the copy kernel)."""
+    global _device_assign
+    _device_assign = assign
 
 
 class ndarray:
@@ -207,20 +227,26 @@ class ndarray:
 
     __array_priority__ = 100
 
+    _strides = None     # byte strides of a strided view; None: C-contiguous
+
     def __init__(self, shape, dtype=np.float64, _buffer: DeviceBuffer = None,
-                 _offset: int = 0, _base: "ndarray" = None):
+                 _offset: int = 0, _base: "ndarray" = None, _strides: tuple = None):
         self._shape = _shape(shape)
         self._dtype = _dtype(dtype)
         nbytes = int(np.prod(self._shape, dtype=np.int64)) * self._dtype.itemsize
         if _buffer is None:
             _buffer = DeviceBuffer.filled(nbytes, b"\0")
-        if (_base is None and _buffer.nbytes != nbytes) or \
-                not 0 <= _offset <= _offset + nbytes <= _buffer.nbytes:
-            raise DptxError(f"buffer of {_buffer.nbytes} bytes does not hold shape "
-                            f"{self._shape} of {self._dtype} at byte {_offset}")
         self._buffer = _buffer
-        self._offset = int(_offset)     # a view: where its bytes start in the buffer
+        self._offset = int(_offset)     # a view: where its element [0, ..., 0] is in the buffer
         self._base = _base              # the array it views (None: it owns its buffer)
+        if _strides is not None and not is_c_contiguous(self._shape, tuple(_strides),
+                                                        self._dtype.itemsize):
+            self._strides = tuple(int(s) for s in _strides)
+        lo, hi = self._range
+        if (_base is None and _buffer.nbytes != nbytes) or not 0 <= lo <= hi <= _buffer.nbytes:
+            raise DptxError(f"buffer of {_buffer.nbytes} bytes does not hold shape "
+                            f"{self._shape} of {self._dtype} at byte {_offset}"
+                            + (f" with strides {self._strides}" if self._strides else ""))
 
     # -- attributes ----------------------------------------------------------------------------
     shape = property(lambda self: self._shape)
@@ -233,9 +259,51 @@ class ndarray:
                     "and CuPy's ``base``).")
 
     @property
+    def strides(self) -> tuple:
+        """Bytes between consecutive elements along each axis (numpy's and CuPy's)."""
+        if self._strides is not None:
+            return self._strides
+        return c_strides(self._shape, self._dtype.itemsize)
+
+    @property
+    def _contiguous(self) -> bool:
+        return self._strides is None
+
+    @property
+    def flags(self) -> "Flags":
+        return Flags(self)
+
+    @property
     def _range(self) -> tuple:
-        """Its bytes in the buffer: [lo, hi)."""
-        return self._offset, self._offset + self.nbytes
+        """The bytes of the buffer its elements lie in: [lo, hi) (for a strided view, the
+        span from its lowest to its highest element, gaps included)."""
+        if self._strides is None or self.size == 0:
+            return self._offset, self._offset + self.nbytes
+        lo = self._offset + sum((n - 1) * s for n, s in zip(self._shape, self._strides) if s < 0)
+        hi = self._offset + sum((n - 1) * s for n, s in zip(self._shape, self._strides) if s > 0)
+        return lo, hi + self.itemsize
+
+    def _span(self) -> tuple:
+        """(a contiguous 1-D array of the bytes of ``_range``, the index of element [0, ..., 0]
+        in it): what a generated kernel receives for a strided view, indexing it with the
+        view's element strides."""
+        lo, hi = self._range
+        span = ndarray(((hi - lo) // self.itemsize,), self._dtype, self._buffer, lo,
+                       self if self._base is None else self._base)
+        return span, (self._offset - lo) // self.itemsize
+
+    def _stand_in(self) -> np.ndarray:
+        return _stand_in(self._shape, self.strides, self._dtype)
+
+    def _like(self, stand_in: np.ndarray, view: np.ndarray) -> "ndarray":
+        """The view of this array that numpy made as ``view`` of ``stand_in`` (this array's
+        stand-in): its shape, strides and offset on the same buffer."""
+        offset = self._offset
+        if view.size:
+            offset += _address(view) - _address(stand_in)
+        strides = view.strides if view.size else None
+        return ndarray(view.shape, self._dtype, self._buffer, offset,
+                       self if self._base is None else self._base, strides)
 
     def _describe_view(self) -> str:
         return (f"a view of {self.nbytes} bytes at byte {self._offset} of a "
@@ -251,9 +319,15 @@ class ndarray:
         """Copy to the host (synchronizes: every stream, as CUDA's legacy default stream;
         ``stream`` is taken for CuPy's signature)."""
         stream_for(stream)
-        raw = self._buffer.read(*self._range) if self.nbytes else np.empty(0, np.uint8)
-        return raw.view(self._dtype).reshape(self._shape).copy() if raw.size else \
-            np.empty(self._shape, self._dtype)
+        if not self.nbytes:
+            return np.empty(self._shape, self._dtype)
+        lo, hi = self._range
+        raw = self._buffer.read(lo, hi)
+        if self._strides is None:
+            return raw.view(self._dtype).reshape(self._shape).copy()
+        # a strided view: its span comes back, its elements are picked out here
+        return np.ndarray(self._shape, self._dtype, raw, self._offset - lo,
+                          self._strides).copy()
 
     def set(self, arr, stream=None) -> None:
         """Copy a host array of the same shape and dtype into this array (or view), in
@@ -262,26 +336,48 @@ class ndarray:
         if arr.shape != self._shape or arr.dtype != self._dtype:
             raise DptxError(f"set() needs an array of shape {self._shape} and dtype "
                             f"{self._dtype}, got shape {arr.shape} and dtype {arr.dtype}")
-        if self.nbytes:
+        if not self.nbytes:
+            return
+        if self._strides is None:
             self._buffer.upload(np.ascontiguousarray(arr), at=self._offset, stream=stream)
+        else:   # into a strided view: to the devices, then scattered there
+            _strided_assign(self, ndarray(arr.shape, arr.dtype, DeviceBuffer.from_host(
+                np.ascontiguousarray(arr))))
 
     def copy(self, stream=None) -> "ndarray":
-        return ndarray(self._shape, self._dtype,
-                       self._buffer.copy(*self._range, stream=stream))
+        """A C-contiguous copy (made on the devices)."""
+        if self._strides is None:
+            return ndarray(self._shape, self._dtype,
+                           self._buffer.copy(*self._range, stream=stream))
+        out = ndarray(self._shape, self._dtype)
+        _strided_assign(out, self)
+        return out
 
     def fill(self, value, stream=None) -> None:
-        if self.nbytes:
+        if not self.nbytes:
+            return
+        if self._strides is None:
             self._buffer.fill(np.array(value, dtype=self._dtype).tobytes(), *self._range,
                               stream=stream)
+        else:
+            _strided_assign(self, np.array(value, dtype=self._dtype)[()])
 
     # -- views ---------------------------------------------------------------------------------
     def __getitem__(self, key) -> "ndarray":
-        """Basic indexing that keeps the data contiguous (``a[500:]``, ``m[10:20]``, ``m[3]``,
-        ``m[2:4, :]``): a ``dptx.ndarray`` over the same bytes, which a kernel receives as the
-        buffer's pointer plus the view's offset (CUDA's ``d_ptr + n``)."""
-        lo, shape = _contiguous_view(self._shape, self._dtype, key)
-        return ndarray(shape, self._dtype, self._buffer, self._offset + lo,
-                       self if self._base is None else self._base)
+        """Basic indexing, as numpy's: a view over the same bytes (``a[500:]``, ``m[3]``,
+        ``m[::2, 1:]``, ``a[::-1]``, ``m[:, None]``); ``a[i, j]`` is a 0-d view, as CuPy's.
+        A contiguous view reaches a kernel as the buffer's pointer plus its offset (CUDA's
+        ``d_ptr + n``); a strided one only through the array API (a kernel takes contiguous
+        arrays, as CuPy's RawKernel)."""
+        _basic_key(key)
+        probe = self._stand_in()
+        try:
+            view = probe[key]
+        except IndexError as exc:
+            raise IndexError(f"{exc} (an array of shape {self._shape})") from None
+        if not isinstance(view, np.ndarray):        # all integers: numpy gives a scalar
+            view = probe[key + (Ellipsis,) if isinstance(key, tuple) else (key, Ellipsis)]
+        return self._like(probe, view)
 
     def __setitem__(self, key, value) -> None:
         """``a[100:200] = 0`` (a scalar fills the view), or a host or dptx array that
@@ -332,7 +428,7 @@ class ndarray:
         return ravel(self, order)
 
     def flatten(self) -> "ndarray":
-        return ravel(self).copy()
+        return self.copy()._view((self.size,))
 
     def squeeze(self, axis=None) -> "ndarray":
         axes = _axes(axis, self.ndim) if axis is not None else \
@@ -341,23 +437,35 @@ class ndarray:
             if self._shape[k] != 1:
                 raise ValueError("cannot select an axis to squeeze out which has size not "
                                  "equal to one")
-        return self._view(tuple(d for k, d in enumerate(self._shape) if k not in axes))
+        probe = self._stand_in()
+        return self._like(probe, probe.squeeze(axes))
 
     def _view(self, shape) -> "ndarray":
-        return ndarray(shape, self._dtype, self._buffer, self._offset,
-                       self if self._base is None else self._base)
+        """This array's elements in C order with another shape: a view where numpy would
+        make one (always, for a contiguous array), else a contiguous copy."""
+        if self._strides is None:
+            return ndarray(shape, self._dtype, self._buffer, self._offset,
+                           self if self._base is None else self._base)
+        probe = self._stand_in()
+        try:
+            return self._like(probe, np.reshape(probe, shape, copy=False))
+        except ValueError:      # numpy would copy too
+            return self.copy()._view(shape)
 
     @property
     def T(self) -> "ndarray":
         return self.transpose()
 
     def transpose(self, *axes) -> "ndarray":
-        if self.ndim <= 1:
-            return self._view(self._shape)
-        raise DptxError("transpose of an array of 2 or more dimensions needs a strided view, "
-                        "which dptx arrays do not have yet (views are contiguous byte "
-                        "ranges); transpose on the host, or write the kernel to read "
-                        "columns")
+        """A view with the axes permuted (reversed by default), as numpy's."""
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        probe = self._stand_in()
+        return self._like(probe, probe.transpose(axes or None))
+
+    def swapaxes(self, axis1, axis2) -> "ndarray":
+        probe = self._stand_in()
+        return self._like(probe, probe.swapaxes(axis1, axis2))
 
     def __array__(self, dtype=None, copy=None):
         a = self.get()
@@ -377,7 +485,7 @@ def array(obj, dtype=None, copy=True) -> ndarray:
     if isinstance(obj, ndarray):
         if dtype is None or np.dtype(dtype) == obj.dtype:
             return obj.copy() if copy else obj
-        return array(obj.get(), dtype)
+        return obj.astype(dtype)        # converted on the devices
     host = np.array(obj, dtype=dtype, order="C")  # (ascontiguousarray would make 0-d 1-d)
     return ndarray(host.shape, host.dtype, DeviceBuffer.from_host(host))
 
@@ -442,19 +550,57 @@ def reshape(a, newshape, order="C") -> ndarray:
 
 
 def ravel(a, order="C") -> ndarray:
+    """A 1-D view of a contiguous array, a contiguous copy of a strided one (numpy's)."""
     if order not in ("C", "K", "A"):
         raise DptxError("dptx arrays are C-ordered: ravel(order='C') only")
-    return a._view((a.size,))
+    return a._view((a.size,)) if a._contiguous else a.copy()._view((a.size,))
+
+
+def transpose(a, axes=None) -> ndarray:
+    return a.transpose(axes)
+
+
+def swapaxes(a, axis1, axis2) -> ndarray:
+    return a.swapaxes(axis1, axis2)
+
+
+def ascontiguousarray(a, dtype=None) -> ndarray:
+    """``a`` itself when it is C-contiguous (and of ``dtype``), else a contiguous copy."""
+    a = asarray(a, dtype)
+    return a if a._contiguous else a.copy()
+
+
+class Flags:
+    """numpy's and CuPy's ``a.flags``: c_contiguous, f_contiguous, owndata."""
+
+    def __init__(self, a: ndarray):
+        shape, strides, size = a.shape, a.strides, a.itemsize
+        self.c_contiguous = a._contiguous
+        self.f_contiguous = _is_f_contiguous(shape, strides, size)
+        self.owndata = a.base is None
+
+    def __getitem__(self, name):
+        return {"C_CONTIGUOUS": self.c_contiguous, "F_CONTIGUOUS": self.f_contiguous,
+                "OWNDATA": self.owndata}[name.upper()]
+
+    def __repr__(self):
+        return (f"  C_CONTIGUOUS : {self.c_contiguous}\n  F_CONTIGUOUS : "
+                f"{self.f_contiguous}\n  OWNDATA : {self.owndata}")
+
+
+def _strided_assign(dst: ndarray, src) -> None:
+    """dst[...] = src on the devices (src a dptx array or a scalar): the array API's copy
+    kernel, which reads and writes through strides."""
+    if _device_assign is None:
+        raise DptxError("strided views need the array API (import dptx)")
+    _device_assign(dst, src)
 
 
 def expand_dims(a, axis) -> ndarray:
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    ndim = a.ndim + len(axes)
-    axes = _axes(axes, ndim)
-    shape, it = [], iter(a.shape)
-    for k in range(ndim):
-        shape.append(1 if k in axes else next(it))
-    return a._view(tuple(shape))
+    axes = _axes(axes, a.ndim + len(axes))
+    probe = a._stand_in()
+    return a._like(probe, np.expand_dims(probe, axes))
 
 
 def squeeze(a, axis=None) -> ndarray:

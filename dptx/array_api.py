@@ -13,9 +13,9 @@ import operator
 
 import numpy as np
 
-from . import array as _array_module
 from . import reductions, ufuncs
-from .array import _axes, asarray, empty, ndarray, ravel, reshape, copy
+from .array import (_axes, asarray, copy, empty, expand_dims, install_device_assign, ndarray,
+                    ravel, reshape, squeeze, swapaxes, transpose)
 
 def arange(start, stop=None, step=1, dtype=None) -> ndarray:
     """numpy.arange: the dtype and length numpy gives, the values made on the device as
@@ -70,6 +70,9 @@ def concatenate(arrays, axis=0, out=None, dtype=None) -> ndarray:
     dt = np.dtype(dtype) if dtype is not None else np.result_type(*[x.dtype for x in arrays])
     shape = list(arrays[0].shape)
     shape[ax] = sum(x.shape[ax] for x in arrays)
+    if out is not None and not out._contiguous:
+        out[...] = concatenate(arrays, axis, dtype=dtype)
+        return out
     result = out if out is not None else empty(tuple(shape), dt)
     outer = int(np.prod(shape[:ax], dtype=np.int64))
     at = 0
@@ -98,6 +101,8 @@ def _array_ufunc(self, ufunc, method, *inputs, out=None, **kwargs):
 
 
 _FUNCTIONS = {np.where: ufuncs.where, np.clip: ufuncs.clip, np.reshape: reshape,
+              np.transpose: transpose, np.swapaxes: swapaxes, np.squeeze: squeeze,
+              np.expand_dims: expand_dims,
               np.ravel: ravel, np.sum: reductions.sum_, np.prod: reductions.prod,
               np.min: reductions.min_, np.max: reductions.max_, np.amin: reductions.min_,
               np.amax: reductions.max_, np.mean: reductions.mean,
@@ -177,7 +182,7 @@ def _install():
     ndarray.dot = lambda self, other: reductions.dot(self, other)
     ndarray.__matmul__ = lambda self, other: reductions.matmul(self, other)
     ndarray.__rmatmul__ = lambda self, other: reductions.matmul(other, self)
-    _array_module._device_assign = ufuncs.assign
+    install_device_assign(ufuncs.assign)
 
 
 _install()

@@ -17,7 +17,8 @@ One element per thread, not a grid-stride loop: each block's accesses are then a
 range the footprint analysis sees, so chunks run where their pieces are and nothing moves
 between workers (a grid-stride loop's blocks each touch the whole array). Arrays whose shape
 is the output's are indexed by ``i``; broadcast ones through their strides (0 along broadcast
-axes). Kernels are compiled once per types, dimensions and layout, and cached.
+axes), strided views through theirs, from the start of the span their elements lie in.
+Kernels are compiled once per types, dimensions and layout, and cached.
 
 Semantics follow CuPy's: inputs are read as values, outputs are references, ``i`` is the
 element index and ``_ind.size()`` the element count; ``raw`` parameters are the whole array as
@@ -194,18 +195,27 @@ class ElementwiseKernel:
     # -- code ------------------------------------------------------------------------------
     def _layout(self, value, shape) -> str:
         """How thread i finds its element of ``value``: "i" (the output's shape, contiguous),
-        "s" (through strides: broadcast), "v" (a scalar, by value)."""
+        "s" (through strides: broadcast, or a strided view), "v" (a scalar, by value)."""
         if not _is_array(value):
             return "v"
-        return "i" if value.shape == shape else "s"
+        return "i" if value.shape == shape and value._contiguous else "s"
 
     def _launch(self, ins, outs, types, placeholders, shape, n, block, stream):
         params = self.in_params + self.out_params
         values = ins + outs
         layouts = tuple("r" if p.raw else self._layout(v, shape) for p, v in zip(params, values))
         ndim = len(shape)
-        sizes = [n] + list(shape) + [abs(s) for p, v, lay in zip(params, values, layouts)
-                                     if lay == "s" for s in _broadcast_strides(v.shape, shape)]
+        for p, v, lay in zip(params, values, layouts):
+            if lay == "r" and not v._contiguous:
+                raise DptxError(f"{self.name}: raw argument {p.name} is a non-contiguous view "
+                                f"(shape {v.shape}, strides {v.strides}); raw arguments are "
+                                f"pointers: pass dptx.ascontiguousarray({p.name})")
+        # strided arguments: the span of their elements, the index of element 0 in it, and
+        # their element strides along the output's axes
+        spans = {p.name: v._span() + (element_strides(v, shape),)
+                 for p, v, lay in zip(params, values, layouts) if lay == "s"}
+        sizes = [n] + list(shape) + [abs(x) for span, at, st in spans.values()
+                                     for x in [span.size, *st]]
         wide = max(sizes) > np.iinfo(np.int32).max
         idx = np.int64 if wide else np.int32
         key = (tuple(str(types[p.name]) for p in params), layouts, ndim, wide,
@@ -219,14 +229,15 @@ class ElementwiseKernel:
         for p, v, lay in zip(params, values, layouts):
             if lay == "v":
                 args.append(np.asarray(v, dtype=types[p.name])[()])
+            elif lay == "s":
+                args.append(spans[p.name][0])
             else:
                 args.append(v)
         args.append(idx(n))
         if "s" in layouts:
             args += [idx(d) for d in shape]
-            for p, v, lay in zip(params, values, layouts):
-                if lay == "s":
-                    args += [idx(s) for s in _broadcast_strides(v.shape, shape)]
+            for span, at, st in spans.values():
+                args += [idx(at)] + [idx(x) for x in st]
         grid = (n + block - 1) // block
         kernel((grid,), (block,), args, stream=stream)
 
@@ -256,6 +267,7 @@ class ElementwiseKernel:
         if strided:
             sig += [f"const _idx_t _d{k}" for k in range(ndim)]
             for p in strided:
+                sig.append(f"const _idx_t _o_{p.name}")
                 sig += [f"const _idx_t _s_{p.name}_{k}" for k in range(ndim)]
         body.append("    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;")
         body.append("    if (i >= _n) return;")
@@ -271,7 +283,8 @@ class ElementwiseKernel:
             if lay == "i":
                 index = "i"
             else:
-                index = " + ".join(f"_i{k} * _s_{p.name}_{k}" for k in range(ndim)) or "0"
+                index = " + ".join([f"(long long)_o_{p.name}"] +
+                                   [f"_i{k} * _s_{p.name}_{k}" for k in range(ndim)])
             if p in self.in_params:
                 body.append(f"    const {ct} {p.name} = _p_{p.name}[{index}];")
             else:
@@ -307,11 +320,8 @@ class KernelCache:
         return k
 
 
-def _broadcast_strides(shape: tuple, out_shape: tuple) -> list:
-    """Element strides of a C-contiguous array of ``shape`` broadcast to ``out_shape``: 0 on
-    the axes it is broadcast along (and on the leading ones it lacks)."""
-    strides, step = [], 1
-    for dim in reversed(shape):
-        strides.insert(0, 0 if dim == 1 else step)
-        step *= dim
-    return [0] * (len(out_shape) - len(shape)) + strides
+def element_strides(a, out_shape: tuple) -> list:
+    """Element strides of array ``a`` (contiguous or a strided view) broadcast to
+    ``out_shape``: 0 along the axes it is broadcast along (and the leading ones it lacks)."""
+    strides = [0 if n == 1 else s // a.itemsize for n, s in zip(a.shape, a.strides)]
+    return [0] * (len(out_shape) - a.ndim) + strides

@@ -15,11 +15,10 @@ import threading
 
 import numpy as np
 
-from .elementwise import KernelCache, c_type, parse_params
+from .elementwise import KernelCache, c_type, element_strides, parse_params
 from .errors import DptxError
 from . import ufuncs
-from .array import _axes, asarray, empty, ndarray
-from .elementwise import _broadcast_strides
+from .array import _axes, asarray, ascontiguousarray, empty, ndarray
 from .module import RawModule
 
 BLOCK = 256
@@ -58,6 +57,13 @@ class ReductionKernel:
     def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
         if len(args) != len(self.in_params):
             raise DptxError(f"{self.name}: takes {len(self.in_params)} inputs, got {len(args)}")
+        # strided views are read through a contiguous copy (one launch)
+        args = [ascontiguousarray(a) if _is_array(a) else a for a in args]
+        if out is not None and not out._contiguous:
+            result = self(*args, out=empty(out.shape, out.dtype), axis=axis,
+                          keepdims=keepdims, stream=stream)
+            out[...] = result
+            return out
         arrays = [a for a in args if _is_array(a)]
         if not arrays:
             raise DptxError(f"{self.name}: needs at least one dptx array input")
@@ -146,7 +152,7 @@ class ReductionKernel:
         extra = [shape[k] for k in kept] + [shape[k] for k in red]
         for a in args:
             if _is_array(a):
-                st = _broadcast_strides(a.shape, shape)
+                st = element_strides(a, shape)
                 extra += [st[k] for k in kept] + [st[k] for k in red]
         return "s", extra
 
@@ -451,12 +457,15 @@ def matmul(a, b, out=None):
     R = np.result_type(a.dtype, b.dtype)
     if R.kind == "b":
         raise DptxError("matmul of booleans is not supported yet")
-    a2 = a2 if a2.dtype == R else a2.astype(R)
-    b2 = b2 if b2.dtype == R else b2.astype(R)
+    a2 = ascontiguousarray(a2) if a2.dtype == R else a2.astype(R)
+    b2 = ascontiguousarray(b2) if b2.dtype == R else b2.astype(R)
     n, k = a2.shape
     m = b2.shape[1]
     shape = (n, m) if a.ndim == 2 and b.ndim == 2 else (n,) if a.ndim == 2 else \
         (m,) if b.ndim == 2 else ()
+    if out is not None and not out._contiguous:
+        out[...] = matmul(a, b)
+        return out
     result = out if out is not None else empty(shape, R)
     if n * m == 0:
         return result

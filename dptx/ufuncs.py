@@ -195,11 +195,18 @@ def apply(ufunc, *operands, out=None):
 def _unaliased(value, out):
     """``value``, or a copy of it where it overlaps ``out`` other than element for element
     (``np.add(a[1:], 1, out=a[:-1])``: threads would read what others already wrote)."""
-    if not isinstance(value, ndarray) or value._buffer is not out._buffer:
+    if not isinstance(value, ndarray) or not _overlap(value, out):
         return value
-    (a, b), (c, d) = out._range, value._range
-    same = (a, b) == (c, d) and value.shape == out.shape and value.dtype == out.dtype
-    return value.copy() if a < d and c < b and not same else value
+    same = value._offset == out._offset and value.shape == out.shape and \
+        value.strides == out.strides and value.dtype == out.dtype
+    return value if same else value.copy()
+
+
+def _overlap(x, y) -> bool:
+    """Whether two arrays' spans share bytes (strided views with interleaved elements count
+    as overlapping: a copy too many, never one too few)."""
+    (a, b), (c, d) = x._range, y._range
+    return x._buffer is y._buffer and a < d and c < b
 
 
 def astype(a, dtype):
@@ -213,16 +220,27 @@ def astype(a, dtype):
 
 
 def assign(dst, src):
-    """dst[...] = src for dptx arrays: broadcast and converted in one launch."""
-    key = ("assign", str(src.dtype), str(dst.dtype))
-    kernel = _kernels.get(key, lambda: ElementwiseKernel(
-        f"{src.dtype} x", f"{dst.dtype} z", f"z = ({c_type(dst.dtype)})x", "dptx_assign",
-        options=EXACT))
+    """dst[...] = src for a dptx array or a scalar ``src``: broadcast and converted in one
+    launch, through strides on either side."""
     if not dst.size:
         return
-    (a, b), (c, d) = dst._range, src._range
-    if src._buffer is dst._buffer and a < d and c < b:
-        src = src.copy()        # overlapping views of one buffer: read before writing
+    src_type = src.dtype if isinstance(src, ndarray) else dst.dtype
+    key = ("assign", str(src_type), str(dst.dtype))
+    kernel = _kernels.get(key, lambda: ElementwiseKernel(
+        f"{src_type} x", f"{dst.dtype} z", f"z = ({c_type(dst.dtype)})x", "dptx_assign",
+        options=EXACT))
+    if isinstance(src, ndarray):
+        try:
+            fits = np.broadcast_shapes(src.shape, dst.shape) == dst.shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"could not broadcast input array from shape {src.shape} into "
+                             f"shape {dst.shape}")
+        if _overlap(src, dst):
+            src = src.copy()        # overlapping views of one buffer: read before writing
+    else:
+        src = np.array(src, dtype=dst.dtype)[()]
     kernel(src, dst)
 
 

@@ -48,14 +48,18 @@ class DeviceBuffer:
         session = runtime.get_session()
         pieces = upload(session.client, data, session.model.workers(), session.model.host_replicas)
         if at == 0 and pieces.nbytes == self.nbytes:
-            stream_for(stream).enqueue(_SetPieces(self, pieces, "host-to-device copy"))
+            op = _SetPieces(self, pieces, "host-to-device copy")
+            op.first_contents = self.pieces is None
+            stream_for(stream).enqueue(op)
         else:
             stream_for(stream).enqueue(_SetRange(self, at, pieces, "host-to-device copy"))
 
     def fill(self, pattern: bytes, lo: int = 0, hi: int = None, stream=None) -> None:
         """Bytes [lo, hi) (all by default) repeat ``pattern``."""
         hi = self.nbytes if hi is None else hi
-        stream_for(stream).enqueue(_Fill(self, pattern, lo, hi))
+        op = _Fill(self, pattern, lo, hi)
+        op.first_contents = self.pieces is None and (lo, hi) == (0, self.nbytes)
+        stream_for(stream).enqueue(op)
 
     def copy(self, lo: int = 0, hi: int = None, stream=None) -> "DeviceBuffer":
         """A new buffer holding a copy of bytes [lo, hi) (all by default)."""

@@ -68,6 +68,11 @@ class Operation(abc.ABC):
         launches that run better as one task), or None: submit it alone."""
         return None
 
+    # True for the first contents of a buffer nothing has used yet (a new array's zeros or
+    # upload): no operation before it can see that buffer, so it goes at once without
+    # submitting the group being formed (``c = a * 2 + b`` allocates between the launches).
+    first_contents = False
+
     def succeeded_before(self, exc):
         """(an operation redoing what succeeded before ``exc`` was raised, or None; what
         raised it). A batch of launches keeps the results of the launches before the one
@@ -172,6 +177,9 @@ class Stream:
     def enqueue(self, op: Operation) -> None:
         with self._lock:
             self._trim()
+            if op.first_contents and self._open is not None:
+                self._submit(op)
+                return
             if self._open is not None and self._open.accept(op):
                 self._last_add = time.monotonic()
                 # A full group goes; so does a group of a few when nothing else is in flight:

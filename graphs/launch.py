@@ -125,7 +125,10 @@ class _Inputs:
         self._arg, self._view = {}, {}
 
     def add(self, part: Piece, local_to=None) -> tuple:
-        """(view index, offset of the part's first byte in that array)."""
+        """(view index, offset of the part's first byte in that array); (ZERO_PART, 0) for a
+        zero piece's part, which the task makes itself."""
+        if part.zero:
+            return tasks.ZERO_PART, 0
         local = part.worker == local_to and local_to is not None
         mostly = 2 * part.size >= part.length or part.length <= SMALL_PIECE
         if local or (mostly and part.element is None):

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import tasks
 from .launch import token
-from .pieces import Piece, PieceMap
+from .pieces import ZEROS, Piece, PieceMap
 from .submit import GraphBuilder
 
 SMALL_BYTES = 256 * 1024
@@ -95,10 +95,14 @@ def upload(client, data: np.ndarray, workers: list, replicate: bool) -> PieceMap
 
 
 def filled(client, nbytes: int, pattern: bytes, workers: list) -> PieceMap:
-    """``nbytes`` repeating ``pattern``, made on the workers (nothing travels)."""
+    """``nbytes`` repeating ``pattern``, made on the workers (nothing travels); zeros are
+    zero pieces, made by whichever chunk first reads them (no task)."""
     if nbytes == 0:
         return PieceMap(0, [])
-    graph, t, spots = GraphBuilder(), token(), placement(nbytes, workers)
+    spots = placement(nbytes, workers)
+    if not pattern.strip(b"\0"):
+        return PieceMap(nbytes, [Piece(a, b, ZEROS, 0, w) for w, a, b in spots])
+    graph, t = GraphBuilder(), token()
     keys = [graph.task(f"dptx-fill-{t}-{i}", tasks.fill, b - a, pattern, **_placed(w))
             for i, (w, a, b) in enumerate(spots)]
     futures = graph.submit(client, keys)
@@ -106,15 +110,18 @@ def filled(client, nbytes: int, pattern: bytes, workers: list) -> PieceMap:
 
 
 def copied(client, pieces: PieceMap) -> PieceMap:
-    """Device -> device: a copy of every piece, made where the piece is."""
+    """Device -> device: a copy of every piece, made where the piece is (zero pieces stay
+    zero pieces)."""
     if not pieces.pieces:
         return PieceMap(pieces.nbytes, [])
     graph, t = GraphBuilder(), token()
-    keys = [graph.task(f"dptx-copy-{t}-{i}", tasks.cut, p.future, p.offset, p.size, p.element)
-            for i, p in enumerate(pieces.pieces)]
-    futures = graph.submit(client, keys)
-    return PieceMap(pieces.nbytes, [Piece(p.start, p.end, futures[k], 0, p.worker)
-                                    for k, p in zip(keys, pieces.pieces)])
+    keys = {i: graph.task(f"dptx-copy-{t}-{i}", tasks.cut, p.future, p.offset, p.size,
+                          p.element)
+            for i, p in enumerate(pieces.pieces) if not p.zero}
+    futures = graph.submit(client, list(keys.values())) if keys else {}
+    return PieceMap(pieces.nbytes, [
+        Piece(p.start, p.end, futures[keys[i]], 0, p.worker) if i in keys else
+        Piece(p.start, p.end, ZEROS, 0, p.worker) for i, p in enumerate(pieces.pieces)])
 
 
 def download(client, pieces: PieceMap) -> np.ndarray:
@@ -122,11 +129,17 @@ def download(client, pieces: PieceMap) -> np.ndarray:
     part of a larger array, or one output of a task that made several, is cut where it is
     first)."""
     out = np.empty(pieces.nbytes, np.uint8)
-    if not pieces.pieces:
+    held = []
+    for p in pieces.pieces:
+        if p.zero:
+            out[p.start:p.end] = 0
+        else:
+            held.append(p)
+    if not held:
         return out
     graph, t = GraphBuilder(), token()
     sources = []
-    for i, p in enumerate(pieces.pieces):
+    for i, p in enumerate(held):
         if 2 * p.size < p.length or p.element is not None:
             sources.append((graph.task(f"dptx-cut-{t}-{i}", tasks.cut, p.future, p.offset,
                                        p.size, p.element), 0))
@@ -135,6 +148,6 @@ def download(client, pieces: PieceMap) -> np.ndarray:
     cut = graph.submit(client, [s for s, _ in sources if isinstance(s, str)])
     futures = [cut[s] if isinstance(s, str) else s for s, _ in sources]
     values = client.gather(futures, direct=True)
-    for p, (_, offset), value in zip(pieces.pieces, sources, values):
+    for p, (_, offset), value in zip(held, sources, values):
         out[p.start:p.end] = np.asarray(value, dtype=np.uint8)[offset:offset + p.size]
     return out

@@ -7,12 +7,30 @@ overwrote part of it), so re-tiling a buffer never needs a task. Pieces are sort
 and cover the whole buffer. ``worker`` is where the piece is expected to be (the worker the
 producing task was placed on): a hint for placement, never needed for correctness.
 
+A piece whose future is ``ZEROS`` holds zero bytes that no task has made (a new array's
+memory): a chunk that reads it zeroes that part of its window itself, and nothing travels or
+waits for it.
+
 Nothing here talks to Dask; futures are opaque values.
 """
 from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+
+
+class _Zeros:
+    """The ``future`` of a piece of zero bytes that no task holds."""
+    key = "dptx-zeros"
+
+    def __repr__(self):
+        return "ZEROS"
+
+    def __reduce__(self):
+        return "ZEROS"
+
+
+ZEROS = _Zeros()
 
 
 @dataclass(frozen=True)
@@ -33,6 +51,11 @@ class Piece:
     @property
     def size(self) -> int:
         return self.end - self.start
+
+    @property
+    def zero(self) -> bool:
+        """Zero bytes no task holds (see the module doc)."""
+        return self.future is ZEROS
 
     def moved(self, by: int) -> "Piece":
         """The same bytes at buffer position ``start + by`` (a range of a buffer taken as a
@@ -101,8 +124,8 @@ class PieceMap:
         return PieceMap(self.nbytes, out)
 
     def futures(self) -> list:
-        """Each distinct future once, in order."""
-        seen, out = set(), []
+        """Each distinct future once, in order (zero pieces have none)."""
+        seen, out = {id(ZEROS)}, []
         for p in self.pieces:
             if id(p.future) not in seen:
                 seen.add(id(p.future))

@@ -74,12 +74,18 @@ def _arrays(views: tuple, inputs: tuple) -> list:
     return [inputs[i] if e is None else inputs[i][e] for i, e in views]
 
 
+ZERO_PART = -1     # the array index of a part that is zero bytes (a zero piece's)
+
+
 def assemble(nbytes: int, layout: tuple, *arrays) -> np.ndarray:
     """Bytes of ``nbytes`` from parts: ``layout`` holds (array index, src offset, dst offset,
-    size) of each part."""
+    size) of each part; a part of index ZERO_PART is zeros."""
     out = pool.empty(nbytes)
     for index, src, dst, size in layout:
-        out[dst:dst + size] = arrays[index][src:src + size]
+        if index == ZERO_PART:
+            out[dst:dst + size] = 0
+        else:
+            out[dst:dst + size] = arrays[index][src:src + size]
     return out
 
 
@@ -193,16 +199,13 @@ class ChunkPlan:
 
 def _window_data(slot: SlotWindow, inputs: tuple) -> np.ndarray:
     size = slot.hi - slot.lo
-    if slot.mode == "read" and len(slot.parts) == 1:
+    if slot.mode == "read" and len(slot.parts) == 1 and slot.parts[0][0] != ZERO_PART:
         index, src, dst, n = slot.parts[0]
         view = inputs[index][src:src + n]
         if n == size and view.flags.writeable and view.flags.c_contiguous:
             # the chunk never writes this buffer: no private copy needed
             return view
-    data = pool.empty(size)
-    for index, src, dst, n in slot.parts:
-        data[dst:dst + n] = inputs[index][src:src + n]
-    return data
+    return assemble(size, slot.parts, *inputs)
 
 
 def _changed_runs(before: np.ndarray, after: np.ndarray, lo: int, rlo: int, rhi: int,

@@ -122,3 +122,37 @@ def test_error_in_a_fused_group_names_the_launch(client, mod):
     got = a.get()
     # the launches before the failing one are kept (3 warm-up + 3), the later one undone
     assert np.array_equal(got, np.full(n, 6, np.float32)), np.unique(got)
+
+
+def test_allocating_between_launches_keeps_them_fused(client, fused_groups):
+    """``a * 2 + b`` allocates its second result between the two launches: the new array's
+    zeros are not an operation the group must wait for, so both launches still run as one
+    task per worker, and read as numpy's."""
+    rng = np.random.default_rng(7)
+    a, b = rng.random(1 << 22, dtype=np.float32), rng.random(1 << 22, dtype=np.float32)
+    da, db = dptx.asarray(a), dptx.asarray(b)
+    dptx.synchronize()
+    got = (da * 2 + db).get()
+    np.testing.assert_array_equal(got, a * np.float32(2) + b)
+    assert (2, True) in fused_groups, fused_groups
+
+
+def test_new_arrays_are_zeros_no_task_makes(client):
+    """A new array's memory is zero pieces: nothing is submitted for it, a kernel that writes
+    part of it leaves zeros in the rest, and copies, views and reads see zeros."""
+    from distributed import get_task_stream
+    with get_task_stream(client) as ts:
+        z = dptx.zeros((1 << 18,), np.float32)
+        dptx.synchronize()
+    assert not [t for t in ts.data if "fill" in t["key"]], [t["key"] for t in ts.data]
+    half = dptx.RawKernel('extern "C" __global__ void half(float* a, int n) { int i = '
+                          'blockIdx.x * blockDim.x + threadIdx.x; if (i < n / 2) a[2 * i] = i; }',
+                          "half")
+    half(((1 << 17) // 256,), (256,), (z, np.int32(1 << 18)))
+    want = np.zeros(1 << 18, np.float32)
+    want[0::2][:1 << 17] = np.arange(1 << 17)
+    np.testing.assert_array_equal(z.get(), want)
+    fresh = dptx.zeros((1000, 3), np.int64)
+    np.testing.assert_array_equal(fresh.copy()[::7].get(), np.zeros((143, 3), np.int64))
+    np.testing.assert_array_equal(fresh[10:20].get(), np.zeros((10, 3), np.int64))
+    np.testing.assert_array_equal(dptx.ones(5).get(), np.ones(5))

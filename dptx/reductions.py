@@ -214,7 +214,14 @@ class ReductionKernel:
                 "    const long long _lo = _p * _piece;\n"
                 "    const long long _hi = _lo + _piece < _R ? _lo + _piece : _R;\n"
                 f"    _reduce_t a = ({self.identity});\n"
-                "    for (long long _j = _lo + threadIdx.x; _j < _hi; _j += blockDim.x) {\n"
+                # each warp a contiguous share of the piece, its lanes side by side: every
+                # step of a warp reads consecutive elements (one coalesced line on a GPU, one
+                # streamed vector on a CPU, where a block's warps run one after another)
+                "    const long long _seg = ((_hi - _lo + (blockDim.x >> 5) - 1) / "
+                "(blockDim.x >> 5) + 31) & ~31LL;\n"
+                "    const long long _wlo = _lo + (threadIdx.x >> 5) * _seg;\n"
+                "    const long long _whi = _wlo + _seg < _hi ? _wlo + _seg : _hi;\n"
+                "    for (long long _j = _wlo + (threadIdx.x & 31); _j < _whi; _j += 32) {\n"
                 f"        {index}\n"
                 + "".join(f"        {line}\n" for line in loads) +
                 f"        _reduce_t b = ({self.map_expr});\n"

@@ -337,6 +337,28 @@ def test_reductions_follow_numpy(client, dtype):
     _same(dptx.asarray(b).all(axis=(0, 2)), b.all(axis=(0, 2)))
 
 
+def test_long_reductions_across_pieces_and_warps(client):
+    """A reduced axis long enough to be cut into pieces (blocks) and, inside each, into one
+    share per warp: every element counted once, extremes and their first index found across
+    shares (ties placed in different warps' shares and pieces), integer sums exact."""
+    n = 3 * 65536 + 1234                # pieces and warp shares of uneven lengths
+    ints = RNG.integers(-1000, 1000, n).astype(np.int64)
+    d = dptx.asarray(ints)
+    _same(d.sum(), np.asarray(ints.sum()))
+    v = RNG.random(n).astype(np.float32)
+    for at in (70_000, 5, 150_000, 131_071):    # ties: the first index is numpy's answer
+        v[at] = 2.0
+    v[[9, 100_000, 196_000]] = -1.0
+    dv = dptx.asarray(v)
+    _same(dv.argmax(), np.asarray(v.argmax()))
+    _same(dv.argmin(), np.asarray(v.argmin()))
+    _same(dv.max(), np.asarray(v.max()))
+    m = RNG.integers(0, 50, (3, 40_000)).astype(np.int32)
+    _same(dptx.asarray(m).sum(axis=1), m.sum(axis=1))
+    _same(dptx.asarray(m).max(axis=1), m.max(axis=1))
+    np.testing.assert_allclose(dv.sum().get(), v.sum(dtype=np.float64), rtol=1e-5)
+
+
 def test_reductions_on_every_kind_of_worker(client):
     a = _data("float32", (4, 6, 5))
     d = dptx.asarray(a)

@@ -83,7 +83,11 @@ class DeviceBuffer:
         synchronize()       # every stream: a copy to the host is a synchronization point
         hi = self.nbytes if hi is None else hi
         pieces = self.pieces if (lo, hi) == (0, self.nbytes) else self.pieces.window(lo, hi)
-        return download(runtime.get_session().client, pieces)
+        try:
+            return download(runtime.get_session().client, pieces)
+        except Exception:
+            runtime.check_connection()      # a lost scheduler says so (ClusterLostError)
+            raise
 
 
 class _Lost:
@@ -491,6 +495,7 @@ def array(obj, dtype=None, copy=True) -> ndarray:
             return obj.copy() if copy else obj
         return obj.astype(dtype)        # converted on the devices
     host = np.array(obj, dtype=dtype, order="C")  # (ascontiguousarray would make 0-d 1-d)
+    _dtype(host.dtype)      # refuses Python objects before any byte moves
     return ndarray(host.shape, host.dtype, DeviceBuffer.from_host(host))
 
 

@@ -123,7 +123,8 @@ def name_in_source(exc: BaseException, kernels) -> BaseException:
         return exc
     text = exc.args[0]
     for k in kernels:
-        text = with_parameter_names(text, k.name, getattr(k, "source_parameters", None))
+        if isinstance(getattr(k, "name", None), str):
+            text = with_parameter_names(text, k.name, getattr(k, "source_parameters", None))
     if text != exc.args[0]:
         exc.args = (text,) + exc.args[1:]
     return exc

@@ -69,6 +69,17 @@ class FootprintViolation(DptxError):
         return (type(self), (self.args[0] if self.args else "", self.kernel, self.target))
 
 
+class ClusterLostError(DptxError):
+    """dptx's client lost its scheduler: the cluster and the arrays on it are gone."""
+
+
+class VariableNotFoundError(DptxError, KeyError):
+    """``get_global`` asked for a module variable that the module does not define."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
+
+
 class KernelNotFoundError(DptxError, KeyError):
     """``get_function`` asked for a kernel that the module does not define."""
 

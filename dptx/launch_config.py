@@ -23,13 +23,17 @@ SCALAR_TYPES = {
 
 
 def dims3(value, what: str) -> tuple:
-    """An int or a 1-3 tuple as an (x, y, z) triple of positive ints."""
-    if isinstance(value, numbers.Integral):
+    """An int or a 1-3 tuple of ints as an (x, y, z) triple of positive ints (floats,
+    strings and other types are refused, as CUDA's dim3 of unsigned ints would be: int(1.7)
+    silently running one block is a wrong result)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         value = (int(value),)
-    try:
-        t = tuple(int(v) for v in value)
-    except TypeError:
-        raise LaunchError(f"{what} must be an int or a tuple of 1 to 3 ints, got {value!r}") from None
+    if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "iu":
+        value = tuple(value.tolist())
+    if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)) or \
+            not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in value):
+        raise LaunchError(f"{what} must be an int or a tuple of 1 to 3 ints, got {value!r}")
+    t = tuple(int(v) for v in value)
     if not 1 <= len(t) <= 3:
         raise LaunchError(f"{what} must have 1 to 3 dimensions, got {len(t)}: {value!r}")
     if any(v < 1 for v in t):
@@ -48,6 +52,9 @@ def check_shape(grid, block, shared_mem: int = 0) -> tuple:
     for axis, (v, limit) in enumerate(zip(g, MAX_GRID)):
         if v > limit:
             raise LaunchError(f"grid dimension {'xyz'[axis]} = {v} exceeds {limit}")
+    if not isinstance(shared_mem, numbers.Integral) or isinstance(shared_mem, bool):
+        raise LaunchError(f"shared_mem must be an int (bytes of dynamic shared memory), got "
+                          f"{shared_mem!r}")
     if not 0 <= int(shared_mem) <= MAX_SHARED_BYTES:
         raise LaunchError(f"shared_mem = {shared_mem} bytes is outside 0..{MAX_SHARED_BYTES}")
     return g, b

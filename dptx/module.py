@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .demangle import demangle, readable, short_name, source_parameters
-from .errors import DptxError, KernelNotFoundError
+from .errors import DptxError, KernelNotFoundError, VariableNotFoundError
 from .module_variables import ModuleVariables, variable_array
 from .nvrtc import compile_module
 from .ptx import ir, parse
@@ -40,13 +40,21 @@ class RawModule:
         if sum(given) != 1:
             raise DptxError("RawModule needs exactly one of code= (CUDA C), ptx= (PTX text) "
                             "or path= (a .cu or .ptx file)")
+        code, ptx = _text(code, "code"), _text(ptx, "ptx")
         self.options = tuple(options)
         self.arch = arch
         self.code = code
         if path is not None:
-            path = os.fspath(path)
-            with open(path) as fh:
-                text = fh.read()
+            try:
+                path = os.fspath(path)
+                with open(path, encoding="utf-8") as fh:
+                    text = fh.read()
+            except TypeError:
+                raise DptxError(f"RawModule(path=...) takes a file name, got "
+                                f"{type(path).__name__}") from None
+            except (OSError, UnicodeDecodeError) as exc:
+                raise DptxError(f"RawModule(path={path!r}): cannot read the file: "
+                                f"{exc.strerror if isinstance(exc, OSError) else exc}") from None
             if path.endswith(".ptx"):
                 ptx = text
             else:
@@ -125,11 +133,26 @@ class RawModule:
             if len(matches) == 1:
                 return variable_array(self.variables, matches[0], dtype)
             listed = ", ".join(short_name(g) for g in self.global_names) or "none"
-            raise KeyError(f"no module variable named {name!r}; variables: {listed}")
+            raise VariableNotFoundError(f"no module variable named {name!r}; variables: "
+                                        f"{listed}")
         return variable_array(self.variables, name, dtype)
 
     def __repr__(self):
         return f"<dptx.RawModule kernels={self.kernel_names}>"
+
+
+def _text(value, what: str):
+    """Source text given as str (or UTF-8 bytes), or None."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DptxError(f"RawModule({what}=...): the bytes are not UTF-8 text ({exc})") \
+                from None
+    raise DptxError(f"RawModule({what}=...) takes the source text as a str, got "
+                    f"{type(value).__name__}")
 
 
 class RawKernel:

@@ -9,7 +9,7 @@ import weakref
 import threading
 
 from . import config
-from .errors import DptxError
+from .errors import ClusterLostError, DptxError
 
 _lock = threading.RLock()
 _client = None
@@ -93,11 +93,39 @@ def _no_default_client() -> bool:
 
 
 def get_client():
-    """The client of the current cluster, connecting on first use."""
+    """The client of the current cluster, connecting on first use. A client that lost its
+    scheduler raises ``ClusterLostError`` once (its arrays are lost); the call after connects
+    again."""
     with _lock:
+        check_connection()
         if _client is None or _client.status in ("closed", "closing"):
             connect()
         return _client
+
+
+def check_connection() -> None:
+    """Raise ``ClusterLostError`` at once when dptx's client has lost its scheduler (killed,
+    or its machine gone), rather than waiting out distributed's reconnection attempts: the
+    arrays that lived there are marked lost, pending operations dropped, and the client
+    closed, so the next call starts afresh (``dptx.connect`` or the embedded cluster)."""
+    from .stream import forget_all
+    with _lock:
+        if _client is None or _client.status in ("running", "newly-created"):
+            return
+        if _client.status not in ("connecting",) and not _owns_client:
+            return
+        if _client.status in ("closed", "closing") and _cluster is not None:
+            return          # our own embedded cluster, closed by us: connect() starts another
+        where = getattr(_client.scheduler, "address", None) or "its scheduler"
+        why = (f"dptx lost the connection to the scheduler at {where}: the cluster is gone "
+               f"(scheduler stopped or unreachable)")
+        for buf in list(_live_buffers):
+            buf.lose(why)
+        _close_locked()
+    forget_all()        # (outside the lock: another thread may hold a stream's)
+    raise ClusterLostError(f"{why}; the dptx arrays it held are lost. The next dptx call "
+                           f"connects again (to dptx.scheduler-address, else the embedded "
+                           f"cluster; dptx.connect(address) chooses)")
 
 
 def client():

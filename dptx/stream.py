@@ -284,6 +284,9 @@ class Stream:
                     return
                 op, sub = self._pending[failed]
                 exc = _first_exception(sub)
+                if _cancelled(exc):
+                    from . import runtime
+                    runtime.check_connection()      # a lost scheduler says so
                 replay = isinstance(exc, FootprintViolation) and op.footprint_violated(exc)
                 suffix = self._pending[failed:]
                 for _, s in reversed(suffix):
@@ -305,6 +308,12 @@ class Stream:
                 raise name_in_source(exc, kernels)
             raise RuntimeError("dptx: launches kept overstepping their footprints after "
                                f"{self.REPLAYS} replays")
+
+
+def _cancelled(exc) -> bool:
+    from asyncio import CancelledError
+    from distributed.client import FutureCancelledError, FuturesCancelledError
+    return isinstance(exc, (CancelledError, FutureCancelledError, FuturesCancelledError))
 
 
 def _first_exception(sub: Submitted):

@@ -346,6 +346,9 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     of its own, and cooperative groups' grid.sync() has its workspace. ``heap_size``: the
     bytes of the launch's device heap, for kernels that call malloc (CUDA's default 8 MiB;
     malloc returns NULL when it is used up)."""
+    if not hasattr(kernel, "function") or not hasattr(kernel, "module"):
+        raise LaunchError(f"dptx.cpu.launch takes a kernel (RawModule(...).get_function(name) "
+                          f"or dptx.RawKernel), got {type(kernel).__name__} {kernel!r}")
     g, b = check_shape(grid, block, shared_mem)
     check_arg_count(kernel, args)
     ck = compile_kernel(kernel)
@@ -390,6 +393,10 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
             # a Pointer (a view, d_ptr + n) maps its whole buffer: it may reach any byte of it
             whole = a.base if isinstance(a, Pointer) else a
             data = whole.data if isinstance(whole, L.Window) else whole
+            if data.dtype.hasobject:
+                raise LaunchError(f"argument {i} ({p.name}) of kernel {kernel.name}: an array "
+                                  f"of dtype {data.dtype} holds Python objects, not device "
+                                  f"data; pass an array of numbers")
             if not (data.flags.c_contiguous and data.flags.writeable):
                 raise LaunchError(f"argument {i} of kernel {kernel.name}: arrays must be "
                                   f"C-contiguous and writeable (np.ascontiguousarray)")

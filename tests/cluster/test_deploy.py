@@ -78,3 +78,50 @@ def test_deployed_cluster_with_dask_cli(tmp_path):
                 p.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 p.kill()
+
+
+@pytest.mark.timeout(300)
+def test_a_lost_scheduler_is_reported_at_once(tmp_path):
+    """Killing the scheduler under a program: its next dptx call raises ClusterLostError at
+    once (not after distributed's 30 s of reconnection attempts), its arrays say they are
+    lost, and nothing hangs."""
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
+         str(port), "--dashboard-address", ":0", "--preload", "scheduler_plugins"], cwd=ROOT,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+         "--preload", "dptx.worker", "--no-dashboard", "--local-directory", str(tmp_path)],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    code = (
+        "import os, signal, time, numpy as np, dptx\n"
+        f"dptx.connect({address!r})\n"
+        "c = dptx.client()\n"
+        "deadline = time.time() + 60\n"
+        "while len(c.nthreads()) < 1 and time.time() < deadline: time.sleep(0.2)\n"
+        "a = dptx.asarray(np.arange(10.0))\n"
+        "print('before', (a * 2).get().sum())\n"
+        f"os.kill({scheduler.pid}, signal.SIGKILL)\n"
+        "time.sleep(1)\n"
+        "for what in ('a.get()', '(a + 1).get()'):\n"
+        "    t0 = time.time()\n"
+        "    try:\n"
+        "        eval(what)\n"
+        "        print(what, 'no error')\n"
+        "    except dptx.DptxError as e:\n"
+        "        print(what, type(e).__name__, round(time.time() - t0, 1), str(e).split(':')[0])\n")
+    try:
+        proc = run_python(["-c", code], {}, timeout=120)
+        lines = proc.stdout.splitlines()
+        assert "before 90.0" in lines, proc.stdout + proc.stderr
+        first = next(line for line in lines if line.startswith("a.get()")).split()
+        assert first[1] == "ClusterLostError" and float(first[2]) < 5, lines
+        second = next(line for line in lines if line.startswith("(a + 1)")).split()
+        assert second[3] == "DptxError" and float(second[4]) < 5, lines
+        assert "lost" in proc.stdout
+    finally:
+        for p in (scheduler, worker):
+            p.kill()
+            p.wait(timeout=20)

@@ -80,6 +80,7 @@ ERR_PRINTF = 6        # printf buffer full (output truncated, not fatal)
 ERR_ASSERT = 7        # a device-side assert() failed (__assertfail)
 ERR_FREE = 8          # free() of a pointer malloc() did not return, or freed twice
 ERR_MBARRIER = 9      # every live thread waits on an mbarrier phase that cannot complete
+ERR_PARAM = 10        # a .param access through a register outside the parameter buffer
 
 PRINTF_RECORD_BYTES = 8 + 8 + 256   # format address, argument count bytes, argument bytes
 

@@ -7,6 +7,7 @@ kernels), one check per block covers all its threads: the address of the block's
 thread and of its last one, computed by the same translated instructions, must be
 ``steps * (extents - 1)`` apart (then no intermediate wrapped around, since with
 non-negative steps any wrap would make the difference smaller) and both inside the buffer.
+Steps are below 2**32 (MAX_STEP), so that span itself cannot wrap.
 The block then runs a copy of the thread loop where those accesses are not checked; any
 other block (a partial last block, an index that wraps) runs the checked loop, which
 reports faults as before.
@@ -27,6 +28,11 @@ from . import address_space as L
 from .function import Function, window_fields
 
 ZERO = (0, 0, 0)
+# Steps are at most 2**32 bytes per thread index: the span a block covers, sum(step *
+# (extent - 1)) < 3 * 2**42, is then exact in 64-bit arithmetic, so the corners' difference
+# proves that no thread's address wrapped (steps of 2**64 - 16 and 16 on a (2, 2) block
+# cover 2**64, which wraps to 0: equal corners, and threads 16 bytes before and after).
+MAX_STEP = 1 << 32
 _TID = {"x": (1, 0, 0), "y": (0, 1, 0), "z": (0, 0, 1)}
 UNIFORM_SPECIALS = ("%ctaid", "%ntid", "%nctaid")
 # integer operations that cannot trap, allowed on values the same in every thread
@@ -110,10 +116,14 @@ class _Affine:
         used = frozenset().union(*(p[1] for p in parts)) if parts else frozenset()
 
         def scaled(s, k):
-            return tuple(k * x for x in s) if k >= 0 else None
+            return tuple(k * x for x in s) if 0 <= k < MAX_STEP else None
 
         def imm(o):
-            return o.value if isinstance(o, ir.Imm) and isinstance(o.value, int) else None
+            # immediates are taken as they are written, non-negative and small: 0xFF..F0 is
+            # -16 in a 64-bit register, whose steps would wrap (see MAX_STEP)
+            if isinstance(o, ir.Imm) and isinstance(o.value, int) and 0 <= o.value < MAX_STEP:
+                return o.value
+            return None
 
         if op == "cvta" and not any(m in inst.modifiers for m in ("global", "const")):
             return None         # (shared and local conversions depend on the thread's frame)
@@ -171,7 +181,7 @@ def trusted_sites(fn: Function) -> dict:
         if len(origins) != 1 or fn.known_window(addr.base) is None:
             continue
         form = affine.operand(addr.base, i)
-        if form is None or any(s < 0 for s in form[0]):
+        if form is None or any(not 0 <= s < MAX_STEP for s in form[0]):
             continue
         t = fn.itype(inst)
         size = ir.type_size(t) if t != "pred" else 1

@@ -64,6 +64,11 @@ class Module:
         # holds exactly one parameter (or module variable) plus data is checked against that
         # buffer with loop-invariant bounds, without a table lookup.
         self.provenance = pointer_provenance(module, self.kernel, strict=True)
+        # Every buffer a register may point into, through any operation (a may-analysis):
+        # an access through a register whose origins are all known must land in one of
+        # their buffers, so no offset, however large, carries a pointer into another
+        # argument's buffer (function.allowed_windows).
+        self.loose_provenance = pointer_provenance(module, self.kernel)
         # Plain kernels report bounds faults from the thread loop's latch instead of leaving
         # it, so that LLVM can vectorize the loop over threads (DESIGN.md point 4).
         self.deferred_faults = not self.resumable

@@ -587,10 +587,22 @@ def _error(kernel, ck, record, g, b, buffers, shared_size):
         where += f": {text}"
     if code == L.ERR_BOUNDS:
         window, offset = addr >> L.WINDOW_SHIFT, addr & L.OFFSET_MASK
+        # an access inside a mapped region faults when its pointer came from another buffer
+        # (function.require_window): a large offset carried it out of its own
+        elsewhere = ("; the pointer it was computed from points into another buffer: a large "
+                     "offset carried it out of its own")
         if window == L.SHARED_WINDOW:
             what = f"shared memory offset {offset} (+{size} bytes) is outside the block's {shared_size} bytes"
+            if offset + size <= shared_size:
+                what = f"address {addr:#x} is in the block's shared memory{elsewhere}"
         elif window == L.LOCAL_WINDOW:
             what = f"local memory offset {offset} (+{size} bytes) is outside the thread's {ck.local_bytes} bytes"
+            before = _before_next_buffer(addr, 0, buffers)
+            if offset + size <= ck.local_bytes:
+                what = f"address {addr:#x} is in the thread's local memory{elsewhere}"
+            elif before is not None and before <= 1 << 32:     # an index gone negative
+                what = (f"address {addr:#x} is {before} bytes before the start of "
+                        f"{buffers.names[0]} ({buffers.sizes[0]} bytes)")
         elif L.FIRST_BUFFER <= window < L.FIRST_BUFFER + len(buffers):
             i = window - L.FIRST_BUFFER
             name, nbytes = buffers.names[i], buffers.sizes[i]
@@ -603,6 +615,8 @@ def _error(kernel, ck, record, g, b, buffers, shared_size):
                     f"was given by the kernel's access footprint", kernel.name, name)
             what = (f"address {addr:#x} is {offset} bytes into {name} "
                     f"({nbytes} bytes); the {size}-byte access ends past it")
+            if offset + size <= nbytes:
+                what = f"address {addr:#x} is {offset} bytes into {name}{elsewhere}"
             before = _before_next_buffer(addr, i + 1, buffers)
             if before is not None and before < offset - nbytes:
                 what = (f"address {addr:#x} is {before} bytes before the start of "
@@ -614,6 +628,11 @@ def _error(kernel, ck, record, g, b, buffers, shared_size):
             what = f"address {addr:#x} is not in any device buffer"
         return DptxMemoryError(f"out-of-bounds access in {where}: {what}. The kernel was "
                                f"stopped; arrays it did not write are unchanged.")
+    if code == L.ERR_PARAM:
+        return DptxMemoryError(
+            f"out-of-bounds access in {where}: parameter space offset {addr} (+{size} bytes) "
+            f"is outside the kernel's {max(kernel.function.param_size, 8)} bytes of "
+            f"parameters. The kernel was stopped.")
     if code == L.ERR_DEADLOCK:
         return DptxError(
             f"deadlock in {where}: threads wait at a barrier for {addr} threads, which never "

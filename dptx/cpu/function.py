@@ -12,7 +12,7 @@ import struct
 
 from ..errors import PtxUnsupportedError
 from ..ptx import ir
-from ..ptx.analysis import UNKNOWN
+from ..ptx.analysis import LOCAL, SHARED, UNKNOWN
 from ..ptx.cfg import EXIT, build_cfg
 from . import address_space as L
 from .runtime_ir import CTX_ARG
@@ -463,7 +463,7 @@ class FunctionCore:
         fault, ok = self.label("paramfault"), self.label("paramok")
         self.emit(f"br i1 {bad}, label %{fault}, label %{ok}")
         self.block(fault)
-        self.emit(f"call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_BOUNDS}, i64 {value}, "
+        self.emit(f"call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_PARAM}, i64 {value}, "
                   f"i32 {inst.line}, i64 {size})")
         self.emit(f"ret i32 {ST_ERR}")
         self.block(ok)
@@ -508,6 +508,9 @@ class FunctionCore:
             window = self.known_window(base)
             if window is not None:
                 return self.checked_in_window(window, value, size, inst)
+            allowed = self.allowed_windows(base)
+            if allowed:
+                self.require_window(value, allowed, size, inst)
         p = self.tmp()
         self.emit(f"{p} = call ptr @{fn}(ptr %ctx, ptr %ti, ptr %lbase, i64 {value}, i64 {size}, i32 {inst.line})")
         bad = self.tmp(); self.emit(f"{bad} = icmp eq ptr {p}, null")
@@ -516,6 +519,54 @@ class FunctionCore:
         self.block(ok)
         return p
 
+
+    def allowed_windows(self, base) -> list:
+        """The window numbers (i64 SSA values or constants) of every buffer ``base`` may
+        point into, when they are all known (parameters, module variables, shared or local
+        memory); [] otherwise (a pointer loaded from memory, or built from 32-bit data,
+        may point anywhere the launch maps)."""
+        if not self.is_kernel or not isinstance(base, ir.Reg):
+            return []
+        origins = self.mod.loose_provenance.get(base.name, set())
+        if not origins or UNKNOWN in origins:
+            return []
+        out = []
+        for origin in sorted(origins, key=str):
+            if origin == SHARED:
+                out.append(str(L.SHARED_WINDOW))
+            elif origin == LOCAL:
+                out.append(str(L.LOCAL_WINDOW))
+            elif isinstance(origin, tuple) and (origin[0] == "param" or
+                                                origin[1] in self.mod.windows):
+                if origin not in self.windows_known:
+                    self.windows_known[origin] = self.entry_window_loads(origin)
+                first = self.windows_known[origin][0]
+                w = self.tmp(); self.emit(f"{w} = lshr i64 {first}, {L.WINDOW_SHIFT}")
+                out.append(w)
+            else:
+                return []
+        return out
+
+    def require_window(self, value: str, allowed: list, size: int, inst) -> None:
+        """Fault unless the device address ``value`` is in one of the ``allowed`` windows:
+        an offset that carries a pointer past its own buffer into another is a bounds
+        fault, as on a GPU, never an access to the other buffer."""
+        w = self.tmp(); self.emit(f"{w} = lshr i64 {value}, {L.WINDOW_SHIFT}")
+        ok = None
+        for a in allowed:
+            eq = self.tmp(); self.emit(f"{eq} = icmp eq i64 {w}, {a}")
+            if ok is None:
+                ok = eq
+            else:
+                both = self.tmp(); self.emit(f"{both} = or i1 {ok}, {eq}")
+                ok = both
+        good, bad = self.label("inw"), self.label("outw")
+        self.emit(f"br i1 {ok}, label %{good}, label %{bad}, !prof !1")
+        self.block(bad)
+        self.emit(f"call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_BOUNDS}, i64 {value}, "
+                  f"i32 {inst.line}, i64 {size})")
+        self.emit("br label %fault")
+        self.block(good)
 
     def known_window(self, base):
         """(window base, host address, size) of the one buffer ``base`` can point into, as
@@ -594,6 +645,14 @@ class FunctionCore:
             self.emit(f"ret i32 {ST_SITE + site}")
             self.block(good)
             return p
+        # outside the known bounds: the full translation reports the fault (or a footprint
+        # violation) when the address is in the buffer's own window; another window is a
+        # fault, never an access to that buffer
+        own = self.tmp(); self.emit(f"{own} = lshr i64 {wbase}, {L.WINDOW_SHIFT}")
+        self.require_window(value, [own], size, inst)
+        mine = self.label("xw")
+        self.emit(f"br label %{mine}")
+        self.block(mine)
         slow = self.tmp()
         self.emit(f"{slow} = call ptr @xlate(ptr %ctx, ptr %ti, ptr %lbase, i64 {value}, i64 {size}, i32 {inst.line})")
         null = self.tmp(); self.emit(f"{null} = icmp eq ptr {slow}, null")
@@ -602,7 +661,7 @@ class FunctionCore:
         self.block(good)
         self.emit(f"br label %{join}")
         self.block(join)
-        r = self.tmp(); self.emit(f"{r} = phi ptr [{p}, %{good}], [{slow}, %{bad}]")
+        r = self.tmp(); self.emit(f"{r} = phi ptr [{p}, %{good}], [{slow}, %{mine}]")
         return r
 
     # -- liveness (what a sync point must keep) ----------------------------------------------------

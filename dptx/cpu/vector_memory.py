@@ -10,6 +10,7 @@ changes)."""
 from __future__ import annotations
 
 from ..ptx import ir
+from . import address_space as L
 from .lowering.common import (LLTY, BITS, W, F_TID, F_MASKS, SLOT, INTS, FLOATS,
                               UNIFORM_SPECIALS, vt, iota)
 
@@ -419,14 +420,25 @@ class VectorMemoryAccess:
             f"  %td{k} = getelementptr i32, ptr %ti, i64 {index}\n"
             f"  store i32 %tv{k}, ptr %td{k}\n"
             for k, index in ((0, 0), (1, 1), (2, 2), (3, 6)))
+        # the lane's address must be in the window of the buffer its pointer came from
+        # (%win): past it, a fault, never an access to the next buffer
+        own_window = (f"  %aw = lshr i64 %a, {L.WINDOW_SHIFT}\n"
+                      f"  %inw = icmp eq i64 %aw, %win\n"
+                      f"  br i1 %inw, label %xl, label %outw\n"
+                      f"outw:\n"
+                      f"  call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_BOUNDS}, i64 %a, "
+                      f"i32 %line, i64 {size})\n"
+                      f"  ret i32 1\n"
+                      f"xl:\n")
         self.decls.add(
-            f"define internal i32 @{name}(ptr %ctx, ptr %ti, ptr %frame, ptr %vals, {vt('i64')} %addrs, i32 %em, i32 %line) noinline cold {{\n"
+            f"define internal i32 @{name}(ptr %ctx, ptr %ti, ptr %frame, ptr %vals, {vt('i64')} %addrs, i32 %em, i32 %line, i64 %win) noinline cold {{\n"
             f"entry:\n  br label %head\n"
             f"head:\n  %lane = phi i32 [0, %entry], [%next, %latch]\n"
             f"  %sh = lshr i32 %em, %lane\n  %on = trunc i32 %sh to i1\n"
             f"  br i1 %on, label %body, label %latch\n"
             f"body:\n{tid_copy}"
             f"  %a = extractelement {vt('i64')} %addrs, i32 %lane\n"
+            + (own_window if xl == "xlate" else "") +
             f"  %hp = call ptr @{xl}(ptr %ctx, ptr %ti, ptr null, i64 %a, i64 {size}, i32 %line)\n"
             f"  %bad = icmp eq ptr %hp, null\n"
             f"  br i1 %bad, label %fail, label %do\n"

@@ -693,5 +693,9 @@ class Parser:
 
 
 def parse(text: str) -> ir.Module:
-    """Parse PTX text into a Module. Raises PtxSyntaxError with line and column."""
-    return Parser(text).parse_module()
+    """Parse PTX text into a Module and check the ISA's rules on it (``validate``). Raises
+    PtxSyntaxError with line and column."""
+    from .validate import validate
+    module = Parser(text).parse_module()
+    validate(module, text)
+    return module

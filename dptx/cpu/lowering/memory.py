@@ -383,9 +383,10 @@ class MemoryVectorLowering:
             wide = self.vconv(raw, ity, "i64")
             self.emit(f"store {vt('i64')} {wide}, ptr {tmp}")
         helper = self.slow_access_helper(space, load, size)
+        own = self.op2("lshr", "i64", wbase, str(L.WINDOW_SHIFT)) if space != "shared" else "0"
         status = self.tmp()
         self.emit(f"{status} = call i32 @{helper}(ptr %ctx, ptr %ti, ptr %frame, ptr {tmp}, "
-                  f"{vt('i64')} {device}, i32 {em}, i32 {inst.line})")
+                  f"{vt('i64')} {device}, i32 {em}, i32 {inst.line}, i64 {own})")
         failed = self.op2("icmp ne", "i32", status, "0")
         after = self.label("vmsok")
         self.emit(f"br i1 {failed}, label %fault, label %{after}")

@@ -10,6 +10,7 @@ import threading
 
 from . import config
 from .errors import ClusterLostError, DptxError
+from .stream import on_cancelled
 
 _lock = threading.RLock()
 _client = None
@@ -219,3 +220,6 @@ def _close_at_exit() -> None:
     handlers registered). The client releases its data first, and the shutdown is quiet."""
     if not _exit_hook:
         _exit_hook.append(atexit.register(shutdown))
+
+
+on_cancelled(check_connection)

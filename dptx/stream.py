@@ -285,8 +285,8 @@ class Stream:
                 op, sub = self._pending[failed]
                 exc = _first_exception(sub)
                 if _cancelled(exc):
-                    from . import runtime
-                    runtime.check_connection()      # a lost scheduler says so
+                    for check in _connection_checks:
+                        check()         # a lost scheduler says so (runtime.check_connection)
                 replay = isinstance(exc, FootprintViolation) and op.footprint_violated(exc)
                 suffix = self._pending[failed:]
                 for _, s in reversed(suffix):
@@ -308,6 +308,14 @@ class Stream:
                 raise name_in_source(exc, kernels)
             raise RuntimeError("dptx: launches kept overstepping their footprints after "
                                f"{self.REPLAYS} replays")
+
+
+_connection_checks = []     # called when an operation was cancelled: raise if the cluster
+                            # is gone (the runtime, a layer above, registers its check)
+
+
+def on_cancelled(check) -> None:
+    _connection_checks.append(check)
 
 
 def _cancelled(exc) -> bool:

@@ -123,3 +123,24 @@ def test_a_parameter_address_in_a_register_is_bounded(mode):
     with pytest.raises(dptx.DptxMemoryError, match="parameter space offset 4096 \\(\\+8 bytes\\) "
                                                    "is outside the kernel's 16 bytes"):
         cpu.launch(k, (1,), (1,), [out, np.uint64(4096)])
+
+
+RECURSION = r'''
+__device__ __noinline__ int depth(int n, const int* p) {
+    if (n <= 0) return p[0];
+    int r = depth(n - 1, p);            // no local memory: only the call stack grows
+    return (r * 7 + p[n & 1]) & 0xffff;
+}
+extern "C" __global__ void rec(int* out, int n) { out[threadIdx.x] = depth(n, out); }
+'''
+
+
+def test_unbounded_recursion_is_a_call_stack_overflow_not_a_crash(mode):
+    """A million nested calls that use no local memory overflowed the native stack: the
+    process died (SIGSEGV). It is the documented call stack overflow now."""
+    k = dptx.RawModule(RECURSION).get_function("rec")
+    out = np.zeros(4, np.int32)
+    cpu.launch(k, (1,), (4,), [out, np.int32(100)])
+    with pytest.raises(dptx.DptxMemoryError, match="call stack overflow in kernel rec.*"
+                                                   "device-function calls nested deeper"):
+        cpu.launch(k, (1,), (4,), [out, np.int32(10**6)])

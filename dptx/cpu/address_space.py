@@ -66,7 +66,14 @@ CTX_FIELDS = [
     "heap_size",      # its bytes
     "progress",       # pointer to an int64 counting mbarrier changes (a yielding thread's
                       # wait can end only when it moves)
+    "stack_limit",    # lowest native stack address device functions may use (set by
+                      # dptx_run on entry: NATIVE_STACK bytes below its frame)
 ]
+# Native stack that nested device-function calls may use per call of dptx_run: recursion
+# deeper than that is a call stack overflow (ERR_STACK), not a crash of the process. (A GPU's
+# default stack, cudaLimitStackSize, is 1 KiB per thread; frames here are ~50-100 bytes.)
+NATIVE_STACK = 512 * 1024
+NATIVE_STACK_OVERFLOW = -1      # the address ERR_STACK reports for the native stack
 CTX = {name: i for i, name in enumerate(CTX_FIELDS)}
 
 # Error record: [code, address, PTX line, linear thread id, linear block id, access size]

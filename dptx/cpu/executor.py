@@ -637,6 +637,11 @@ def _error(kernel, ck, record, g, b, buffers, shared_size):
         return DptxError(
             f"deadlock in {where}: threads wait at a barrier for {addr} threads, which never "
             f"all arrive (the others exited or wait elsewhere)")
+    if code == L.ERR_STACK and addr == L.NATIVE_STACK_OVERFLOW:
+        return DptxMemoryError(f"call stack overflow in {where}: device-function calls nested "
+                               f"deeper than the CPU executor's {L.NATIVE_STACK // 1024} KiB "
+                               f"call stack per thread (unbounded recursion?). The kernel was "
+                               f"stopped.")
     if code == L.ERR_STACK:
         return DptxMemoryError(f"local memory (call stack) overflow in {where}: recursion "
                                f"deeper than the {ck.local_bytes}-byte per-thread stack")

@@ -743,6 +743,16 @@ class FunctionCore:
         for name in self.f.labels:
             self.labels[name] = f"L{len(self.labels)}"
         self.block("start")
+        if not self.is_kernel:
+            # a device function (maybe recursive): its native frame must stay inside the
+            # thread's budget, else a call stack overflow is reported, not a crash
+            fa = self.tmp(); self.emit(f"{fa} = call ptr @llvm.frameaddress.p0(i32 0)")
+            fi = self.tmp(); self.emit(f"{fi} = ptrtoint ptr {fa} to i64")
+            low = self.ctx("stack_limit")
+            deep = self.tmp(); self.emit(f"{deep} = icmp ult i64 {fi}, {low}")
+            room = self.label("native_stack_ok")
+            self.emit(f"br i1 {deep}, label %native_stack_overflow, label %{room}, !prof !1")
+            self.block(room)
         if self.local_size:
             need = self.tmp(); self.emit(f"{need} = add i64 %lsp, {self.local_size}")
             limit = self.ctx("local_size")
@@ -765,6 +775,11 @@ class FunctionCore:
         self.block("stack_overflow")
         self.emit(f"call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_STACK}, i64 %lsp, i32 {self.f.line}, i64 {self.local_size})")
         self.emit(f"ret i32 {ST_ERR}")
+        if not self.is_kernel:
+            self.block("native_stack_overflow")
+            self.emit(f"call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_STACK}, "
+                      f"i64 {L.NATIVE_STACK_OVERFLOW}, i32 {self.f.line}, i64 0)")
+            self.emit(f"ret i32 {ST_ERR}")
 
         if self.is_kernel and self.trusted:
             # called from two thread loops (block_check.py), inlined into both

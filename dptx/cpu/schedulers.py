@@ -36,7 +36,13 @@ def _scheduler_entry(kw_slots: int) -> str:
     they are plain SSA values, invariant in the thread loop."""
     return (f"  %ti = alloca [12 x i32], align 8\n"
             f"  %kw = alloca [{kw_slots} x i64], align 8\n"
-            f"  call void @thread_constants(ptr %ctx, ptr %kw)\n")
+            f"  call void @thread_constants(ptr %ctx, ptr %kw)\n"
+            # how deep device functions may recurse on this native thread (function.py)
+            f"  %sfa = call ptr @llvm.frameaddress.p0(i32 0)\n"
+            f"  %sfi = ptrtoint ptr %sfa to i64\n"
+            f"  %slim = sub i64 %sfi, {L.NATIVE_STACK}\n"
+            f"  %slp = getelementptr i64, ptr %ctx, i64 {L.CTX['stack_limit']}\n"
+            f"  store i64 %slim, ptr %slp\n")
 
 
 def _block_loop_head() -> str:

@@ -151,7 +151,7 @@ class Module:
                 fn = VectorFunction(self, f, self.vector_plan)
             else:
                 fn = Function(self, f)
-            bodies.append(fn.render())
+            bodies.append(_rendered(fn))
             if f is self.kernel:
                 kernel_fn = fn
         self.kernel_function = kernel_fn      # what its translation found (tests look)
@@ -196,3 +196,25 @@ class Module:
         """The accesses of plain kernel ``fn`` one bounds check per block covers
         (``block_check``; asked by ``Function.render``)."""
         return trusted_sites(fn)
+
+
+# What a lowering raises when an instruction's operands are not what its form needs (a
+# missing operand, a register where an address goes...): the instruction is malformed, and
+# the user gets a dptx error naming it, never an IndexError from inside the translator.
+_MALFORMED = (IndexError, KeyError, StopIteration, ValueError, TypeError, AttributeError)
+
+
+def _rendered(fn) -> str:
+    try:
+        return fn.render()
+    except _MALFORMED as exc:
+        insts = fn.f.instructions
+        index = getattr(fn, "inst_index", -1)
+        if not 0 <= index < len(insts):
+            raise
+        inst = insts[index]
+        from ..ptx.printer import format_instruction
+        raise PtxUnsupportedError(
+            f"PTX line {inst.line}: {format_instruction(inst).strip()} its operands or types do "
+            f"not fit any form of {inst.opcode} the CPU executor knows (malformed, or a form "
+            f"it does not support) [{type(exc).__name__}: {exc}]") from None

@@ -108,10 +108,19 @@ def build_object(text: str, quick: bool = False) -> bytes:
     LLVM's O1 passes and fast instruction selection (about a tenth of the time on large
     kernels: the machine-code passes at O3 are most of it)."""
     tm = _target_machine(0 if quick else 3)
-    module = llvm.parse_assembly(text)
-    module.triple = tm.triple
-    module.data_layout = str(tm.target_data)
-    module.verify()
+    try:
+        module = llvm.parse_assembly(text)
+        module.triple = tm.triple
+        module.data_layout = str(tm.target_data)
+        module.verify()
+    except RuntimeError as exc:
+        # an instruction whose operand types its lowering did not check: say so as a dptx
+        # error (with LLVM's complaint), not as llvmlite's RuntimeError
+        from ..errors import PtxUnsupportedError
+        detail = " ".join(str(exc).split())[:300]
+        raise PtxUnsupportedError(f"the CPU executor cannot translate this kernel: an "
+                                  f"instruction's operand types do not fit its form "
+                                  f"(LLVM: {detail})") from None
     if quick:
         pto = llvm.create_pipeline_tuning_options(speed_level=1)
         pb = llvm.create_pass_builder(tm, pto)

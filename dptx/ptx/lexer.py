@@ -87,4 +87,6 @@ def parse_int(text: str) -> tuple:
         value = int(low, 8)
     else:
         value = int(low)
+    if value >= 1 << 64:    # PTX integer literals are 64-bit
+        raise ValueError(f"integer literal {text} does not fit in 64 bits")
     return value, unsigned

@@ -34,6 +34,8 @@ HEADER_DIRECTIVES = frozenset({
     ".abi_preserve", ".abi_preserve_control",
 })
 _REG_RANGE = re.compile(r"^(.*?)(\d+)$")
+# Blocks and parenthesized constant expressions nest at most this deep (real PTX: a few).
+MAX_NESTING = 64
 
 
 class Parser:
@@ -49,6 +51,7 @@ class Parser:
         self.reg_types: dict = {}
         self.pending: list = []       # statements an operand needs before its instruction
         self.fresh = 0
+        self.depth = 0                # nesting of blocks and constant expressions
         self.in_call = False
 
     # -- token helpers ----------------------------------------------------------------------
@@ -98,8 +101,17 @@ class Parser:
     def int_value(self, t):
         try:
             return parse_int(t.text)
-        except ValueError:
+        except ValueError as exc:
+            if "64 bits" in str(exc):
+                self.error("integer literal does not fit in 64 bits", "", t)
             self.error("malformed integer literal", "a decimal, hex (0x), octal (0) or binary (0b) integer", t)
+
+    def nested(self, what: str):
+        """One more level of nesting (blocks, parentheses, unary operators): at most
+        MAX_NESTING, so that deep input is an error, not a RecursionError."""
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            self.error(f"{what} nested deeper than {MAX_NESTING} levels")
 
     # -- constant expressions -----------------------------------------------------------------
     def const_expr(self) -> int:
@@ -119,6 +131,8 @@ class Parser:
             if op == "|": value |= rhs
             elif op == "^": value ^= rhs
             elif op == "&": value &= rhs
+            elif op in ("<<", ">>") and not 0 <= rhs < 64:
+                self.error(f"shift by {rhs} in constant expression (0 to 63)")
             elif op == "<<": value <<= rhs
             elif op == ">>": value >>= rhs
             elif op == "+": value += rhs
@@ -128,18 +142,24 @@ class Parser:
                 self.error("division by zero in constant expression")
             elif op == "/": value = int(value / rhs)
             else: value = value - int(value / rhs) * rhs
+            if not -(1 << 64) < value < 1 << 64:
+                self.error("constant expression overflows 64 bits")
         return value
 
     def _unary(self):
         t = self.tok
         if t.kind == PUNCT and t.text in "-~!" and t.text:
             self.advance()
+            self.nested("unary operators")
             v = self._unary()
+            self.depth -= 1
             return -v if t.text == "-" else (~v if t.text == "~" else int(not v))
         if t.kind == PUNCT and t.text == "(":
             self.advance()
+            self.nested("parentheses")
             v = self.const_expr()
             self.expect(")")
+            self.depth -= 1
             return v
         if t.kind == INT:
             self.advance()
@@ -452,9 +472,11 @@ class Parser:
                 self.error("unexpected end of input", "'}'")
             if kind == PUNCT and text == "{":
                 self.advance()
+                self.nested("blocks { }")
                 self.reg_scopes.append(set())
                 items.append(ir.Scope(self.body(), line=t.line))
                 self.reg_scopes.pop()
+                self.depth -= 1
             elif kind == DOTWORD:
                 items.extend(self.body_directive())
             elif kind == IDENT and self.peek().text == ":" and self.peek().kind == PUNCT:
@@ -596,12 +618,14 @@ class Parser:
         if kind == PUNCT:
             if text == "{":
                 self.i += 1
+                self.nested("vector operands { }")
                 items = []
                 if not self.accept("}"):
                     items.append(self.vector_element())
                     while self.accept(","):
                         items.append(self.vector_element())
                     self.expect("}", "',' or '}'")
+                self.depth -= 1
                 return ir.Vec(tuple(items))
             if text == "[":
                 return self.address()

@@ -36,6 +36,11 @@ DEFAULTS = {
         # a couple of seconds: "auto" (in a terminal or Jupyter, not when output goes to a
         # file or pipe), True or False.
         "progress": "auto",
+        # Seconds a kernel may run in this process (dptx.cpu.launch, and each chunk on a
+        # worker) before it is stopped with DptxTimeoutError; None: no limit. Checked
+        # between pieces of blocks (a fraction of a second each): a block that never ends
+        # (an infinite loop inside one thread) is not stopped.
+        "kernel-timeout": None,
     }
 }
 

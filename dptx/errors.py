@@ -69,6 +69,10 @@ class FootprintViolation(DptxError):
         return (type(self), (self.args[0] if self.args else "", self.kernel, self.target))
 
 
+class DptxTimeoutError(DptxError):
+    """A kernel ran past its time limit (``dptx.kernel-timeout``) and was stopped."""
+
+
 class ClusterLostError(DptxError):
     """dptx's client lost its scheduler: the cluster and the arrays on it are gone."""
 

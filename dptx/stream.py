@@ -254,6 +254,19 @@ class Stream:
                 logging.getLogger("dptx").exception("dptx: submitting a group of launches failed")
 
     # -- synchronization -------------------------------------------------------------------------
+    def _cancel_pending(self, futures: list) -> None:
+        """Ctrl-C while waiting: cancel every pending operation's tasks (those queued never
+        start; a running chunk's result is dropped) and give the arrays they would have
+        written their previous contents back, as a failed launch does."""
+        for _, sub in reversed(self._pending):
+            for buf, before in zip(sub.buffers, sub.before):
+                buf.pieces = before
+        self._pending = []
+        try:
+            futures[0].client.cancel(futures)
+        except Exception:       # noqa: BLE001 - a client closing meanwhile has nothing to cancel
+            pass
+
     def forget(self) -> None:
         """Drop every pending operation (the cluster is going away)."""
         with self._lock:
@@ -275,7 +288,11 @@ class Stream:
                     return
                 futures = [f for _, sub in self._pending for f in sub.futures]
                 if futures:
-                    progress.wait(futures)
+                    try:
+                        progress.wait(futures)
+                    except KeyboardInterrupt:
+                        self._cancel_pending(futures)
+                        raise
                 failed = next((i for i, (_, sub) in enumerate(self._pending)
                                if any(f.status in ("error", "cancelled") for f in sub.futures)),
                               None)

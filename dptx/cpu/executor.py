@@ -14,8 +14,9 @@ import time
 
 import numpy as np
 
+from .. import config
 from ..demangle import name_in_source
-from ..errors import DptxError, DptxMemoryError, FootprintViolation, LaunchError
+from ..errors import DptxError, DptxMemoryError, DptxTimeoutError, FootprintViolation, LaunchError
 from ..launch_config import check_arg_count, check_shape, convert_scalar
 from ..pointer import Pointer
 from ..ptx import ir
@@ -317,6 +318,47 @@ def _piece_count(nblocks: int, workers: int) -> int:
     return workers * 8 if nblocks >= 64 * workers else workers
 
 
+class _Pieces:
+    """The blocks of a launch handed to threads a piece at a time. Pieces start at
+    ``len / parts`` blocks and halve (to one block) while a piece runs longer than
+    PIECE_SECONDS, so that a stop (an error, the time limit, Ctrl-C, all seen between
+    pieces) takes effect within a fraction of a second of any kernel whose blocks do."""
+
+    def __init__(self, blocks: range, parts: int, adapt: bool = True):
+        self.next, self.end = blocks.start, blocks.stop
+        self.size = max(1, -(-len(blocks) // max(1, parts)))
+        self.count = max(1, min(parts, len(blocks)))
+        self.adapt = adapt
+        self.running: set = set()
+
+    def take(self):
+        if self.next >= self.end:
+            return None
+        a = self.next
+        z = min(self.end, a + self.size)
+        self.next = z
+        self.running.add((a, z))
+        return a, z
+
+    def done(self, a: int, z: int, seconds: float) -> None:
+        self.running.discard((a, z))
+        if self.adapt and seconds > PIECE_SECONDS and self.size > 1:
+            self.size = max(1, int(self.size * PIECE_SECONDS / seconds))
+
+    def unfinished(self) -> bool:
+        return self.next < self.end or bool(self.running)
+
+    def describe_unfinished(self, launch_end: int) -> str:
+        """The block ranges still running or not started (up to the launch's last block)."""
+        parts = [f"[{a}, {z})" for a, z in sorted(self.running)]
+        if self.next < launch_end:
+            parts.append(f"[{self.next}, {launch_end})")
+        return ", ".join(parts)
+
+
+PIECE_SECONDS = 0.2
+
+
 def _split(blocks: range, parts: int) -> list:
     n = len(blocks)
     parts = max(1, min(parts, n))
@@ -337,7 +379,7 @@ MAX_COOPERATIVE_BLOCKS = 256
 @_naming_source_lines
 def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=None,
            threads=None, printf_capacity: int = 4096, cooperative: bool = False,
-           heap_size: int = DEFAULT_HEAP_BYTES):
+           heap_size: int = DEFAULT_HEAP_BYTES, timeout: float = None):
     """Run ``kernel`` on numpy arrays in this process. ``blocks`` restricts the run to a range
     of linear block ids; ``globals`` maps module variable names to uint8 buffers to use
     instead of the module's own (the distributed layer passes private copies); ``threads``
@@ -345,7 +387,9 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     cooperative launch (cudaLaunchCooperativeKernel): every block runs at once on a thread
     of its own, and cooperative groups' grid.sync() has its workspace. ``heap_size``: the
     bytes of the launch's device heap, for kernels that call malloc (CUDA's default 8 MiB;
-    malloc returns NULL when it is used up)."""
+    malloc returns NULL when it is used up). ``timeout``: seconds the launch may run
+    (default: the ``dptx.kernel-timeout`` setting, None: no limit), checked between pieces
+    of blocks; past it, ``DptxTimeoutError``. Ctrl-C stops a launch between pieces too."""
     if not hasattr(kernel, "function") or not hasattr(kernel, "module"):
         raise LaunchError(f"dptx.cpu.launch takes a kernel (RawModule(...).get_function(name) "
                           f"or dptx.RawKernel), got {type(kernel).__name__} {kernel!r}")
@@ -444,6 +488,11 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
         base[L.CTX["heap_size"]] = heap.nbytes
 
     workers = threads or os.cpu_count() or 1
+    timeout = config.get("kernel-timeout") if timeout is None else timeout
+    timeout = float(timeout) if timeout not in (None, False, 0) else None
+    if timeout is not None and timeout < 0:
+        raise LaunchError(f"timeout={timeout}: a kernel time limit is a number of seconds > 0")
+    deadline = time.monotonic() + timeout if timeout is not None else None
 
     def execute(form, blocks_range):
         """Run ``blocks_range`` with compiled ``form`` on ``workers`` threads that take pieces
@@ -452,31 +501,36 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
         (piece start, chunk) of the pieces that stopped with an error, and (piece start,
         chunk, first, end) ranges of printf records, to print in block order."""
         if cooperative:     # every block at once, each on a thread of its own
-            pieces = _split(blocks_range, len(blocks_range))
-            nthr = len(pieces)
+            pieces = _Pieces(blocks_range, len(blocks_range), adapt=False)
+            nthr = len(blocks_range)
         else:
-            pieces = _split(blocks_range, _piece_count(len(blocks_range), workers))
-            nthr = min(workers, len(pieces))
+            pieces = _Pieces(blocks_range, _piece_count(len(blocks_range), workers))
+            nthr = min(workers, pieces.count)
         chunks = [_Chunk(form, base, table, nthreads, shared_size, printf_capacity, pointer_values)
                   for _ in range(nthr)]
-        taken = iter(range(len(pieces)))    # next() on it is atomic under the GIL
         lock = threading.Lock()
         failures, printed = [], []
-        stop = threading.Event()    # set by the first failure: start no more pieces anywhere
+        stop = threading.Event()    # set by the first failure, a timeout or Ctrl-C: start no
+                                    # more pieces anywhere
 
         def work(w):
             chunk = chunks[w]
             ctx = chunk.ctx.ctypes.data
             while not stop.is_set():
-                with lock:
-                    i = next(taken, None)
-                if i is None:
+                if deadline is not None and time.monotonic() > deadline:
+                    stop.set()
                     return
-                a, z = pieces[i]
+                with lock:
+                    piece = pieces.take()
+                if piece is None:
+                    return
+                a, z = piece
+                started = time.perf_counter()
                 before = int(chunk.ctx[L.CTX["printf_count"]])
                 r = form.run(ctx, a, z)
                 after = int(chunk.ctx[L.CTX["printf_count"]])
                 with lock:
+                    pieces.done(a, z, time.perf_counter() - started)
                     if after != before:
                         printed.append((a, chunk, before, after))
                     if r != 0:
@@ -497,16 +551,30 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
                     # at a grid.sync() for the one that stopped: end their waits
                     _release_grid_waits(workspace)
         elif nthr == 1:
-            work(0)
+            try:
+                work(0)
+            except BaseException:       # Ctrl-C between pieces: no more pieces
+                stop.set()
+                raise
         else:
             # the calling thread works too: one thread fewer to wake and wait on
             others = [_pool(nthr - 1).submit(work, w) for w in range(1, nthr)]
             try:
                 work(0)
+            except BaseException:       # Ctrl-C (raised once this thread's piece ended):
+                stop.set()              # the other threads finish the piece they run, no more
+                raise
             finally:
                 concurrent.futures.wait(others)   # never leave a piece running behind an error
             for f in others:
                 f.result()
+        if deadline is not None and not failures and pieces.unfinished():
+            raise DptxTimeoutError(
+                f"kernel {kernel.name} ran past its time limit of {timeout:g} s "
+                f"(dptx.kernel-timeout) and was stopped: blocks "
+                f"{pieces.describe_unfinished(rng.stop)} "
+                f"of the launch's {nblocks} had not run; arrays it wrote are partly "
+                f"written")
         return chunks, sorted(failures, key=lambda f: f[0]), printed
 
     kind = launch_class(nblocks, nthreads, args) if ck.alternative is not None else None

@@ -9,11 +9,11 @@ import random
 import re
 import signal
 
-import llvmlite.binding as llvm
 import pytest
 
 from dptx.corpus import HERE as CORPUS
 from dptx.cpu.codegen import Module
+from dptx.cpu.jit import verified_module
 from dptx.errors import DptxError
 from dptx.nvrtc import compile_module
 from dptx.ptx.parser import parse
@@ -107,7 +107,7 @@ def _translate(text: str) -> None:
     module = parse(text)
     for f in module.functions:
         if f.is_kernel and f.body is not None:
-            llvm.parse_assembly(Module(module, f.name, "1").translate()).verify()
+            verified_module(Module(module, f.name, "1").translate())
 
 
 class _Hang(Exception):

@@ -103,24 +103,30 @@ def is_cached(text: str, key_extra: str = "") -> bool:
     return _object_path(text, key_extra).is_file()
 
 
-def build_object(text: str, quick: bool = False) -> bytes:
-    """Object code for LLVM IR ``text``: optimized at O3 for this CPU, or, ``quick``, with
-    LLVM's O1 passes and fast instruction selection (about a tenth of the time on large
-    kernels: the machine-code passes at O3 are most of it)."""
-    tm = _target_machine(0 if quick else 3)
+def verified_module(text: str):
+    """LLVM IR ``text`` parsed and verified. IR that LLVM refuses comes from an instruction
+    whose operand types its lowering did not check: a ``PtxUnsupportedError`` with LLVM's
+    complaint, not llvmlite's RuntimeError."""
     try:
         module = llvm.parse_assembly(text)
-        module.triple = tm.triple
-        module.data_layout = str(tm.target_data)
         module.verify()
+        return module
     except RuntimeError as exc:
-        # an instruction whose operand types its lowering did not check: say so as a dptx
-        # error (with LLVM's complaint), not as llvmlite's RuntimeError
         from ..errors import PtxUnsupportedError
         detail = " ".join(str(exc).split())[:300]
         raise PtxUnsupportedError(f"the CPU executor cannot translate this kernel: an "
                                   f"instruction's operand types do not fit its form "
                                   f"(LLVM: {detail})") from None
+
+
+def build_object(text: str, quick: bool = False) -> bytes:
+    """Object code for LLVM IR ``text``: optimized at O3 for this CPU, or, ``quick``, with
+    LLVM's O1 passes and fast instruction selection (about a tenth of the time on large
+    kernels: the machine-code passes at O3 are most of it)."""
+    tm = _target_machine(0 if quick else 3)
+    module = verified_module(text)
+    module.triple = tm.triple
+    module.data_layout = str(tm.target_data)
     if quick:
         pto = llvm.create_pipeline_tuning_options(speed_level=1)
         pb = llvm.create_pass_builder(tm, pto)

@@ -368,7 +368,12 @@ class Parser:
             if text[:2] in ("0d", "0D"):
                 bits = int(text[2:], 16)
                 return ir.Imm(bits ^ (1 << 63 if neg else 0), "f64")
-            return ir.Imm(-float(text) if neg else float(text), "float")
+            value = -float(text) if neg else float(text)
+            if value in (float("inf"), float("-inf")):
+                # a decimal literal too large for a double (1e999) is infinity: kept as the
+                # double's bits, which print and parse back as themselves
+                return ir.Imm(0xFFF0000000000000 if value < 0 else 0x7FF0000000000000, "f64")
+            return ir.Imm(value, "float")
         if t.kind == INT and self.peek().text not in ("+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"):
             self.advance()
             value, unsigned = self.int_value(t)

@@ -4,7 +4,8 @@ Runs unmodified CUDA kernels (PTX, or CUDA C through NVRTC) on CPUs through LLVM
 cluster of CPU and GPU workers. See README.md and DESIGN.md.
 """
 from .errors import (CompileError, DptxError, DptxMemoryError, KernelNotFoundError,
-                     VariableNotFoundError, ClusterLostError, DptxTimeoutError,
+                     VariableNotFoundError, ClusterLostError, DataLostError,
+                     DptxTimeoutError,
                      LaunchError, PtxSyntaxError, PtxUnsupportedError)
 from . import config  # registers the dptx.* settings with dask.config
 from .array import (array, asarray, asnumpy, ascontiguousarray, copy, empty, empty_like,
@@ -44,6 +45,6 @@ __all__ = [
     "LaunchHandle", "Stream", "Event", "get_elapsed_time", "get_current_stream",
     "RawModule", "RawKernel", "KernelParam", "DptxError", "CompileError", "PtxSyntaxError",
     "PtxUnsupportedError", "LaunchError", "DptxMemoryError", "KernelNotFoundError",
-    "VariableNotFoundError", "ClusterLostError", "DptxTimeoutError",
+    "VariableNotFoundError", "ClusterLostError", "DataLostError", "DptxTimeoutError",
     "__version__",
 ]

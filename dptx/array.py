@@ -15,7 +15,7 @@ import numpy as np
 
 from . import runtime
 from .errors import DptxError
-from .stream import Operation, Submitted, stream_for, synchronize
+from .stream import Operation, Submitted, cancelled, data_lost, stream_for, synchronize
 
 
 class DeviceBuffer:
@@ -85,8 +85,10 @@ class DeviceBuffer:
         pieces = self.pieces if (lo, hi) == (0, self.nbytes) else self.pieces.window(lo, hi)
         try:
             return download(runtime.get_session().client, pieces)
-        except Exception:
+        except Exception as exc:
             runtime.check_connection()      # a lost scheduler says so (ClusterLostError)
+            if cancelled(exc):              # its data died with a worker: DataLostError
+                raise data_lost("reading an array back", [self]) from None
             raise
 
 

@@ -73,6 +73,11 @@ class DptxTimeoutError(DptxError):
     """A kernel ran past its time limit (``dptx.kernel-timeout``) and was stopped."""
 
 
+class DataLostError(DptxError):
+    """A worker died holding the only copy of (part of) an array's current version, and Dask
+    cannot compute it again (the versions it came from were released): the array is lost."""
+
+
 class ClusterLostError(DptxError):
     """dptx's client lost its scheduler: the cluster and the arrays on it are gone."""
 

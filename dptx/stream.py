@@ -38,7 +38,7 @@ import weakref
 from dataclasses import dataclass
 
 from .demangle import name_in_source
-from .errors import DptxError, FootprintViolation
+from .errors import DataLostError, DptxError, FootprintViolation
 
 
 @dataclass
@@ -210,7 +210,11 @@ class Stream:
             from distributed import wait
             oldest = self._pending[0][1].futures
             with oldest[0].client.as_current():
-                wait(oldest)
+                try:
+                    wait(oldest)
+                except Exception as exc:    # noqa: BLE001 - cancelled: the next
+                    if not cancelled(exc):  # synchronization reports it
+                        raise
             while self._pending and _finished(self._pending[0][1]):
                 self._pending.pop(0)
 
@@ -293,6 +297,9 @@ class Stream:
                     except KeyboardInterrupt:
                         self._cancel_pending(futures)
                         raise
+                    except Exception as exc:    # noqa: BLE001 - Dask's wait raises when a
+                        if not cancelled(exc):  # future was cancelled (its data died with a
+                            raise               # worker): that operation's failure, below
                 failed = next((i for i, (_, sub) in enumerate(self._pending)
                                if any(f.status in ("error", "cancelled") for f in sub.futures)),
                               None)
@@ -301,7 +308,7 @@ class Stream:
                     return
                 op, sub = self._pending[failed]
                 exc = _first_exception(sub)
-                if _cancelled(exc):
+                if cancelled(exc):
                     for check in _connection_checks:
                         check()         # a lost scheduler says so (runtime.check_connection)
                 replay = isinstance(exc, FootprintViolation) and op.footprint_violated(exc)
@@ -314,6 +321,8 @@ class Stream:
                     for o, _ in suffix:
                         self._submit(o)
                     continue
+                if cancelled(exc):
+                    raise data_lost(op.description, [b for _, s in suffix for b in s.buffers])
                 redo, culprit = op.succeeded_before(exc)
                 if redo is not None:
                     self._submit(redo)
@@ -335,7 +344,24 @@ def on_cancelled(check) -> None:
     _connection_checks.append(check)
 
 
-def _cancelled(exc) -> bool:
+def data_lost(what: str, buffers) -> DataLostError:
+    """The error for work Dask cancelled because data it needed died with a worker; the
+    buffers whose current pieces are gone are marked lost (every later use says so)."""
+    why = (f"a worker died holding the only copy of data that {what} needed, and it cannot "
+           f"be computed again (the versions it came from were already released)")
+    lost = 0
+    for buf in {id(b): b for b in buffers}.values():
+        pieces = getattr(buf, "pieces", None)
+        futures = pieces.futures() if hasattr(pieces, "futures") else []
+        if any(f.status in ("cancelled", "lost", "error") for f in futures):
+            buf.lose(why)
+            lost += 1
+    return DataLostError(f"{why}; {lost} array(s) lost with it: create them again. (A worker "
+                         f"killed while chunks run loses nothing: they run again elsewhere; "
+                         f"results already made only there are lost.)")
+
+
+def cancelled(exc) -> bool:
     from asyncio import CancelledError
     from distributed.client import FutureCancelledError, FuturesCancelledError
     return isinstance(exc, (CancelledError, FutureCancelledError, FuturesCancelledError))

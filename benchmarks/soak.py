@@ -94,8 +94,9 @@ def main():
             host[o] = host[i] + 3 * host[j]
         elif k == 1:                         # a stencil (reads neighbours across chunks)
             smooth(grid, (256,), (dev[i], dev[o], np.int32(n)))
-            padded = np.concatenate([[0], host[i], [0]]).astype(np.int64)
-            host[o] = ((padded[:-2] + 2 * padded[1:-1] + padded[2:]) >> 2).astype(np.int32)
+            # in 32-bit arithmetic that wraps, as the kernel's (values grow through op 2)
+            padded = np.concatenate([[0], host[i], [0]]).astype(np.int32)
+            host[o] = (padded[:-2] + np.int32(2) * padded[1:-1] + padded[2:]) >> 2
         elif k == 2:                         # the array API, elementwise (wraps as numpy does)
             dev[o] = dev[i] * 3 - dev[j]
             host[o] = host[i] * np.int32(3) - host[j]

@@ -36,6 +36,17 @@ def test_local_settings_reach_the_embedded_cluster():
     assert proc.stdout.strip().splitlines()[-1] == "3 [1]"
 
 
+def stop_processes(procs) -> None:
+    """Terminate the scheduler and worker processes a test started (kill what lingers)."""
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
 def _free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -71,13 +82,7 @@ def test_deployed_cluster_with_dask_cli(tmp_path):
         assert "workers 2" in proc.stdout and "resources [1.0, 1.0]" in proc.stdout
         assert "matches numpy bitwise: True" in proc.stdout
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_processes(procs)
 
 
 @pytest.mark.timeout(300)

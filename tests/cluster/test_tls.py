@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from .test_deploy import ROOT, _free_port, run_python
+from .test_deploy import ROOT, _free_port, run_python, stop_processes
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None,
                                 reason="needs the openssl command to make certificates")
@@ -90,10 +90,4 @@ def test_a_launch_through_a_tls_scheduler_and_workers(tmp_path):
         assert proc.returncode != 0 and "connected" not in proc.stdout, proc.stdout
         print("over plain TCP:", proc.stderr.strip().splitlines()[-1])
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_processes(procs)

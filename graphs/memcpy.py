@@ -10,6 +10,7 @@ workers that hold them.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import itertools
 
 import numpy as np
@@ -51,6 +52,7 @@ def _placed(worker) -> dict:
 # the client's model of the cluster can name a worker that has just left (it learns of it a
 # moment later), and Dask would wait its whole connect timeout for it.
 PLACED_SCATTER_WAIT = 2.0
+UPLOAD_ATTEMPTS = 3     # an upload made again when a worker dies before its copies are made
 
 
 def _scatter(client, key: str, raw: np.ndarray, worker):
@@ -84,13 +86,23 @@ def upload(client, data: np.ndarray, workers: list, replicate: bool) -> PieceMap
         future = client.submit(tasks.host_bytes, raw, key=f"dptx-htod-{t}", pure=False,
                                **_placed(worker))
         return PieceMap(n, [Piece(0, n, future, 0, worker)])
-    pieces = []
-    for i, (worker, a, b) in enumerate(spots):
-        key = f"dptx-host-{t}-{i}"
-        future, worker = _scatter(client, key, raw[a:b], worker)
-        pieces.append(Piece(a, b, future, 0, worker))
-    if replicate and len(workers) > 1:
-        client.replicate([p.future for p in pieces], n=2)
+    for attempt in range(UPLOAD_ATTEMPTS):
+        pieces = []
+        for i, (worker, a, b) in enumerate(spots):
+            key = f"dptx-host-{t}-{i}"
+            future, worker = _scatter(client, key, raw[a:b], worker)
+            pieces.append(Piece(a, b, future, 0, worker))
+        if not (replicate and len(workers) > 1):
+            break
+        try:
+            client.replicate([p.future for p in pieces], n=2)
+            break
+        except concurrent.futures.CancelledError:
+            # a worker died holding a piece before its second copy was made: the bytes are
+            # still here, so the upload is made again (under new keys)
+            if attempt == UPLOAD_ATTEMPTS - 1:
+                raise
+            t = token()
     return PieceMap(n, pieces)
 
 

@@ -359,18 +359,6 @@ class _Pieces:
 PIECE_SECONDS = 0.2
 
 
-def _split(blocks: range, parts: int) -> list:
-    n = len(blocks)
-    parts = max(1, min(parts, n))
-    base, extra = divmod(n, parts)
-    out, start = [], blocks.start
-    for i in range(parts):
-        size = base + (1 if i < extra else 0)
-        out.append((start, start + size))
-        start += size
-    return out
-
-
 # Blocks a cooperative launch may have: each runs on its own thread, all at once, as a GPU
 # keeps every block of a cooperative grid resident (cudaErrorCooperativeLaunchTooLarge)
 MAX_COOPERATIVE_BLOCKS = 256

@@ -138,12 +138,12 @@ _INTEGER_ONLY = frozenset({"shl", "shr", "and", "or", "xor", "not", "cnot", "pop
                            "sad", "shf"})
 
 
-def _space(inst: ir.Instruction):
+def _space(inst: ir.Instruction) -> str:
     for m in inst.modifiers:
         base = m.split("::")[0]
         if base in ("global", "shared", "local", "param", "const"):
-            return base, m
-    return "generic", None
+            return base
+    return "generic"
 
 
 def _problem(inst: ir.Instruction, function: ir.Function, params: dict, constants: set):
@@ -156,7 +156,7 @@ def _problem(inst: ir.Instruction, function: ir.Function, params: dict, constant
         counts = " or ".join(str(c) for c in form[0])
         return (f"{inst.opcode} takes {counts} operands ({form[1]}), found "
                 f"{len(inst.operands)}")
-    space, modifier = _space(inst)
+    space = _space(inst)
     writes = inst.opcode in _WRITES
     addr = next((o for o in inst.operands if isinstance(o, ir.Addr)), None)
     base = addr.base.name if addr is not None and isinstance(addr.base, ir.Sym) else None

@@ -59,8 +59,13 @@ def test_error_inside_a_batch_names_the_launch_and_keeps_earlier_results(client,
         with pytest.raises(dptx.DptxMemoryError) as info:
             y.get()
     text = str(info.value) + "".join(getattr(info.value, "__notes__", []))
-    # the group goes after 4 launches when the workers are idle (Stream.EAGER), else after 6
-    assert "addone" in text and re.search(r"launch 4 of [46] batched into one task", text)
+    # the group goes after 4 launches when the workers are idle (Stream.EAGER), else after 6;
+    # under load the idle timer may also send the first launch(es) alone: the failing (4th)
+    # launch is then launch k of a batch of m that holds the last m - k + 1 <= 3 of them
+    found = re.search(r"launch (\d) of (\d) batched into one task", text)
+    assert "addone" in text and found, text
+    k, m = int(found.group(1)), int(found.group(2))
+    assert 1 <= k <= 4 and k <= m and m - k <= 2, text
     # the three launches before the failing one keep their results; the later ones are undone
     assert np.array_equal(y.get(), np.full(4, 3, np.int32))
     addone((1,), (4,), (y, 0))

@@ -79,7 +79,7 @@ CTX = {name: i for i, name in enumerate(CTX_FIELDS)}
 # Error record: [code, address, PTX line, linear thread id, linear block id, access size]
 ERR_NONE = 0
 ERR_BOUNDS = 1        # out of bounds or unmapped
-ERR_MISALIGNED = 2
+ERR_MISALIGNED = 2    # an access not at a multiple of its natural alignment (``alignment``)
 ERR_TRAP = 3
 ERR_DEADLOCK = 4
 ERR_STACK = 5         # local memory (call stack) overflow
@@ -88,6 +88,20 @@ ERR_ASSERT = 7        # a device-side assert() failed (__assertfail)
 ERR_FREE = 8          # free() of a pointer malloc() did not return, or freed twice
 ERR_MBARRIER = 9      # every live thread waits on an mbarrier phase that cannot complete
 ERR_PARAM = 10        # a .param access through a register outside the parameter buffer
+
+# PTX ISA, "Addresses as Operands": an access must be naturally aligned, at a multiple of its
+# size (a vector access: of the whole vector); a GPU stops a kernel that is not with
+# cudaErrorMisalignedAddress. Bulk copies (cp.async.bulk) need 16 bytes.
+BULK_ALIGNMENT = 16
+
+
+def alignment(size) -> int:
+    """The alignment an access of ``size`` bytes needs: the largest power of two dividing it
+    (1, 2, 4, 8, 16, 32 for .v8); BULK_ALIGNMENT for a size known only at run time."""
+    if not isinstance(size, int):
+        return BULK_ALIGNMENT
+    return size & -size if size > 0 else 1
+
 
 PRINTF_RECORD_BYTES = 8 + 8 + 256   # format address, argument count bytes, argument bytes
 

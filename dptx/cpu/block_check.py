@@ -6,7 +6,8 @@ address is an affine function of the thread index with constant, non-negative st
 kernels), one check per block covers all its threads: the address of the block's first
 thread and of its last one, computed by the same translated instructions, must be
 ``steps * (extents - 1)`` apart (then no intermediate wrapped around, since with
-non-negative steps any wrap would make the difference smaller) and both inside the buffer.
+non-negative steps any wrap would make the difference smaller) and both inside the buffer,
+the first naturally aligned (steps that are multiples of the alignment keep every thread so).
 Steps are below 2**32 (MAX_STEP), so that span itself cannot wrap.
 The block then runs a copy of the thread loop where those accesses are not checked; any
 other block (a partial last block, an index that wraps) runs the checked loop, which
@@ -185,6 +186,8 @@ def trusted_sites(fn: Function) -> dict:
             continue
         t = fn.itype(inst)
         size = ir.type_size(t) if t != "pred" else 1
+        if any(s % L.alignment(size) for s in form[0]):
+            continue        # some thread is misaligned if any is not: the per-access check says which
         sites[i] = Site(addr.base.name, addr.offset, size, form[0], next(iter(origins)))
         needed |= form[1]
     fn.check_slice = sorted(needed)
@@ -257,6 +260,12 @@ class BlockCheck(Function):
             for a in (first[i], last[i]):
                 rel = self.op2("sub", "i64", a, wbase)
                 ok = self.op2("and", "i1", ok, self.op2("icmp ult", "i64", rel, bound))
+            # every step is a multiple of the alignment (trusted_sites): the first thread's
+            # address decides for all
+            mask = L.alignment(site.size) - 1
+            if mask:
+                low = self.op2("and", "i64", first[i], str(mask))
+                ok = self.op2("and", "i1", ok, self.op2("icmp eq", "i64", low, "0"))
         self.emit(f"ret i1 {ok}")
         self.block("fault")        # (the slice cannot fault: integer arithmetic only)
         self.emit("ret i1 false")

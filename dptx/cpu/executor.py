@@ -634,6 +634,18 @@ def _before_next_buffer(addr: int, i: int, buffers):
     return below if 0 < below <= L.OFFSET_MASK + 1 else None
 
 
+def _place(addr: int, buffers) -> str:
+    """Where a device address lies, in the user's terms."""
+    window, offset = addr >> L.WINDOW_SHIFT, addr & L.OFFSET_MASK
+    if window == L.SHARED_WINDOW:
+        return f"shared memory offset {offset}"
+    if window == L.LOCAL_WINDOW:
+        return f"local memory offset {offset}"
+    if L.FIRST_BUFFER <= window < L.FIRST_BUFFER + len(buffers):
+        return f"byte {offset} of {buffers.names[window - L.FIRST_BUFFER]}"
+    return "not in any device buffer"
+
+
 def _error(kernel, ck, record, g, b, buffers, shared_size):
     code, addr, line, tid, blk, size = (int(v) for v in record[:6])
     where = (f"kernel {kernel.name}, block {blk} {_coords(blk, g)}, thread {tid} "
@@ -684,6 +696,12 @@ def _error(kernel, ck, record, g, b, buffers, shared_size):
             what = f"address {addr:#x} is not in any device buffer"
         return DptxMemoryError(f"out-of-bounds access in {where}: {what}. The kernel was "
                                f"stopped; arrays it did not write are unchanged.")
+    if code == L.ERR_MISALIGNED:
+        return DptxMemoryError(
+            f"misaligned address in {where}: the {size}-byte access at {addr:#x} "
+            f"({_place(addr, buffers)}) is not at a multiple of {L.alignment(size)} bytes, as "
+            f"PTX requires (a GPU stops with cudaErrorMisalignedAddress). The kernel was "
+            f"stopped; arrays it did not write are unchanged.")
     if code == L.ERR_PARAM:
         return DptxMemoryError(
             f"out-of-bounds access in {where}: parameter space offset {addr} (+{size} bytes) "

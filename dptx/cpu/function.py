@@ -508,6 +508,9 @@ class FunctionCore:
             window = self.known_window(base)
             if window is not None:
                 return self.checked_in_window(window, value, size, inst)
+        self.require_aligned(value, size, inst, {"xshared": L.SHARED_WINDOW,
+                                                 "xlocal": L.LOCAL_WINDOW}.get(fn))
+        if fn == "xlate" and base is not None:
             allowed = self.allowed_windows(base)
             if allowed:
                 self.require_window(value, allowed, size, inst)
@@ -519,6 +522,35 @@ class FunctionCore:
         self.block(ok)
         return p
 
+
+    def aligned(self, value: str, size):
+        """i1: the device address ``value`` (i64) is naturally aligned for an access of
+        ``size`` bytes (``address_space.alignment``); None when every address is."""
+        a = L.alignment(size)
+        if a == 1:
+            return None
+        low = self.tmp(); self.emit(f"{low} = and i64 {value}, {a - 1}")
+        ok = self.tmp(); self.emit(f"{ok} = icmp eq i64 {low}, 0")
+        return ok
+
+    def require_aligned(self, value: str, size, inst, window: int = None) -> None:
+        """Fault with ERR_MISALIGNED unless ``value`` is naturally aligned, as a GPU does;
+        ``window``: ``value`` is an offset in the shared or local window (reported as the
+        generic address)."""
+        ok = self.aligned(value, size)
+        if ok is None:
+            return
+        good, bad = self.label("al"), self.label("misal")
+        self.emit(f"br i1 {ok}, label %{good}, label %{bad}, !prof !1")
+        self.block(bad)
+        if window is not None:
+            generic = self.tmp()
+            self.emit(f"{generic} = or i64 {value}, {L.buffer_address(window)}")
+            value = generic
+        self.emit(f"call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_MISALIGNED}, "
+                  f"i64 {value}, i32 {inst.line}, i64 {size})")
+        self.emit("br label %fault")
+        self.block(good)
 
     def allowed_windows(self, base) -> list:
         """The window numbers (i64 SSA values or constants) of every buffer ``base`` may
@@ -626,6 +658,10 @@ class FunctionCore:
         room = self.tmp(); self.emit(f"{room} = add i64 {limit}, 1")
         bound = self.tmp(); self.emit(f"{bound} = call i64 @llvm.usub.sat.i64(i64 {room}, i64 {size})")
         ok = self.tmp(); self.emit(f"{ok} = icmp ult i64 {rel}, {bound}")
+        aligned = self.aligned(value, size)
+        if aligned is not None:
+            both = self.tmp(); self.emit(f"{both} = and i1 {ok}, {aligned}")
+            ok = both
         if self.inst_index in self.trusted:
             # checked once for the whole block when %trusted (block_check.py)
             checked = ok
@@ -648,6 +684,7 @@ class FunctionCore:
         # outside the known bounds: the full translation reports the fault (or a footprint
         # violation) when the address is in the buffer's own window; another window is a
         # fault, never an access to that buffer
+        self.require_aligned(value, size, inst)
         own = self.tmp(); self.emit(f"{own} = lshr i64 {wbase}, {L.WINDOW_SHIFT}")
         self.require_window(value, [own], size, inst)
         mine = self.label("xw")

@@ -186,7 +186,15 @@ site:
   %size = zext i32 %size32 to i64
 {ctx_load("fa", "fault_addr", "ptr")}  %fap = getelementptr i64, ptr %fa, i64 %ft64
   %addr = load i64, ptr %fap
-  %won = call i1 @record_error_values(ptr %ctx, i32 %ft, i64 %b, i64 {L.ERR_BOUNDS}, i64 %addr, i32 %line, i64 %size)
+  ; the site's check covers bounds and natural alignment (address_space.alignment: the
+  ; size's lowest set bit): an address in bounds but not a multiple of it is misaligned
+  %negsize = sub i64 0, %size
+  %align = and i64 %size, %negsize
+  %amask = sub i64 %align, 1
+  %alow = and i64 %addr, %amask
+  %misaligned = icmp ne i64 %alow, 0
+  %code = select i1 %misaligned, i64 {L.ERR_MISALIGNED}, i64 {L.ERR_BOUNDS}
+  %won = call i1 @record_error_values(ptr %ctx, i32 %ft, i64 %b, i64 %code, i64 %addr, i32 %line, i64 %size)
   ret i32 100
 fail:
   ret i32 %st

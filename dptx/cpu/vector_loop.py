@@ -215,11 +215,12 @@ class FullWarpLoops:
         return host, r0, r16, step
 
     def full_warp_access_ok(self, key, offset: int) -> str:
-        """i1: every lane of the access has its lane pattern and both half-warps' spans lie
-        in the buffer (the checks of ``region_check``)."""
+        """i1: every lane of the access has its lane pattern, is naturally aligned, and both
+        half-warps' spans lie in the buffer (the checks of ``region_check``)."""
         name, space, size, step = key
         wbase, _, limit = self.access_window(name, space)
         anchors = self.lane_anchors(name, wbase)
         ok = self.known_pattern(name)
+        ok = self.op2("and", "i1", ok, self.anchors_aligned(anchors, wbase, {offset}, size))
         return self.op2("and", "i1", ok, self.span_in_bounds(name, anchors, wbase, offset,
                                                              offset + size, step, limit))

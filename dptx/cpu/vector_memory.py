@@ -290,10 +290,31 @@ class VectorMemoryAccess:
             ok = self.op2("and", "i1", ok, self.known_pattern(name))
             ok = self.op2("and", "i1", ok, self.span_in_bounds(name, (r0, r16), wbase, lo, hi,
                                                                  step, limit))
+            offsets = {off for k, off in accesses.values() if k == key}
+            ok = self.op2("and", "i1", ok, self.anchors_aligned((r0, r16), wbase, offsets, size))
             for i, (k, _) in accesses.items():
                 if k == key:
                     info[i] = (host, r0, r16, step)
         return ok, info
+
+    def anchors_aligned(self, anchors, wbase: str, offsets: set, size: int) -> str:
+        """i1: accesses of ``size`` bytes at each of ``offsets`` from both half-warps'
+        anchors (offsets from ``wbase``; the other lanes lie whole steps of ``size`` or 0
+        further) are naturally aligned. Offsets that differ modulo the alignment never all
+        are: false, and the general form reports the one that is not."""
+        a = L.alignment(size)
+        if a == 1:
+            return "true"
+        residues = {o % a for o in offsets}
+        if len(residues) != 1:
+            return "false"
+        off = next(iter(offsets))
+        ok = "true"
+        for anchor in anchors:
+            device = self.op2("add", "i64", self.op2("add", "i64", anchor, wbase), str(off))
+            low = self.op2("and", "i64", device, str(a - 1))
+            ok = self.op2("and", "i1", ok, self.op2("icmp eq", "i64", low, "0"))
+        return ok
 
     def access_window(self, name: str, space: str) -> tuple:
         """(window base, host address, size) of the buffer accesses through ``name`` use:
@@ -430,6 +451,19 @@ class VectorMemoryAccess:
                       f"i32 %line, i64 {size})\n"
                       f"  ret i32 1\n"
                       f"xl:\n")
+        # a lane's address must be naturally aligned, as on a GPU
+        mask = L.alignment(size) - 1
+        # (shared memory lanes hold offsets: reported as generic addresses)
+        window = L.buffer_address(L.SHARED_WINDOW) if space == "shared" else 0
+        aligned = (f"  %alow = and i64 %a, {mask}\n"
+                   f"  %isal = icmp eq i64 %alow, 0\n"
+                   f"  br i1 %isal, label %al, label %misal\n"
+                   f"misal:\n"
+                   f"  %arep = or i64 %a, {window}\n"
+                   f"  call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_MISALIGNED}, i64 %arep, "
+                   f"i32 %line, i64 {size})\n"
+                   f"  ret i32 1\n"
+                   f"al:\n") if mask else ""
         self.decls.add(
             f"define internal i32 @{name}(ptr %ctx, ptr %ti, ptr %frame, ptr %vals, {vt('i64')} %addrs, i32 %em, i32 %line, i64 %win) noinline cold {{\n"
             f"entry:\n  br label %head\n"
@@ -438,7 +472,7 @@ class VectorMemoryAccess:
             f"  br i1 %on, label %body, label %latch\n"
             f"body:\n{tid_copy}"
             f"  %a = extractelement {vt('i64')} %addrs, i32 %lane\n"
-            + (own_window if xl == "xlate" else "") +
+            + aligned + (own_window if xl == "xlate" else "") +
             f"  %hp = call ptr @{xl}(ptr %ctx, ptr %ti, ptr null, i64 %a, i64 {size}, i32 %line)\n"
             f"  %bad = icmp eq ptr %hp, null\n"
             f"  br i1 %bad, label %fail, label %do\n"
@@ -472,7 +506,7 @@ class VectorMemoryAccess:
             p = self.tmp(); self.emit(f"{p} = inttoptr i64 {a} to ptr")
             self.emit(f"call void @llvm.prefetch.p0(ptr {p}, i32 0, i32 3, i32 1)")
 
-    def range_check(self, key, rel: str, offset: int, limit: str, em: str):
+    def range_check(self, key, rel: str, offset: int, limit: str, em: str, wbase: str = "0"):
         """An i1 saying that every access through the base register of ``key`` from here to
         its next definition (or the block's end, or a barrier) is in bounds for all lanes:
         one check of the span of their immediate offsets instead of one per access."""
@@ -503,13 +537,22 @@ class VectorMemoryAccess:
                 break
         if len(spans) < 2:
             return None
+        a = L.alignment(size)
+        if len({o % a for o in spans}) != 1:
+            return None     # they cannot all be aligned: each access is checked alone
         lo, hi = min(spans), max(spans) + size
         i64 = vt("i64")
         first = self.op2("add", i64, rel, f"splat (i64 {lo - offset})")
         last = self.op2("add", i64, rel, f"splat (i64 {hi - offset})")
         ordered = self.op2("icmp ule", i64, first, last)
         inside = self.op2("icmp ule", i64, last, self.splat(limit, "i64"))
-        both = self.bits(self.op2("and", vt("i1"), ordered, inside))
+        good = self.op2("and", vt("i1"), ordered, inside)
+        if a > 1:
+            # every span offset has one residue: the first's alignment decides for all
+            device = self.op2("add", i64, first, self.splat(wbase, "i64"))
+            low = self.op2("and", i64, device, f"splat (i64 {a - 1})")
+            good = self.op2("and", vt("i1"), good, self.op2("icmp eq", i64, low, "zeroinitializer"))
+        both = self.bits(good)
         ok = self.op2("icmp eq", "i32", self.op2("and", "i32", both, em), em)
         self.range_cache[key] = (ok, lo, hi)
         return ok

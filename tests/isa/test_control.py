@@ -251,12 +251,12 @@ def test_functions_with_register_parameters_and_returns():
     .reg .v2 .u32 %v, %w;
     ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout];
     mov.u32 %r0, %tid.x;
-    mul.wide.u32 %rd3, %r0, 12; add.s64 %rd4, %rd1, %rd3;
+    mul.wide.u32 %rd3, %r0, 16; add.s64 %rd4, %rd1, %rd3;
     ld.global.u32 %r1, [%rd4];
-    ld.global.v2.u32 %v, [%rd4+4];
+    ld.global.v2.u32 %v, [%rd4+8];
     call (%r2, %p1, %w), f, (%r1, %v, 7);
     selp.u32 %r3, 1, 0, %p1;
-    mul.wide.u32 %rd5, %r0, 20; add.s64 %rd6, %rd2, %rd5;
+    mul.wide.u32 %rd5, %r0, 24; add.s64 %rd6, %rd2, %rd5;
     st.global.u32 [%rd6], %r2;
     st.global.u32 [%rd6+4], %r3;
     st.global.v2.u32 [%rd6+8], %w;
@@ -265,11 +265,13 @@ def test_functions_with_register_parameters_and_returns():
 """
     n = 64
     rng = np.random.default_rng(2)
-    src = rng.integers(0, 60, (n, 3)).astype(np.uint32)
-    out = np.zeros((n, 5), np.uint32)
+    # rows of (x, pad, v.x, v.y) and (sum, big, swapped.x, swapped.y, x, pad): the .v2
+    # accesses 8-byte aligned, as PTX requires
+    src = rng.integers(0, 60, (n, 4)).astype(np.uint32)
+    out = np.zeros((n, 6), np.uint32)
     launch(kernel_from_ptx(ptx), (1,), (n,), [out, src])
-    total = src.sum(axis=1) + 7
+    total = src[:, 0] + src[:, 2] + src[:, 3] + 7
     assert np.array_equal(out[:, 0], total)
     assert np.array_equal(out[:, 1], (total > 100).astype(np.uint32))
-    assert np.array_equal(out[:, 2], src[:, 2]) and np.array_equal(out[:, 3], src[:, 1])
+    assert np.array_equal(out[:, 2], src[:, 3]) and np.array_equal(out[:, 3], src[:, 2])
     assert np.array_equal(out[:, 4], src[:, 0])      # the callee's mov x, 0 stayed there

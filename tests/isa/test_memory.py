@@ -676,7 +676,7 @@ ret;""")
 def test_cluster_registers_of_a_launch_without_clusters_and_griddepcontrol():
     """sm_90 code reads cluster registers; a launch without cluster dimensions is a grid of
     one-block clusters. griddepcontrol has nothing to wait for (stream order)."""
-    out = np.zeros((2 * 3, 6), np.uint32)
+    out = np.zeros((2 * 3, 8), np.uint32)      # rows of 32 bytes: the .v4 store aligned
     k = ptx_kernel(".param .u64 pout", """
 griddepcontrol.wait;
 mov.u32 %r0, %tid.x;
@@ -694,7 +694,7 @@ add.u32 %r9, %r9, %r10;
 mov.u32 %r11, %cluster_nctaid.y;
 add.u32 %r8, %r8, %r11;
 mad.lo.u32 %r3, %r2, 2, %r1;
-mul.wide.u32 %rd1, %r3, 24;
+mul.wide.u32 %rd1, %r3, 32;
 ld.param.u64 %rd2, [pout];
 cvta.to.global.u64 %rd2, %rd2;
 add.u64 %rd2, %rd2, %rd1;
@@ -704,7 +704,8 @@ griddepcontrol.launch_dependents;
 ret;""")
     launch(k, (2, 3), 1, [out])
     cx, cy = np.meshgrid(np.arange(2), np.arange(3))
-    want = np.stack([cx.ravel(), cy.ravel(), np.full(6, 2), np.zeros(6), np.full(6, 2), np.zeros(6)], 1)
+    want = np.stack([cx.ravel(), cy.ravel(), np.full(6, 2), np.zeros(6), np.full(6, 2), np.zeros(6),
+                     np.zeros(6), np.zeros(6)], 1)
     np.testing.assert_array_equal(out, want)
 
 

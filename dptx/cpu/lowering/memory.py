@@ -335,9 +335,14 @@ class MemoryVectorLowering:
             return self.op2("sub", vt("i64"), av, self.splat(wbase, "i64"))
 
         def in_bounds(rel: str) -> str:
+            """i1: every lane of ``em`` is in the buffer and naturally aligned."""
             room = self.op2("add", "i64", limit, "1")
             bound = self.tmp(); self.emit(f"{bound} = call i64 @llvm.usub.sat.i64(i64 {room}, i64 {size})")
             ok = self.op2("icmp ult", vt("i64"), rel, self.splat(bound, "i64"))
+            if size > 1:
+                device = self.op2("add", vt("i64"), rel, self.splat(wbase, "i64"))
+                low = self.op2("and", vt("i64"), device, f"splat (i64 {L.alignment(size) - 1})")
+                ok = self.op2("and", vt("i1"), ok, self.op2("icmp eq", vt("i64"), low, "zeroinitializer"))
             return self.op2("icmp eq", "i32", self.op2("and", "i32", self.bits(ok), em), em)
 
         # The lanes' pattern is that of the base register: accesses through the same register
@@ -350,10 +355,10 @@ class MemoryVectorLowering:
             code, first_anchors, first_offset = cached
             delta = addr.offset - first_offset   # the same in every lane
             anchors = tuple(self.op2("add", "i64", a, str(delta)) if delta else a for a in first_anchors)
-            range_ok = self.range_check(key, None, addr.offset, limit, em)
+            range_ok = self.range_check(key, None, addr.offset, limit, em, wbase)
         else:
             rel = lane_offsets()
-            range_ok = self.range_check(key, rel, addr.offset, limit, em) if key else None
+            range_ok = self.range_check(key, rel, addr.offset, limit, em, wbase) if key else None
             # Lane offsets compared as 32-bit values: exact when the buffer ends below 2**32
             # minus a warp of the widest access (no lane offset can wrap); larger buffers
             # (rare) gather.

@@ -36,10 +36,11 @@ DEFAULTS = {
         # a couple of seconds: "auto" (in a terminal or Jupyter, not when output goes to a
         # file or pipe), True or False.
         "progress": "auto",
-        # Seconds a kernel may run in this process (dptx.cpu.launch, and each chunk on a
-        # worker) before it is stopped with DptxTimeoutError; None: no limit. Checked
-        # between pieces of blocks (a fraction of a second each): a block that never ends
-        # (an infinite loop inside one thread) is not stopped.
+        # Seconds a kernel may run in this process (dptx.cpu.launch), or each chunk of a
+        # launch on a worker, before it is stopped with DptxTimeoutError. None: no limit
+        # in-process, 600 s on workers (graphs.tasks.WORKER_KERNEL_TIMEOUT); 0 or False: no
+        # limit anywhere. Seen between pieces of blocks and at every loop back edge, so a
+        # thread that loops for ever is stopped too.
         "kernel-timeout": None,
     }
 }

@@ -121,7 +121,8 @@ class LaunchOp(Operation):
         from graphs.launch import Request
         from graphs.tasks import LaunchSpec
         spec = LaunchSpec(self.kernel.name, self.grid, self.block, int(self.shared_mem),
-                          self.params, self.globals, self.cooperative)
+                          self.params, self.globals, self.cooperative,
+                          config.get("kernel-timeout"))
         return Request(spec, runtime.get_session().kernel_image(self.kernel.ptx), self._slots())
 
     def open_group(self):

@@ -126,6 +126,22 @@ def load_kernel(ptx: str, name: str) -> KernelImage:
     return kernel
 
 
+# Seconds a chunk may run on a worker when neither the launch (the client's
+# dptx.kernel-timeout) nor the worker's own setting gives a limit: a kernel that never ends
+# is stopped with DptxTimeoutError and the worker goes on serving (0 or False: no limit).
+WORKER_KERNEL_TIMEOUT = 600.0
+
+
+def chunk_time_limit(requested):
+    """The time limit of a chunk on this worker: the launch's, else the worker's
+    dptx.kernel-timeout, else WORKER_KERNEL_TIMEOUT."""
+    from dptx import config
+    for value in (requested, config.get("kernel-timeout")):
+        if value is not None:
+            return value
+    return WORKER_KERNEL_TIMEOUT
+
+
 @dataclass(frozen=True)
 class LaunchSpec:
     """What every chunk of a launch shares (picklable, small).
@@ -140,6 +156,7 @@ class LaunchSpec:
     params: tuple
     globals: tuple          # ((name, slot), ...)
     cooperative: bool = False   # every block at once (grid.sync()): one chunk, the whole grid
+    timeout: object = None      # the client's dptx.kernel-timeout (chunk_time_limit)
 
 
 @dataclass(frozen=True)
@@ -278,7 +295,7 @@ def _run_step(step: Step, device: str, views: list, inputs: tuple, lane: int = N
     t0 = time.perf_counter()
     cpu.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
                blocks=None if spec.cooperative else blocks, globals=global_buffers,
-               threads=1, cooperative=spec.cooperative)
+               threads=1, cooperative=spec.cooperative, timeout=chunk_time_limit(spec.timeout))
     seconds = time.perf_counter() - t0
     tried_both = undecided and compiled.chosen is not None
     return seconds, not (first_run or tried_both)

@@ -68,6 +68,8 @@ CTX_FIELDS = [
                       # wait can end only when it moves)
     "stack_limit",    # lowest native stack address device functions may use (set by
                       # dptx_run on entry: NATIVE_STACK bytes below its frame)
+    "stop",           # pointer to the launch's stop request (int32, shared by its threads):
+                      # every loop back edge reads it; non-zero (STOP_*) ends the thread
 ]
 # Native stack that nested device-function calls may use per call of dptx_run: recursion
 # deeper than that is a call stack overflow (ERR_STACK), not a crash of the process. (A GPU's
@@ -88,11 +90,20 @@ ERR_ASSERT = 7        # a device-side assert() failed (__assertfail)
 ERR_FREE = 8          # free() of a pointer malloc() did not return, or freed twice
 ERR_MBARRIER = 9      # every live thread waits on an mbarrier phase that cannot complete
 ERR_PARAM = 10        # a .param access through a register outside the parameter buffer
+ERR_STOPPED = 11      # the launch was asked to stop (time limit, Ctrl-C): seen at a back edge
+
+# Values of the stop request: why the host asked the launch's threads to stop
+STOP_TIMEOUT = 1
+STOP_INTERRUPT = 2
 
 # PTX ISA, "Addresses as Operands": an access must be naturally aligned, at a multiple of its
 # size (a vector access: of the whole vector); a GPU stops a kernel that is not with
 # cudaErrorMisalignedAddress. Bulk copies (cp.async.bulk) need 16 bytes.
 BULK_ALIGNMENT = 16
+# What the CPU executor assumes of the 64-bit parameters accesses are based on (pointers),
+# checked at each launch: cudaMalloc'd buffers are aligned to 256 bytes, and dptx passes
+# every whole buffer at a window's start (2**40)
+PARAM_ALIGNMENT = 16
 
 
 def alignment(size) -> int:

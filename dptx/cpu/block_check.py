@@ -263,7 +263,8 @@ class BlockCheck(Function):
             # every step is a multiple of the alignment (trusted_sites): the first thread's
             # address decides for all
             mask = L.alignment(site.size) - 1
-            if mask:
+            if mask and not self.aligned_by_construction(ir.Addr(ir.Reg(site.base), site.offset),
+                                                         site.size):
                 low = self.op2("and", "i64", first[i], str(mask))
                 ok = self.op2("and", "i1", ok, self.op2("icmp eq", "i64", low, "0"))
         self.emit(f"ret i1 {ok}")

@@ -36,7 +36,8 @@ from .vector_plan import plan_vector
 class Module:
     """Translation of one kernel (and the functions it reaches) to an LLVM IR module."""
 
-    def __init__(self, module: ir.Module, kernel_name: str, vector_mode: str = None):
+    def __init__(self, module: ir.Module, kernel_name: str, vector_mode: str = None,
+                 param_alignment: int = L.PARAM_ALIGNMENT):
         self.module = module
         self.kernel = next(f for f in module.kernels if f.name == kernel_name)
         self.functions = reachable_functions(module, self.kernel)
@@ -69,6 +70,15 @@ class Module:
         # their buffers, so no offset, however large, carries a pointer into another
         # argument's buffer (function.allowed_windows).
         self.loose_provenance = pointer_provenance(module, self.kernel)
+        # The parameters accesses are based on are taken as multiples of param_alignment
+        # (cudaMalloc'd buffers are): accesses aligned by construction from them need no
+        # alignment check (ptx/alignment.py). The executor checks each launch's values and
+        # takes a form built with param_alignment=1 for a launch that passes a view off it.
+        self.param_alignment = param_alignment
+        self.aligned_params = address_parameters(self.kernel, self.provenance) \
+            if param_alignment > 1 else []
+        bits = param_alignment.bit_length() - 1
+        self.param_bits = {self.kernel.params[i].name: bits for i in self.aligned_params}
         # Plain kernels report bounds faults from the thread loop's latch instead of leaving
         # it, so that LLVM can vectorize the loop over threads (DESIGN.md point 4).
         self.deferred_faults = not self.resumable
@@ -93,6 +103,7 @@ class Module:
                 self.deferred_faults = False
                 self.vector_for_loops = not self.resumable and choice != "all"
         self.fault_sites: list = []    # (PTX line, access size) per deferred fault exit
+        self.stop_polls = 0            # back edges that poll the stop request (loops)
         self.prefetch_sites = 0        # global loads with a stride-prefetch history slot
         self.uses_clock = False        # %globaltimer reads clock_gettime
         self.uses_grid_workspace = False   # %envreg1/2: cooperative groups' grid sync
@@ -152,6 +163,7 @@ class Module:
             else:
                 fn = Function(self, f)
             bodies.append(_rendered(fn))
+            self.stop_polls += len(fn.polls)
             if f is self.kernel:
                 kernel_fn = fn
         self.kernel_function = kernel_fn      # what its translation found (tests look)
@@ -202,6 +214,19 @@ class Module:
 # missing operand, a register where an address goes...): the instruction is malformed, and
 # the user gets a dptx error naming it, never an IndexError from inside the translator.
 _MALFORMED = (IndexError, KeyError, StopIteration, ValueError, TypeError, AttributeError)
+
+
+def address_parameters(kernel: ir.Function, provenance: dict) -> list:
+    """Indices of the 64-bit integer parameters some access's address is built on (a
+    pointer, plus offsets): what the known-alignment analysis may take as aligned."""
+    out = set()
+    for inst in kernel.instructions:
+        for op in inst.operands:
+            if isinstance(op, ir.Addr) and isinstance(op.base, ir.Reg):
+                out |= {o[1] for o in provenance.get(op.base.name, ())
+                        if isinstance(o, tuple) and o[0] == "param"}
+    return sorted(i for i in out if kernel.params[i].size == 8
+                  and kernel.params[i].type in ("u64", "s64", "b64"))
 
 
 def _rendered(fn) -> str:

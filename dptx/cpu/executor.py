@@ -3,6 +3,7 @@ on Python threads (the native call releases the GIL), error reports and printf o
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import functools
 import ctypes
 import hashlib
@@ -26,6 +27,7 @@ from .codegen import Module as Translation
 from .heap_ir import DEFAULT_HEAP_BYTES, HEADER_BYTES as HEAP_HEADER_BYTES, init_heap
 from . import jit
 from .jit import compile_ir
+from .watchdog import WATCHDOG, interrupts_stop, request_stop
 
 RUN_SIGNATURE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 
@@ -33,11 +35,15 @@ RUN_SIGNATURE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64
 class CompiledKernel:
     """A kernel translated and compiled for this CPU, with what launches need to know."""
 
-    def __init__(self, module: ir.Module, name: str, source_key: str, vector_mode: str = None):
+    def __init__(self, module: ir.Module, name: str, source_key: str, vector_mode: str = None,
+                 param_alignment: int = L.PARAM_ALIGNMENT):
         t0 = time.perf_counter()
-        translation = Translation(module, name, vector_mode)
+        translation = Translation(module, name, vector_mode, param_alignment)
         text = translation.translate()
         key = source_key + "|" + name
+        # the parameters this build takes as multiples of param_alignment (launch checks)
+        self.param_alignment = param_alignment
+        self.aligned_params = translation.aligned_params
         # A large kernel not in the disk cache first gets a quick build that runs at once,
         # while a child process builds the optimized one, swapped in by a later launch
         # (``upgrade``): the machine-code passes of O3 take seconds on an unrolled kernel.
@@ -56,6 +62,9 @@ class CompiledKernel:
         self.vector = translation.vector_plan is not None    # warp-vectorized (vector.py)
         self.vector_reason = translation.vector_reason
         self.prefetch_sites = translation.prefetch_sites
+        # a kernel with loops may run a block for ever: its back edges poll the launch's
+        # stop request, which the host sets at the time limit or on Ctrl-C
+        self.loops = translation.stop_polls > 0
         self.uses_printf = any(f.name == "vprintf" for f in translation.functions)
         self.uses_grid_workspace = translation.uses_grid_workspace     # grid.sync()
         self.uses_malloc = translation.uses_malloc      # a device heap per launch
@@ -71,7 +80,8 @@ class CompiledKernel:
         self.alternative = None
         self.chosen = {}
         if translation.vector_for_loops:
-            self.alternative = CompiledKernel(module, name, source_key, vector_mode="0")
+            self.alternative = CompiledKernel(module, name, source_key, vector_mode="0",
+                                              param_alignment=param_alignment)
         self.compile_seconds = time.perf_counter() - t0
 
 
@@ -138,15 +148,23 @@ def _naming_source_lines(fn):
 
 
 @_naming_source_lines
-def compile_kernel(kernel) -> CompiledKernel:
+def compile_kernel(kernel, aligned_params: bool = True) -> CompiledKernel:
     """The compiled form of ``kernel`` (anything with ``.module``, ``.name`` and ideally
-    ``.ptx``), cached per process by PTX hash and name."""
-    key = cache_key(kernel)
+    ``.ptx``), cached per process by PTX hash and name. ``aligned_params``: the build that
+    takes the pointer parameters as aligned (address_space.PARAM_ALIGNMENT), else the one
+    that assumes nothing, for a launch given a pointer off that alignment."""
+    key = cache_key(kernel) + (() if aligned_params else ("unaligned parameters",))
     with _compile_lock:
         ck = _compiled.get(key)
         if ck is None:
-            ck = _compiled[key] = CompiledKernel(kernel.module, kernel.name, key[0])
+            ck = _compiled[key] = CompiledKernel(
+                kernel.module, kernel.name, key[0],
+                param_alignment=L.PARAM_ALIGNMENT if aligned_params else 1)
     return ck
+
+
+def _misaligned_parameters(ck: CompiledKernel, pointer_values: list) -> bool:
+    return any(pointer_values[i] % ck.param_alignment for i in ck.aligned_params)
 
 
 def module_state(module: ir.Module) -> dict:
@@ -330,6 +348,7 @@ class _Pieces:
         self.count = max(1, min(parts, len(blocks)))
         self.adapt = adapt
         self.running: set = set()
+        self.stopped: set = set()
 
     def take(self):
         if self.next >= self.end:
@@ -340,20 +359,30 @@ class _Pieces:
         self.running.add((a, z))
         return a, z
 
-    def done(self, a: int, z: int, seconds: float) -> None:
+    def done(self, a: int, z: int, seconds: float, stopped: bool = False) -> None:
+        """Piece [a, z) ended (``stopped``: by the launch's stop request, unfinished)."""
         self.running.discard((a, z))
+        if stopped:
+            self.stopped.add((a, z))
         if self.adapt and seconds > PIECE_SECONDS and self.size > 1:
             self.size = max(1, int(self.size * PIECE_SECONDS / seconds))
 
     def unfinished(self) -> bool:
-        return self.next < self.end or bool(self.running)
+        return self.next < self.end or bool(self.running) or bool(self.stopped)
 
     def describe_unfinished(self, launch_end: int) -> str:
-        """The block ranges still running or not started (up to the launch's last block)."""
-        parts = [f"[{a}, {z})" for a, z in sorted(self.running)]
+        """The block ranges stopped, still running or not started (up to the launch's last
+        block), adjacent ones merged."""
+        ranges = sorted(self.running | self.stopped)
         if self.next < launch_end:
-            parts.append(f"[{self.next}, {launch_end})")
-        return ", ".join(parts)
+            ranges.append((self.next, launch_end))
+        merged = []
+        for a, z in ranges:
+            if merged and merged[-1][1] == a:
+                merged[-1][1] = z
+            else:
+                merged.append([a, z])
+        return ", ".join(f"[{a}, {z})" for a, z in merged)
 
 
 PIECE_SECONDS = 0.2
@@ -377,7 +406,8 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     bytes of the launch's device heap, for kernels that call malloc (CUDA's default 8 MiB;
     malloc returns NULL when it is used up). ``timeout``: seconds the launch may run
     (default: the ``dptx.kernel-timeout`` setting, None: no limit), checked between pieces
-    of blocks; past it, ``DptxTimeoutError``. Ctrl-C stops a launch between pieces too."""
+    of blocks and at every loop back edge; past it, ``DptxTimeoutError``. Ctrl-C stops a
+    launch the same way (KeyboardInterrupt)."""
     if not hasattr(kernel, "function") or not hasattr(kernel, "module"):
         raise LaunchError(f"dptx.cpu.launch takes a kernel (RawModule(...).get_function(name) "
                           f"or dptx.RawKernel), got {type(kernel).__name__} {kernel!r}")
@@ -442,6 +472,12 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
             raw = value if isinstance(value, bytes) else value.tobytes()
         param_buf[off:off + len(raw)] = np.frombuffer(raw, np.uint8)
         pointer_values.append(int.from_bytes(raw, "little") if p.size == 8 else 0)
+    if _misaligned_parameters(ck, pointer_values):
+        # a view off the alignment the build assumed of pointers: the build that assumes none
+        ck = compile_kernel(kernel, aligned_params=False)
+        for form in (ck, ck.alternative):
+            if form is not None:
+                form.upgrade()
     workspace = None
     if cooperative:
         # what cooperative groups' grid.sync() counts arrivals in (zeroed per launch)
@@ -481,6 +517,10 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     if timeout is not None and timeout < 0:
         raise LaunchError(f"timeout={timeout}: a kernel time limit is a number of seconds > 0")
     deadline = time.monotonic() + timeout if timeout is not None else None
+    # what every loop back edge of the kernel reads (address_space.STOP_*): set at the
+    # deadline by a timer, or on Ctrl-C, it ends the threads still looping
+    stop_request = np.zeros(1, np.int32)
+    base[L.CTX["stop"]] = stop_request.ctypes.data
 
     def execute(form, blocks_range):
         """Run ``blocks_range`` with compiled ``form`` on ``workers`` threads that take pieces
@@ -505,7 +545,7 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
             chunk = chunks[w]
             ctx = chunk.ctx.ctypes.data
             while not stop.is_set():
-                if deadline is not None and time.monotonic() > deadline:
+                if stop_request[0] or (deadline is not None and time.monotonic() > deadline):
                     stop.set()
                     return
                 with lock:
@@ -517,54 +557,97 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
                 before = int(chunk.ctx[L.CTX["printf_count"]])
                 r = form.run(ctx, a, z)
                 after = int(chunk.ctx[L.CTX["printf_count"]])
+                stopped = r != 0 and int(chunk.error[0]) == L.ERR_STOPPED
                 with lock:
-                    pieces.done(a, z, time.perf_counter() - started)
+                    pieces.done(a, z, time.perf_counter() - started, stopped)
                     if after != before:
                         printed.append((a, chunk, before, after))
-                    if r != 0:
+                    if r != 0 and not stopped:
                         failures.append((a, chunk))
+                    if r != 0:
                         stop.set()
                 if r != 0:
                     return
+
+        def interrupted():
+            """Ctrl-C (or another exception) while the launch runs: ask every thread to
+            stop, at its next piece or loop back edge."""
+            request_stop(stop_request, L.STOP_INTERRUPT)
+            stop.set()
 
         if cooperative and nthr > 1:
             block_threads = [threading.Thread(target=work, args=(w,), daemon=True,
                                               name=f"dptx-block-{w}") for w in range(nthr)]
             for t in block_threads:
                 t.start()
-            while any(t.is_alive() for t in block_threads):
-                block_threads[0].join(0.01)
-                if failures:
-                    # a GPU aborts the whole grid on a fault; here the other blocks may wait
-                    # at a grid.sync() for the one that stopped: end their waits
-                    _release_grid_waits(workspace)
-        elif nthr == 1:
             try:
-                work(0)
-            except BaseException:       # Ctrl-C between pieces: no more pieces
-                stop.set()
+                while any(t.is_alive() for t in block_threads):
+                    block_threads[0].join(0.01)
+                    if failures or stop.is_set():
+                        # a GPU aborts the whole grid on a fault; here the other blocks may
+                        # wait at a grid.sync() for the one that stopped: end their waits
+                        _release_grid_waits(workspace)
+            except BaseException:
+                interrupted()
+                _release_grid_waits(workspace)
+                for t in block_threads:
+                    t.join()
                 raise
         else:
-            # the calling thread works too: one thread fewer to wake and wait on
-            others = [_pool(nthr - 1).submit(work, w) for w in range(1, nthr)]
-            try:
-                work(0)
-            except BaseException:       # Ctrl-C (raised once this thread's piece ended):
-                stop.set()              # the other threads finish the piece they run, no more
-                raise
-            finally:
-                concurrent.futures.wait(others)   # never leave a piece running behind an error
+            with (interrupts_stop(stop_request) if form.loops else contextlib.nullcontext(True)) \
+                    as reachable:
+                if reachable:
+                    # the calling thread works too: one thread fewer to wake and wait on
+                    others = [_pool(nthr - 1).submit(work, w) for w in range(1, nthr)]
+                    try:
+                        work(0)
+                    except BaseException:   # Ctrl-C (raised once this thread's piece ended):
+                        interrupted()       # the others stop at their next back edge or piece
+                        raise
+                    finally:
+                        concurrent.futures.wait(others)   # never leave a piece running behind
+                else:
+                    # a block may loop for ever and Ctrl-C cannot reach the stop request
+                    # from native code: every piece on a pool thread, this one waiting
+                    others = [_pool(nthr).submit(work, w) for w in range(nthr)]
+                    try:
+                        while concurrent.futures.wait(others, timeout=0.1)[1]:
+                            pass
+                    except BaseException:
+                        interrupted()
+                        concurrent.futures.wait(others)
+                        raise
             for f in others:
                 f.result()
-        if deadline is not None and not failures and pieces.unfinished():
-            raise DptxTimeoutError(
-                f"kernel {kernel.name} ran past its time limit of {timeout:g} s "
-                f"(dptx.kernel-timeout) and was stopped: blocks "
-                f"{pieces.describe_unfinished(rng.stop)} "
-                f"of the launch's {nblocks} had not run; arrays it wrote are partly "
-                f"written")
+        if not failures and pieces.unfinished():
+            if stop_request[0] == L.STOP_INTERRUPT:
+                raise KeyboardInterrupt
+            if deadline is not None:
+                raise DptxTimeoutError(
+                    f"kernel {kernel.name} ran past its time limit of {timeout:g} s "
+                    f"(dptx.kernel-timeout) and was stopped: blocks "
+                    f"{pieces.describe_unfinished(rng.stop)} "
+                    f"of the launch's {nblocks} had not finished; arrays it wrote are partly "
+                    f"written")
         return chunks, sorted(failures, key=lambda f: f[0]), printed
 
+    alarm = WATCHDOG.arm(deadline, stop_request) if deadline is not None else None
+    try:
+        runs = _run_forms(ck, execute, nblocks, nthreads, args, rng, workers, cooperative)
+    finally:
+        if alarm is not None:
+            WATCHDOG.disarm(alarm)
+    keep_alive = (table, param_buf, buffers, heap, stop_request)  # noqa: F841 - native code points into these
+    _print_records(kernel, [p for run in runs for p in run[2]], buffers)
+    for form, failures, _ in runs:
+        if failures:
+            raise _error(kernel, form, failures[0][1].error, g, b, buffers, shared_size)
+
+
+def _run_forms(ck, execute, nblocks, nthreads, args, rng, workers, cooperative) -> list:
+    """Run the launch's blocks with the kernel's form for this kind of launch, or, the
+    first time, measure both forms on halves of the blocks and keep the faster. Returns
+    (form, failures, printed) per run."""
     kind = launch_class(nblocks, nthreads, args) if ck.alternative is not None else None
     if ck.alternative is not None and kind not in ck.chosen and len(rng) >= 8 * workers \
             and not cooperative and ck.tier == ck.alternative.tier == "optimized":
@@ -592,11 +675,7 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
         form = ck.chosen.get(kind, ck)
         chunks, failures, printed = execute(form, rng)
         runs = [(form, failures, printed)]
-    keep_alive = (table, param_buf, buffers, heap)  # noqa: F841 - native code points into these
-    _print_records(kernel, [p for run in runs for p in run[2]], buffers)
-    for form, failures, _ in runs:
-        if failures:
-            raise _error(kernel, form, failures[0][1].error, g, b, buffers, shared_size)
+    return runs
 
 
 def launch_class(nblocks: int, nthreads: int, args) -> tuple:

@@ -12,6 +12,7 @@ import struct
 
 from ..errors import PtxUnsupportedError
 from ..ptx import ir
+from ..ptx.alignment import KnownAlignment, trailing_zeros
 from ..ptx.analysis import LOCAL, SHARED, UNKNOWN
 from ..ptx.cfg import EXIT, build_cfg
 from . import address_space as L
@@ -70,6 +71,24 @@ class FunctionCore:
         self.constant_slots = []  # (context field, index) per %kw slot
         self.windows_known = {}  # origin -> known_window values
         self.trusted = {}       # instruction index -> block_check.Site (plain kernels)
+        self.label_pos = {}     # PTX label -> index of the instruction it precedes
+        self.polls = []         # (LLVM label, target label) of the stop polls on back edges
+        self._known = None      # KnownAlignment, when first asked
+
+    @property
+    def known(self) -> KnownAlignment:
+        """Low bits known zero of this function's registers (ptx/alignment.py)."""
+        if self._known is None:
+            symbols = {name: L.WINDOW_SHIFT for name in self.mod.windows}   # window bases
+            symbols.update({name: trailing_zeros(off)
+                            for name, off in self.mod.shared.offsets.items()})
+            # the frame starts at a multiple of 16 bytes (%lsp, and each thread's area)
+            symbols.update({name: min(4, trailing_zeros(off)) for name, off in self.locals.items()})
+            self._known = KnownAlignment(self.f, symbols, self.mod.param_bits)
+        return self._known
+
+    def aligned_by_construction(self, addr, size) -> bool:
+        return isinstance(size, int) and self.known.aligned(addr, L.alignment(size))
 
     # -- small helpers -----------------------------------------------------------------------
     def tmp(self) -> str:
@@ -433,7 +452,8 @@ class FunctionCore:
         value = self.address_value(addr, inst)
         if space == "generic" and isinstance(base, ir.Sym):
             value = self.generic_symbol_address(base.name, value)
-        return self.translate(value, space, size, inst, base)
+        return self.translate(value, space, size, inst, base,
+                              aligned=self.aligned_by_construction(addr, size))
 
     def generic_symbol_address(self, name: str, value: str) -> str:
         """A .shared or .local variable named in a generic access ([s] in ld without a
@@ -496,10 +516,12 @@ class FunctionCore:
                     t = self.tmp(); self.emit(f"{t} = add i64 {v}, {addr.offset}"); value = t
         return value
 
-    def translate(self, value: str, space: str, size: int, inst, base=None) -> str:
+    def translate(self, value: str, space: str, size: int, inst, base=None,
+                  aligned: bool = False) -> str:
         """Host pointer for the device address ``value`` (i64) of ``space``, bounds-checked
         (jumps to the fault exit); ``base``: the register it came from, whose one known
-        buffer, if any, makes the check cheaper."""
+        buffer, if any, makes the check cheaper; ``aligned``: the address is naturally
+        aligned by construction (no alignment check)."""
         fn = {"generic": "xlate", "global": "xlate", "const": "xlate", "shared": "xshared",
               "local": "xlocal"}.get(space)
         if fn is None:
@@ -507,9 +529,10 @@ class FunctionCore:
         if fn == "xlate" and base is not None:
             window = self.known_window(base)
             if window is not None:
-                return self.checked_in_window(window, value, size, inst)
-        self.require_aligned(value, size, inst, {"xshared": L.SHARED_WINDOW,
-                                                 "xlocal": L.LOCAL_WINDOW}.get(fn))
+                return self.checked_in_window(window, value, size, inst, aligned)
+        if not aligned:
+            self.require_aligned(value, size, inst, {"xshared": L.SHARED_WINDOW,
+                                                     "xlocal": L.LOCAL_WINDOW}.get(fn))
         if fn == "xlate" and base is not None:
             allowed = self.allowed_windows(base)
             if allowed:
@@ -647,7 +670,7 @@ class FunctionCore:
                       f"  store i64 %v{slot}, ptr %d{slot}"]
         return "\n".join(lines + ["  ret void", "}"])
 
-    def checked_in_window(self, window, value: str, size: int, inst) -> str:
+    def checked_in_window(self, window, value: str, size: int, inst, aligned: bool = False) -> str:
         """Host pointer for ``value`` checked against a known buffer: one compare against a
         launch constant. Outside it, a plain kernel's thread stops and reports the fault
         (ST_SITE); a resumable kernel's falls back to the full translation, which reports."""
@@ -658,9 +681,9 @@ class FunctionCore:
         room = self.tmp(); self.emit(f"{room} = add i64 {limit}, 1")
         bound = self.tmp(); self.emit(f"{bound} = call i64 @llvm.usub.sat.i64(i64 {room}, i64 {size})")
         ok = self.tmp(); self.emit(f"{ok} = icmp ult i64 {rel}, {bound}")
-        aligned = self.aligned(value, size)
-        if aligned is not None:
-            both = self.tmp(); self.emit(f"{both} = and i1 {ok}, {aligned}")
+        checked = None if aligned else self.aligned(value, size)
+        if checked is not None:
+            both = self.tmp(); self.emit(f"{both} = and i1 {ok}, {checked}")
             ok = both
         if self.inst_index in self.trusted:
             # checked once for the whole block when %trusted (block_check.py)
@@ -684,7 +707,8 @@ class FunctionCore:
         # outside the known bounds: the full translation reports the fault (or a footprint
         # violation) when the address is in the buffer's own window; another window is a
         # fault, never an access to that buffer
-        self.require_aligned(value, size, inst)
+        if not aligned:
+            self.require_aligned(value, size, inst)
         own = self.tmp(); self.emit(f"{own} = lshr i64 {wbase}, {L.WINDOW_SHIFT}")
         self.require_window(value, [own], size, inst)
         mine = self.label("xw")
@@ -779,6 +803,7 @@ class FunctionCore:
             self.trusted = self.mod.trusted_sites(self)
         for name in self.f.labels:
             self.labels[name] = f"L{len(self.labels)}"
+        self.find_label_positions()
         self.block("start")
         if not self.is_kernel:
             # a device function (maybe recursive): its native frame must stay inside the
@@ -829,6 +854,7 @@ class FunctionCore:
             args += [f"ptr %ret{i}" for i in range(len(self.f.returns))]
             args += [f"ptr %arg{i}" for i in range(len(self.f.params))]
             sig = f'define internal i32 @"f.{self.f.name}"({", ".join(args)})'
+        polls = self.stop_poll_blocks()
         head = [sig + " {", "entry:"]
         for name, ty in self.regs.items():
             head.append(f"  {self.reg_ptr(name)} = alloca {ty}")
@@ -849,7 +875,68 @@ class FunctionCore:
             tail.append(f"resume{k}:")
             tail += reload_lines
             tail.append(f"  br label %{target}")
-        return "\n".join(head + self.lines + tail + ["}"])
+        return "\n".join(head + self.lines + tail + polls + ["}"])
+
+    # -- stop polls (the watchdog) -------------------------------------------------------------
+    def find_label_positions(self) -> None:
+        pos = 0
+        for s in self.f.statements():
+            if isinstance(s, ir.Label):
+                self.label_pos[s.name] = pos
+            elif isinstance(s, ir.Instruction):
+                pos += 1
+
+    def branch_target(self, name: str) -> str:
+        """The LLVM label a branch from the current instruction to PTX label ``name`` takes:
+        the label's own, or for a branch back (every cycle of the control flow has one),
+        a poll of the launch's stop request on the way, so that a time limit or Ctrl-C ends
+        a thread that would loop forever (one load of a cached word per iteration)."""
+        target = self.labels[name]
+        return self.stop_poll(target) if self.is_back_edge(name) else target
+
+    def stop_poll(self, target: str) -> str:
+        """The label of a block (emitted with the function's end) that goes on to
+        ``target`` unless the launch was asked to stop."""
+        poll = f"poll{len(self.polls)}"
+        self.polls.append((poll, target))
+        return poll
+
+    def is_back_edge(self, name: str) -> bool:
+        return self.label_pos.get(name, -1) <= self.inst_index
+
+    def branch_back(self, cond: str, target: str, fall: str) -> None:
+        """``br i1 cond, target, fall`` where ``target`` is a loop's head: the stop request
+        is read and tested in the same branch (a separate poll block cost 8% on a
+        grid-stride reduction, this 0-4%)."""
+        self.polls.append((None, None))
+        v = self.tmp(); self.emit(f"{v} = load atomic i32, ptr %stopp monotonic, align 4")
+        go = self.tmp(); self.emit(f"{go} = icmp eq i32 {v}, 0")
+        stay = self.tmp(); self.emit(f"{stay} = and i1 {cond}, {go}")
+        out = self.label("backout")
+        self.emit(f"br i1 {stay}, label %{target}, label %{out}, !prof !1")
+        self.block(out)
+        self.emit(f"br i1 {cond}, label %stopped, label %{fall}")
+
+    def stop_poll_blocks(self) -> list:
+        """The poll blocks, and the exit of a stopped thread (ERR_STOPPED; the host knows
+        why it asked). Also loads the request's address in the entry block."""
+        if not self.polls:
+            return []
+        self.prologue += [f"  %stopf = getelementptr i64, ptr %ctx, i64 {L.CTX['stop']}",
+                          "  %stopp = load ptr, ptr %stopf, !invariant.load !0"]
+        lines = []
+        for k, (poll, target) in enumerate(self.polls):
+            if poll is None:        # read in place (stop_request)
+                continue
+            lines += [f"{poll}:",
+                      f"  %stopv{k} = load atomic i32, ptr %stopp monotonic, align 4",
+                      f"  %stopq{k} = icmp ne i32 %stopv{k}, 0",
+                      f"  br i1 %stopq{k}, label %stopped, label %{target}, !prof !1"]
+        lines += ["stopped:",
+                  f"  call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_STOPPED}, i64 0, "
+                  f"i32 0, i64 0)",
+                  f"  ret i32 {ST_ERR}"]
+        return lines
 
     # -- sync points (resumable kernels) -------------------------------------------------------
     def frame_slot(self, index: int) -> str:
@@ -923,7 +1010,11 @@ class FunctionCore:
         if op == "bra" and inst.guard is not None:
             g = self.read(inst.guard, "i1", inst)
             fall = self.label("fall")
-            self.emit(f"br i1 {g}, label %{self.target(inst)}, label %{fall}")
+            name = self.label_of(inst)
+            if self.is_back_edge(name):
+                self.branch_back(g, self.labels[name], fall)
+            else:
+                self.emit(f"br i1 {g}, label %{self.labels[name]}, label %{fall}")
             self.block(fall)
             return
         skip = None
@@ -940,11 +1031,16 @@ class FunctionCore:
             self.emit(f"br label %{skip}")
             self.block(skip)
 
-    def target(self, inst) -> str:
+    def label_of(self, inst) -> str:
+        """The PTX label a branch instruction names."""
         name = inst.operands[0].name
         if name not in self.labels:
             raise unsupported(inst, f"branch to unknown label {name}")
-        return self.labels[name]
+        return name
+
+    def target(self, inst) -> str:
+        """Where a branch instruction goes (through a stop poll when it goes back)."""
+        return self.branch_target(self.label_of(inst))
 
     # types ----------------------------------------------------------------------------------
     @staticmethod

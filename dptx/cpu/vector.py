@@ -603,7 +603,7 @@ class VectorFunction(VectorMemoryAccess, FullWarpLoops, MemoryVectorLowering, Ar
                 mh = self.frame_load(F_MASKS + 4 * header)
                 again = self.op2("icmp ne", "i32", mh, "0")
                 cont = self.label("cont")
-                self.emit(f"br i1 {again}, label %{names[header]}, label %{cont}")
+                self.branch_back(again, names[header], cont)     # polls the stop request
                 self.block(cont)
             self.emit(f"br label %{nxt}")
         self.block("finish")
@@ -613,6 +613,7 @@ class VectorFunction(VectorMemoryAccess, FullWarpLoops, MemoryVectorLowering, Ar
 
         sig = (f"define internal i32 @thread(ptr {CTX_ARG}, ptr %ti, ptr %lbase, i64 %lsp, "
                f"ptr noalias %frame, ptr %kw)")
+        polls = self.stop_poll_blocks()
         head = [sig + " {", "entry:"]
         for name, ty in self.regs.items():
             rt = ty if name in self.uniform else vt(ty)
@@ -638,7 +639,7 @@ class VectorFunction(VectorMemoryAccess, FullWarpLoops, MemoryVectorLowering, Ar
             tail += reload_lines
             tail.append(f"  br label %{target}")
         self.frame_bytes = self.header_bytes + SLOT * max(len(self.spill), 1)
-        return "\n".join(head + self.lines + tail + ["}"])
+        return "\n".join(head + self.lines + tail + polls + ["}"])
 
     def thread_ids(self):
         """First run of the warp in a block: each lane's thread index (x, y, z, linear) into

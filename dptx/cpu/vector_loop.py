@@ -177,7 +177,7 @@ class FullWarpLoops:
             self.inst_index = blk.end - 1
             taken = self.effective_mask(last)
             again = self.op2("icmp eq", "i32", taken, "-1")
-            self.emit(f"br i1 {again}, label %{head}, label %{leave}, !prof !1")
+            self.branch_back(again, head, leave)
             # some lanes leave: the general form's masks, as its terminator would set them
             self.block(leave)
             self.terminator(blk, last)
@@ -221,6 +221,6 @@ class FullWarpLoops:
         wbase, _, limit = self.access_window(name, space)
         anchors = self.lane_anchors(name, wbase)
         ok = self.known_pattern(name)
-        ok = self.op2("and", "i1", ok, self.anchors_aligned(anchors, wbase, {offset}, size))
+        ok = self.op2("and", "i1", ok, self.anchors_aligned(name, anchors, wbase, {offset}, size))
         return self.op2("and", "i1", ok, self.span_in_bounds(name, anchors, wbase, offset,
                                                              offset + size, step, limit))

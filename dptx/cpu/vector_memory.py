@@ -291,19 +291,19 @@ class VectorMemoryAccess:
             ok = self.op2("and", "i1", ok, self.span_in_bounds(name, (r0, r16), wbase, lo, hi,
                                                                  step, limit))
             offsets = {off for k, off in accesses.values() if k == key}
-            ok = self.op2("and", "i1", ok, self.anchors_aligned((r0, r16), wbase, offsets, size))
+            ok = self.op2("and", "i1", ok, self.anchors_aligned(name, (r0, r16), wbase, offsets, size))
             for i, (k, _) in accesses.items():
                 if k == key:
                     info[i] = (host, r0, r16, step)
         return ok, info
 
-    def anchors_aligned(self, anchors, wbase: str, offsets: set, size: int) -> str:
+    def anchors_aligned(self, name: str, anchors, wbase: str, offsets: set, size: int) -> str:
         """i1: accesses of ``size`` bytes at each of ``offsets`` from both half-warps'
         anchors (offsets from ``wbase``; the other lanes lie whole steps of ``size`` or 0
         further) are naturally aligned. Offsets that differ modulo the alignment never all
         are: false, and the general form reports the one that is not."""
         a = L.alignment(size)
-        if a == 1:
+        if all(self.aligned_by_construction(ir.Addr(ir.Reg(name), o), size) for o in offsets):
             return "true"
         residues = {o % a for o in offsets}
         if len(residues) != 1:
@@ -506,7 +506,7 @@ class VectorMemoryAccess:
             p = self.tmp(); self.emit(f"{p} = inttoptr i64 {a} to ptr")
             self.emit(f"call void @llvm.prefetch.p0(ptr {p}, i32 0, i32 3, i32 1)")
 
-    def range_check(self, key, rel: str, offset: int, limit: str, em: str, wbase: str = "0"):
+    def range_check(self, key, rel: str, offset: int, limit: str, em: str):
         """An i1 saying that every access through the base register of ``key`` from here to
         its next definition (or the block's end, or a barrier) is in bounds for all lanes:
         one check of the span of their immediate offsets instead of one per access."""
@@ -537,25 +537,45 @@ class VectorMemoryAccess:
                 break
         if len(spans) < 2:
             return None
-        a = L.alignment(size)
-        if len({o % a for o in spans}) != 1:
-            return None     # they cannot all be aligned: each access is checked alone
         lo, hi = min(spans), max(spans) + size
         i64 = vt("i64")
         first = self.op2("add", i64, rel, f"splat (i64 {lo - offset})")
         last = self.op2("add", i64, rel, f"splat (i64 {hi - offset})")
         ordered = self.op2("icmp ule", i64, first, last)
         inside = self.op2("icmp ule", i64, last, self.splat(limit, "i64"))
-        good = self.op2("and", vt("i1"), ordered, inside)
-        if a > 1:
-            # every span offset has one residue: the first's alignment decides for all
-            device = self.op2("add", i64, first, self.splat(wbase, "i64"))
-            low = self.op2("and", i64, device, f"splat (i64 {a - 1})")
-            good = self.op2("and", vt("i1"), good, self.op2("icmp eq", i64, low, "zeroinitializer"))
-        both = self.bits(good)
+        both = self.bits(self.op2("and", vt("i1"), ordered, inside))
         ok = self.op2("icmp eq", "i32", self.op2("and", "i32", both, em), em)
         self.range_cache[key] = (ok, lo, hi)
         return ok
+
+    def lanes_aligned(self, code: str, anchors: tuple, rel: str, wbase: str, size: int,
+                      em: str) -> str:
+        """i1: every lane of ``em`` is naturally aligned for an access of ``size`` bytes.
+        Unless the lanes gather, they lie whole multiples of ``size`` from the two reference
+        lanes (``anchors``: real lanes of ``em``), so two scalar tests decide; a gather tests
+        each lane (``rel``: the lanes' offsets from ``wbase``)."""
+        a = L.alignment(size)
+        if a == 1:
+            return "true"
+        _, _, _, ra, rb = anchors
+        both = self.op2("or", "i64", self.op2("add", "i64", ra, wbase),
+                        self.op2("add", "i64", rb, wbase))
+        refs = self.op2("icmp eq", "i64", self.op2("and", "i64", both, str(a - 1)), "0")
+        gather = self.op2("icmp eq", "i32", code, str(self.P_GATHER))
+        start = self.current_label()
+        each_lane, join = self.label("algather"), self.label("aljoin")
+        self.emit(f"br i1 {gather}, label %{each_lane}, label %{join}")
+        self.block(each_lane)
+        i64 = vt("i64")
+        low = self.op2("and", i64, self.op2("add", i64, rel, self.splat(wbase, "i64")),
+                       f"splat (i64 {a - 1})")
+        each = self.bits(self.op2("icmp eq", i64, low, "zeroinitializer"))
+        lanes = self.op2("icmp eq", "i32", self.op2("and", "i32", each, em), em)
+        end = self.current_label()
+        self.emit(f"br label %{join}")
+        self.block(join)
+        out = self.tmp(); self.emit(f"{out} = phi i1 [{refs}, %{start}], [{lanes}, %{end}]")
+        return out
 
     # Access patterns of the lanes' addresses: consecutive (one vector access), each half-warp
     # consecutive or uniform (2-D blocks 16 threads wide: two accesses), or anything (gather).

@@ -91,6 +91,30 @@ def test_out_of_bounds_keeps_earlier_data(client, chunks8):
     assert np.array_equal(out.get()[good], np.arange(64, dtype=np.int32))
 
 
+@pytest.mark.cpu_workers("the CPU executor's loop back edges poll the time limit")
+def test_a_chunk_that_never_ends_is_stopped_and_the_workers_serve_on(client, chunks8):
+    """A kernel that waits for a value nobody writes: the launch's dptx.kernel-timeout
+    travels with its chunks, each is stopped on its worker (DptxTimeoutError naming the
+    kernel), the array keeps what it held, and the same workers run the next launch."""
+    import dask.config
+    k = dptx.RawModule(r'''extern "C" __global__ void wait_for(volatile int* flag, int* out) {
+        while (*flag != 1);
+        out[blockIdx.x * blockDim.x + threadIdx.x] = 1; }''').get_function("wait_for")
+    flag = dptx.zeros(1, np.int32)
+    out = dptx.asarray(np.full(64, 7, np.int32))
+    t0 = time.monotonic()
+    with dask.config.set({"dptx.kernel-timeout": 1.0}):
+        k((2,), (32,), (flag, out))
+        with pytest.raises(dptx.DptxTimeoutError, match=r"kernel wait_for ran past its time "
+                                                        r"limit of 1 s"):
+            out.get()
+    assert time.monotonic() - t0 < 30
+    assert (out.get() == 7).all()
+    flag[...] = 1
+    k((2,), (32,), (flag, out))
+    assert (out.get() == 1).all()
+
+
 def test_module_globals_persist(client, chunks8):
     mod = dptx.RawModule(r'''
     __constant__ float scale[2] = {2.0f, 3.0f};

@@ -37,7 +37,7 @@ class ControlLowering:
         if table is None:
             raise unsupported(inst, "brx.idx without a .branchtargets table")
         idx = self.read(inst.operands[0], "i32", inst)
-        cases = " ".join(f"i32 {i}, label %{self.labels[t]}" for i, t in enumerate(table.targets))
+        cases = " ".join(f"i32 {i}, label %{self.branch_target(t)}" for i, t in enumerate(table.targets))
         self.emit(f"switch i32 {idx}, label %fault [{cases}]")
         self.block(self.label("dead"))
 

@@ -335,14 +335,9 @@ class MemoryVectorLowering:
             return self.op2("sub", vt("i64"), av, self.splat(wbase, "i64"))
 
         def in_bounds(rel: str) -> str:
-            """i1: every lane of ``em`` is in the buffer and naturally aligned."""
             room = self.op2("add", "i64", limit, "1")
             bound = self.tmp(); self.emit(f"{bound} = call i64 @llvm.usub.sat.i64(i64 {room}, i64 {size})")
             ok = self.op2("icmp ult", vt("i64"), rel, self.splat(bound, "i64"))
-            if size > 1:
-                device = self.op2("add", vt("i64"), rel, self.splat(wbase, "i64"))
-                low = self.op2("and", vt("i64"), device, f"splat (i64 {L.alignment(size) - 1})")
-                ok = self.op2("and", vt("i1"), ok, self.op2("icmp eq", vt("i64"), low, "zeroinitializer"))
             return self.op2("icmp eq", "i32", self.op2("and", "i32", self.bits(ok), em), em)
 
         # The lanes' pattern is that of the base register: accesses through the same register
@@ -352,13 +347,20 @@ class MemoryVectorLowering:
         cached = self.pattern_cache.get(key)
         rel = None
         if cached is not None:
-            code, first_anchors, first_offset = cached
+            code, first_anchors, first_offset, first_aligned = cached
             delta = addr.offset - first_offset   # the same in every lane
             anchors = tuple(self.op2("add", "i64", a, str(delta)) if delta else a for a in first_anchors)
-            range_ok = self.range_check(key, None, addr.offset, limit, em, wbase)
+            range_ok = self.range_check(key, None, addr.offset, limit, em)
+            # the same lanes moved by a multiple of the alignment are as aligned as before
+            if self.aligned_by_construction(addr, size):
+                aligned = "true"
+            elif delta % L.alignment(size) == 0:
+                aligned = first_aligned
+            else:
+                aligned = self.lanes_aligned(code, anchors, lane_offsets(), wbase, size, em)
         else:
             rel = lane_offsets()
-            range_ok = self.range_check(key, rel, addr.offset, limit, em, wbase) if key else None
+            range_ok = self.range_check(key, rel, addr.offset, limit, em) if key else None
             # Lane offsets compared as 32-bit values: exact when the buffer ends below 2**32
             # minus a warp of the widest access (no lane offset can wrap); larger buffers
             # (rare) gather.
@@ -368,14 +370,20 @@ class MemoryVectorLowering:
                 small = self.op2("icmp ult", "i64", limit, str((1 << 32) - 1024))
                 c = self.tmp(); self.emit(f"{c} = select i1 {small}, i32 {code}, i32 {self.P_GATHER}")
                 code = c
+            aligned = "true" if self.aligned_by_construction(addr, size) else \
+                self.lanes_aligned(code, anchors, rel, wbase, size, em)
             if key is not None:
-                self.pattern_cache[key] = (code, anchors, addr.offset)
+                self.pattern_cache[key] = (code, anchors, addr.offset, aligned)
         vfast, vslow, vjoin = self.label("vmf"), self.label("vms"), self.label("vmj")
         if range_ok is not None:
             each = self.label("vme")
+            if aligned != "true":
+                range_ok = self.op2("and", "i1", range_ok, aligned)
             self.emit(f"br i1 {range_ok}, label %{vfast}, label %{each}, !prof !1")
             self.block(each)
         fast = in_bounds(rel if rel is not None else lane_offsets())
+        if aligned != "true":
+            fast = self.op2("and", "i1", fast, aligned)
         self.emit(f"br i1 {fast}, label %{vfast}, label %{vslow}, !prof !1")
         self.block(vslow)
         # exact per-lane accesses and fault reports, out of line (one helper per kind)

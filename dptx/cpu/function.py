@@ -12,11 +12,12 @@ import struct
 
 from ..errors import PtxUnsupportedError
 from ..ptx import ir
-from ..ptx.alignment import KnownAlignment, trailing_zeros
 from ..ptx.analysis import LOCAL, SHARED, UNKNOWN
 from ..ptx.cfg import EXIT, build_cfg
 from . import address_space as L
 from .runtime_ir import CTX_ARG
+from .alignment_checks import AlignmentChecks
+from .stop_polls import StopPolls
 from .lowering.common import (LLTY, BITS, INT_OF, FUNCTION_ID_BASE, ST_ERR, ST_SITE, FRAME_HEADER, ST_SPIN, ST_WARP,
                               SPECIAL_INDEX, fconst, f32_bits_to_double, f64_bits_to_double,
                               unsupported)
@@ -47,7 +48,7 @@ def window_fields(origin, windows: dict) -> list:
     return [("buftable", L.TABLE_ROW * w + k) for k in range(3)]
 
 
-class FunctionCore:
+class FunctionCore(AlignmentChecks, StopPolls):
     """Translation of one PTX function body."""
 
     def __init__(self, mod, f: ir.Function):
@@ -74,21 +75,6 @@ class FunctionCore:
         self.label_pos = {}     # PTX label -> index of the instruction it precedes
         self.polls = []         # (LLVM label, target label) of the stop polls on back edges
         self._known = None      # KnownAlignment, when first asked
-
-    @property
-    def known(self) -> KnownAlignment:
-        """Low bits known zero of this function's registers (ptx/alignment.py)."""
-        if self._known is None:
-            symbols = {name: L.WINDOW_SHIFT for name in self.mod.windows}   # window bases
-            symbols.update({name: trailing_zeros(off)
-                            for name, off in self.mod.shared.offsets.items()})
-            # the frame starts at a multiple of 16 bytes (%lsp, and each thread's area)
-            symbols.update({name: min(4, trailing_zeros(off)) for name, off in self.locals.items()})
-            self._known = KnownAlignment(self.f, symbols, self.mod.param_bits)
-        return self._known
-
-    def aligned_by_construction(self, addr, size) -> bool:
-        return isinstance(size, int) and self.known.aligned(addr, L.alignment(size))
 
     # -- small helpers -----------------------------------------------------------------------
     def tmp(self) -> str:
@@ -546,35 +532,6 @@ class FunctionCore:
         return p
 
 
-    def aligned(self, value: str, size):
-        """i1: the device address ``value`` (i64) is naturally aligned for an access of
-        ``size`` bytes (``address_space.alignment``); None when every address is."""
-        a = L.alignment(size)
-        if a == 1:
-            return None
-        low = self.tmp(); self.emit(f"{low} = and i64 {value}, {a - 1}")
-        ok = self.tmp(); self.emit(f"{ok} = icmp eq i64 {low}, 0")
-        return ok
-
-    def require_aligned(self, value: str, size, inst, window: int = None) -> None:
-        """Fault with ERR_MISALIGNED unless ``value`` is naturally aligned, as a GPU does;
-        ``window``: ``value`` is an offset in the shared or local window (reported as the
-        generic address)."""
-        ok = self.aligned(value, size)
-        if ok is None:
-            return
-        good, bad = self.label("al"), self.label("misal")
-        self.emit(f"br i1 {ok}, label %{good}, label %{bad}, !prof !1")
-        self.block(bad)
-        if window is not None:
-            generic = self.tmp()
-            self.emit(f"{generic} = or i64 {value}, {L.buffer_address(window)}")
-            value = generic
-        self.emit(f"call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_MISALIGNED}, "
-                  f"i64 {value}, i32 {inst.line}, i64 {size})")
-        self.emit("br label %fault")
-        self.block(good)
-
     def allowed_windows(self, base) -> list:
         """The window numbers (i64 SSA values or constants) of every buffer ``base`` may
         point into, when they are all known (parameters, module variables, shared or local
@@ -876,67 +833,6 @@ class FunctionCore:
             tail += reload_lines
             tail.append(f"  br label %{target}")
         return "\n".join(head + self.lines + tail + polls + ["}"])
-
-    # -- stop polls (the watchdog) -------------------------------------------------------------
-    def find_label_positions(self) -> None:
-        pos = 0
-        for s in self.f.statements():
-            if isinstance(s, ir.Label):
-                self.label_pos[s.name] = pos
-            elif isinstance(s, ir.Instruction):
-                pos += 1
-
-    def branch_target(self, name: str) -> str:
-        """The LLVM label a branch from the current instruction to PTX label ``name`` takes:
-        the label's own, or for a branch back (every cycle of the control flow has one),
-        a poll of the launch's stop request on the way, so that a time limit or Ctrl-C ends
-        a thread that would loop forever (one load of a cached word per iteration)."""
-        target = self.labels[name]
-        return self.stop_poll(target) if self.is_back_edge(name) else target
-
-    def stop_poll(self, target: str) -> str:
-        """The label of a block (emitted with the function's end) that goes on to
-        ``target`` unless the launch was asked to stop."""
-        poll = f"poll{len(self.polls)}"
-        self.polls.append((poll, target))
-        return poll
-
-    def is_back_edge(self, name: str) -> bool:
-        return self.label_pos.get(name, -1) <= self.inst_index
-
-    def branch_back(self, cond: str, target: str, fall: str) -> None:
-        """``br i1 cond, target, fall`` where ``target`` is a loop's head: the stop request
-        is read and tested in the same branch (a separate poll block cost 8% on a
-        grid-stride reduction, this 0-4%)."""
-        self.polls.append((None, None))
-        v = self.tmp(); self.emit(f"{v} = load atomic i32, ptr %stopp monotonic, align 4")
-        go = self.tmp(); self.emit(f"{go} = icmp eq i32 {v}, 0")
-        stay = self.tmp(); self.emit(f"{stay} = and i1 {cond}, {go}")
-        out = self.label("backout")
-        self.emit(f"br i1 {stay}, label %{target}, label %{out}, !prof !1")
-        self.block(out)
-        self.emit(f"br i1 {cond}, label %stopped, label %{fall}")
-
-    def stop_poll_blocks(self) -> list:
-        """The poll blocks, and the exit of a stopped thread (ERR_STOPPED; the host knows
-        why it asked). Also loads the request's address in the entry block."""
-        if not self.polls:
-            return []
-        self.prologue += [f"  %stopf = getelementptr i64, ptr %ctx, i64 {L.CTX['stop']}",
-                          "  %stopp = load ptr, ptr %stopf, !invariant.load !0"]
-        lines = []
-        for k, (poll, target) in enumerate(self.polls):
-            if poll is None:        # read in place (stop_request)
-                continue
-            lines += [f"{poll}:",
-                      f"  %stopv{k} = load atomic i32, ptr %stopp monotonic, align 4",
-                      f"  %stopq{k} = icmp ne i32 %stopv{k}, 0",
-                      f"  br i1 %stopq{k}, label %stopped, label %{target}, !prof !1"]
-        lines += ["stopped:",
-                  f"  call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_STOPPED}, i64 0, "
-                  f"i32 0, i64 0)",
-                  f"  ret i32 {ST_ERR}"]
-        return lines
 
     # -- sync points (resumable kernels) -------------------------------------------------------
     def frame_slot(self, index: int) -> str:

@@ -4,11 +4,13 @@ Every result is checked bitwise against the same operations done with numpy; the
 the client and of the workers is sampled. Bounded in minutes.
 
     python benchmarks/soak.py [--minutes 2] [--kill-every 8] [--workers 3] [--n 1000000]
+                              [--copies 1] [--amm-interval 2s]
 
 Exits non-zero on any mismatch or error other than ``DataLostError``: a worker killed after
 it made the only copy of an array's current version loses that version (Dask cannot compute
 it again once the versions it came from are released); that is counted, said clearly, and
-the run goes on from the host's copies. Integer data only, so that "bitwise" is exact
+the run goes on from the host's copies. ``--copies 2`` (``dptx.result-copies``) keeps a
+second copy of every version that lives an Active Memory Manager round (``--amm-interval``). Integer data only, so that "bitwise" is exact
 whatever order a reduction takes.
 """
 from __future__ import annotations
@@ -57,7 +59,14 @@ def main():
     ap.add_argument("--ops", default="0,1,2,3,4,5,6",
                     help="the kinds of operation to mix (0 launch, 1 stencil launch, 2 array "
                          "API, 3 slice assignment, 4 upload, 5 copy, 6 sum)")
+    ap.add_argument("--copies", type=int, default=1,
+                    help="dptx.result-copies: 2 keeps a second copy of every array's pieces")
+    ap.add_argument("--amm-interval", default="2s",
+                    help="how often Dask's Active Memory Manager makes the copies")
     args = ap.parse_args()
+    _os.environ.setdefault("DASK_DPTX__RESULT_COPIES", str(args.copies))
+    _os.environ.setdefault("DASK_DISTRIBUTED__SCHEDULER__ACTIVE_MEMORY_MANAGER__INTERVAL",
+                           args.amm_interval)
     _os.environ.setdefault("DASK_DPTX__LOCAL__N_WORKERS", str(args.workers))
     _os.environ.setdefault("DASK_DPTX__LOCAL__THREADS_PER_WORKER", "1")
     import dptx

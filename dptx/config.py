@@ -32,6 +32,12 @@ DEFAULTS = {
         # Bytes per second between workers, for the planner's cost of moving a range of
         # blocks (with its data) from one worker to another.
         "transfer-bandwidth": 1e9,
+        # Workers that hold each piece of an array's current contents (a setting of the
+        # scheduler, scheduler_plugins.replicas): 2 keeps a second copy of every version
+        # that lives a couple of seconds, so that a worker's death loses nothing (at the
+        # price of the memory and the copies); 1: a dead worker's pieces are lost
+        # (DataLostError) unless their tasks can run again. Host uploads always keep 2.
+        "result-copies": 1,
         # A progress bar while a synchronization (get(), dptx.synchronize()) waits more than
         # a couple of seconds: "auto" (in a terminal or Jupyter, not when output goes to a
         # file or pipe), True or False.

@@ -19,7 +19,7 @@ from .model import ThroughputModel
 from .overhead import OverheadModel
 from .profile import ProfileModel
 from .planner import WorkerInfo
-from .replicas import install_host_replicas
+from .replicas import install_replicas
 
 logger = logging.getLogger("scheduler_plugins.dptx")
 
@@ -130,7 +130,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         scheduler.handlers["dptx_state"] = self.state_handler
         from . import dashboard
         dashboard.install(scheduler, self)
-        self.host_replicas = install_host_replicas(scheduler)
+        self.host_replicas = install_replicas(scheduler)
         self.bandwidth = float(dask.config.get("dptx.transfer-bandwidth", 1e9))
         keep_chunks_from_stealing(scheduler)
         keep_chunks_runnable(scheduler)

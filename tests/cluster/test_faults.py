@@ -101,6 +101,49 @@ def test_killed_worker_keeps_host_uploads():
 
 
 @pytest.mark.timeout(300)
+def test_result_copies_keep_an_arrays_contents_through_a_workers_death():
+    """With dptx.result-copies 2 (a setting of the scheduler), the pieces of the arrays a
+    client holds get a second copy within an Active Memory Manager round: killing a worker
+    that held a kernel's results loses nothing. With 1 (the default) the same kill loses
+    them (DataLostError): the versions they came from were released."""
+    import dask.config
+    host = np.random.default_rng(9).standard_normal(1 << 20).astype(np.float32)
+    kernel = dptx.RawModule(r'''extern "C" __global__ void neg(float* x, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = -x[i]; }''').get_function("neg")
+    for copies in (2, 1):
+        with dask.config.set({"dptx.result-copies": copies,
+                              "distributed.scheduler.active-memory-manager.interval": "100ms"}), \
+                cpu_cluster(3, logging.CRITICAL) as cluster, \
+                Client(cluster, set_as_default=False) as client:
+            dptx.connect(client)
+            try:
+                a = dptx.asarray(host)
+                kernel((1 << 12,), (256,), (a, np.int32(1 << 20)))
+                kernel((1 << 12,), (256,), (a, np.int32(1 << 20)))
+                kernel((1 << 12,), (256,), (a, np.int32(1 << 20)))
+                assert np.array_equal(a.get(), -host)
+                pieces = [p for p in a._buffer.pieces.pieces if p.future is not None]
+                assert pieces and not any(p.future.key.startswith("dptx-host-") for p in pieces)
+                time.sleep(1.0)             # a few AMM rounds
+                holders = client.who_has([p.future for p in pieces])
+                assert all(len(h) == copies for h in holders.values()), (copies, holders)
+                victim = next(iter(holders[pieces[0].future.key]))
+                os.kill(client.run(os.getpid)[victim], signal.SIGKILL)
+                deadline = time.time() + 60
+                while victim in client.nthreads() and time.time() < deadline:
+                    time.sleep(0.1)
+                if copies == 2:
+                    assert np.array_equal(a.get(), -host)
+                    kernel((1 << 12,), (256,), (a, np.int32(1 << 20)))
+                    assert np.array_equal(a.get(), host)
+                else:
+                    with pytest.raises(dptx.DataLostError):
+                        a.get()
+            finally:
+                dptx.shutdown()
+
+
+@pytest.mark.timeout(300)
 def test_uploads_right_after_a_worker_leaves():
     """The client's model learns a moment later that a worker left: an upload planned onto it
     goes to the workers still there (not a 30 s wait for it), and the data is right."""

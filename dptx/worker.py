@@ -121,11 +121,32 @@ class _QuietChunkErrors(logging.Filter):
                     and "Key:       dptx-" in message)
 
 
+class StopReleasedChunks:
+    """Worker plugin: a chunk task the scheduler releases while it runs (its launch was
+    cancelled) is asked to stop at its kernel's next loop back edge or piece of blocks
+    (``dptx.cpu.watchdog.stop_task``), instead of running on, up to its time limit."""
+    idempotent = True
+
+    def setup(self, worker):
+        pass
+
+    def teardown(self, worker):
+        # the worker closes (its scheduler is gone...): nothing waits for its chunks
+        from dptx.cpu.watchdog import stop_all_tasks
+        stop_all_tasks()
+
+    def transition(self, key, start, finish, **kwargs):
+        if start in ("executing", "long-running") and finish == "released":
+            from dptx.cpu.watchdog import stop_task
+            stop_task(key)
+
+
 def dask_setup(worker):
     logging.getLogger("distributed.worker").addFilter(
         _QuietChunkErrors(bool(os.environ.get(QUIET_CHUNK_ERRORS))))
     # Results reach the scheduler in batches, one send per 2 ms at most; a chunk that the
     # next launch's chunks wait for should not wait for the batch (see scheduler_plugins).
     worker.batched_stream.interval = min(worker.batched_stream.interval, 0.001)
+    worker.plugins["dptx-stop-released-chunks"] = StopReleasedChunks()
     facts = declare_resources(worker)
     logger.info("dptx worker: %s, resources %s", facts["device"], dict(worker.state.total_resources))

@@ -132,6 +132,15 @@ def load_kernel(ptx: str, name: str) -> KernelImage:
 WORKER_KERNEL_TIMEOUT = 600.0
 
 
+def _current_key():
+    """The key of the task this thread runs (None outside a worker's task)."""
+    try:
+        from distributed.worker import thread_state
+        return getattr(thread_state, "key", None)
+    except ImportError:
+        return None
+
+
 def chunk_time_limit(requested):
     """The time limit of a chunk on this worker: the launch's, else the worker's
     dptx.kernel-timeout, else WORKER_KERNEL_TIMEOUT."""
@@ -290,14 +299,18 @@ def _run_step(step: Step, device: str, views: list, inputs: tuple, lane: int = N
             # chunk's blocks run on this worker's CPU instead
             _note_once(("module", spec.kernel), "%s; its GPU chunks run on the CPU", exc)
     from dptx import cpu
+    from dptx.cpu.watchdog import stoppable_task
     compiled = cpu.compile_kernel(kernel)
     # a launch of a kind not seen before measures the kernel's two forms on halves of its
     # blocks (executor.launch_class): its time says little of the chosen form's speed
     decided = len(compiled.chosen)
     t0 = time.perf_counter()
-    cpu.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
-               blocks=None if spec.cooperative else blocks, globals=global_buffers,
-               threads=1, cooperative=spec.cooperative, timeout=chunk_time_limit(spec.timeout))
+    stop_request = np.zeros(1, np.int32)
+    with stoppable_task(_current_key(), stop_request):
+        cpu.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
+                   blocks=None if spec.cooperative else blocks, globals=global_buffers,
+                   threads=1, cooperative=spec.cooperative,
+                   timeout=chunk_time_limit(spec.timeout), stop_request=stop_request)
     seconds = time.perf_counter() - t0
     tried_both = len(compiled.chosen) != decided
     return seconds, not (first_run or tried_both)

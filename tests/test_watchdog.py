@@ -215,3 +215,39 @@ def test_chunks_on_workers_get_a_time_limit_by_default(monkeypatch):
         assert chunk_time_limit(None) == 30 and chunk_time_limit(4) == 4
     with dask.config.set({"dptx.kernel-timeout": 0}):
         assert chunk_time_limit(None) == 0
+
+
+
+CTRL_C_CLUSTER_FOREVER = '''
+import os, signal, threading, time, numpy as np, dptx
+k = dptx.RawKernel({src!r}, "spin")
+flag = dptx.zeros(1, np.int32)
+out = dptx.zeros(64, np.int32)
+k((4,), (32,), (flag, out))
+threading.Timer(3.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+t0 = time.monotonic()
+try:
+    dptx.synchronize()          # the chunks spin on both workers: flag is 0
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("interrupted after", round(time.monotonic() - t0, 2))
+t0 = time.monotonic()
+flag[...] = 1
+k((4,), (32,), (flag, out))
+print("next launch", int(out.get().sum()), "in", round(time.monotonic() - t0, 2))
+'''
+
+
+@pytest.mark.timeout(300)
+def test_ctrl_c_stops_the_chunks_that_loop_for_ever_on_the_workers():
+    """Dask cannot stop a running task: the released chunks' kernels are asked to stop at
+    their next back edge (the worker plugin of dptx.worker), so the workers serve the next
+    launch at once instead of spinning until the chunk's time limit."""
+    proc = subprocess.run([sys.executable, "-c", CTRL_C_CLUSTER_FOREVER.format(src=FOREVER)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=240,
+                          env=dict(os.environ, DASK_DPTX__LOCAL__N_WORKERS="2",
+                                   DASK_DPTX__LOCAL__THREADS_PER_WORKER="1"))
+    lines = proc.stdout.splitlines()
+    assert any(line.startswith("interrupted after") for line in lines), proc.stdout + proc.stderr
+    nxt = next(line for line in lines if line.startswith("next launch"))
+    assert nxt.split()[2] == "32" and float(nxt.split()[-1]) < 20, lines

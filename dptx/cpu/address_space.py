@@ -95,6 +95,7 @@ ERR_STOPPED = 11      # the launch was asked to stop (time limit, Ctrl-C): seen 
 # Values of the stop request: why the host asked the launch's threads to stop
 STOP_TIMEOUT = 1
 STOP_INTERRUPT = 2
+STOP_CANCELLED = 3    # a worker's chunk whose task the client cancelled
 
 # PTX ISA, "Addresses as Operands": an access must be naturally aligned, at a multiple of its
 # size (a vector access: of the whole vector); a GPU stops a kernel that is not with

@@ -396,7 +396,8 @@ MAX_COOPERATIVE_BLOCKS = 256
 @_naming_source_lines
 def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=None,
            threads=None, printf_capacity: int = 4096, cooperative: bool = False,
-           heap_size: int = DEFAULT_HEAP_BYTES, timeout: float = None):
+           heap_size: int = DEFAULT_HEAP_BYTES, timeout: float = None,
+           stop_request: np.ndarray = None):
     """Run ``kernel`` on numpy arrays in this process. ``blocks`` restricts the run to a range
     of linear block ids; ``globals`` maps module variable names to uint8 buffers to use
     instead of the module's own (the distributed layer passes private copies); ``threads``
@@ -519,7 +520,8 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     deadline = time.monotonic() + timeout if timeout is not None else None
     # what every loop back edge of the kernel reads (address_space.STOP_*): set at the
     # deadline by a timer, or on Ctrl-C, it ends the threads still looping
-    stop_request = np.zeros(1, np.int32)
+    if stop_request is None:        # (a worker's chunk passes its own: watchdog.stop_task)
+        stop_request = np.zeros(1, np.int32)
     base[L.CTX["stop"]] = stop_request.ctypes.data
 
     def execute(form, blocks_range):
@@ -622,6 +624,8 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
         if not failures and pieces.unfinished():
             if stop_request[0] == L.STOP_INTERRUPT:
                 raise KeyboardInterrupt
+            if stop_request[0] == L.STOP_CANCELLED:
+                raise DptxError(f"kernel {kernel.name}: the launch was cancelled and stopped")
             if deadline is not None:
                 raise DptxTimeoutError(
                     f"kernel {kernel.name} ran past its time limit of {timeout:g} s "

@@ -142,3 +142,40 @@ def interrupts_stop(stop_request: np.ndarray):
         signal.set_wakeup_fd(-1)
         with _watch_lock:
             _watched_requests.pop(key, None)
+
+
+# -- cancelled tasks (workers) -------------------------------------------------------------------
+# Dask cannot stop a task that runs: when the client cancels a launch (Ctrl-C, an error before
+# it) its chunks would run on, a kernel that loops for ever up to the time limit. A chunk task
+# registers its launch's stop request under its key; the worker plugin of ``dptx.worker``
+# sets it when the scheduler releases that key while it executes.
+_tasks: dict = {}           # task key -> stop request
+_tasks_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def stoppable_task(key, stop_request: np.ndarray):
+    with _tasks_lock:
+        _tasks[key] = stop_request
+    try:
+        yield
+    finally:
+        with _tasks_lock:
+            _tasks.pop(key, None)
+
+
+def stop_task(key) -> bool:
+    """Ask the launch task ``key`` runs to stop (STOP_CANCELLED); False if it runs none."""
+    with _tasks_lock:
+        request = _tasks.get(key)
+    if request is None:
+        return False
+    request_stop(request, L.STOP_CANCELLED)
+    return True
+
+
+def stop_all_tasks() -> None:
+    with _tasks_lock:
+        keys = list(_tasks)
+    for key in keys:
+        stop_task(key)

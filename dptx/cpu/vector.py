@@ -43,11 +43,13 @@ from .lowering.conversion import ConversionVectorLowering
 from .lowering.sync import SyncVectorLowering
 from .lowering.matrix import MatrixVectorLowering
 from .lowering.float_math import FloatMathVectorLowering
+from .lowering.atomics import AtomicVectorLowering
 
 
 class VectorFunction(VectorMemoryAccess, FullWarpLoops, MemoryVectorLowering, ArithmeticVectorLowering,
                      BitsVectorLowering, CompareVectorLowering, ConversionVectorLowering,
                      SyncVectorLowering, MatrixVectorLowering, FloatMathVectorLowering,
+                     AtomicVectorLowering,
                      Function):
     """The kernel body for one warp: ``@thread(ctx, ti, null, 0, frame, kw)`` returns 0 when
     the warp is done, ST_BAR at a barrier (to be called again) or ST_ERR on a fault."""

@@ -1,10 +1,10 @@
 """Atomics and reductions: ``atom`` and ``red`` on global and shared memory (scalar, the
-vector ``.v2``/``.v4`` and the half forms)."""
+vector ``.v2``/``.v4`` and the half forms), and the warp form's combined integer ``red.add``."""
 from __future__ import annotations
 
 from ...ptx import ir
-from .common import LLTY, unsupported
-from .registry import lower
+from .common import LLTY, W, unsupported, vt
+from .registry import lower, lower_vector
 
 
 class AtomicLowering:
@@ -132,3 +132,75 @@ class AtomicLowering:
             old = self.tmp(); self.emit(f"{old} = atomicrmw {rmw} ptr {p}, {ty} {v} seq_cst")
         if not is_red:
             self.write(inst.operands[0], old, ty, inst)
+
+
+# integer types whose additions a warp may combine: addition modulo 2**n is associative and
+# commutative, so one add of the lanes' sum leaves memory as their adds one by one would
+_COMBINABLE = {"u32", "s32", "b32", "u64", "s64", "b64"}
+
+
+class AtomicVectorLowering:
+    """Warp-vectorized lowerings (mixed into ``vector.VectorFunction``)."""
+
+    @lower_vector("atom", "red")
+    def v_atomic_add(self, inst, em):
+        """``atom.add``/``red.add`` on integers where every active lane adds to one address
+        (a counter: ``atomicAdd(&count, v)``): one atomic add of the lanes' sum instead of
+        one per lane. Lane k gets the old value plus the sum of the lanes before it, as if the
+        lanes had added one after the other in lane order (what the lane-by-lane form does);
+        the memory ends the same, since integer addition wraps modulo 2**n in any order.
+        Lanes at different addresses, and faults, go lane by lane as before (the first lane's
+        thread is named)."""
+        t = self.itype(inst)
+        if self._vector(inst) != 1 or t not in _COMBINABLE or "add" not in inst.modifiers:
+            return False
+        is_red = inst.opcode == "red"
+        ops = inst.operands if is_red else inst.operands[1:]
+        if len(ops) != 2 or (not is_red and (not isinstance(inst.operands[0], ir.Reg)
+                                             or inst.operands[0].component)):
+            return False
+        addr, value = ops
+        space = self.space_of(inst)
+        if space not in ("global", "shared", "generic") or not isinstance(addr, ir.Addr) \
+                or not isinstance(addr.base, ir.Reg) or addr.base.name not in self.regs \
+                or not self.vreadable(addr.base) or not self.vreadable(value):
+            return False
+        ty = LLTY[t]
+        rty = self.regs[addr.base.name]
+        bases = self.vread(addr.base, rty, inst)
+        first = self.tmp(); self.emit(f"{first} = call i32 @llvm.cttz.i32(i32 {em}, i1 true)")
+        b0 = self.tmp(); self.emit(f"{b0} = extractelement {vt(rty)} {bases}, i32 {first}")
+        same = self.bits(self.op2("icmp eq", vt(rty), bases, self.splat(b0, rty)))
+        one_address = self.op2("icmp eq", "i32", self.op2("and", "i32", same, em), em)
+        values = self.vread(value, ty, inst)
+        masked = self.tmp()
+        self.emit(f"{masked} = select {vt('i1')} {self.vmask(em)}, {vt(ty)} {values}, "
+                  f"{vt(ty)} zeroinitializer")
+        # inclusive prefix sums over the lanes (5 doubling steps), the total in the last lane
+        scan = masked
+        for step in (1, 2, 4, 8, 16):
+            shifted = self.tmp()
+            idx = ", ".join(f"i32 {j - step if j >= step else W}" for j in range(W))
+            self.emit(f"{shifted} = shufflevector {vt(ty)} {scan}, {vt(ty)} zeroinitializer, "
+                      f"<{W} x i32> <{idx}>")
+            scan = self.op2("add", vt(ty), scan, shifted)
+        total = self.tmp(); self.emit(f"{total} = extractelement {vt(ty)} {scan}, i32 {W - 1}")
+        combined, each, join = self.label("atc"), self.label("ate"), self.label("atj")
+        self.emit(f"br i1 {one_address}, label %{combined}, label %{each}")
+        self.block(combined)
+        self.set_thread_ids(first)      # a fault names the first lane, as lane by lane
+        self.lane = first
+        try:
+            p = self.address(addr, space, ir.type_size(t), inst)
+        finally:
+            self.lane = None
+        old = self.tmp(); self.emit(f"{old} = atomicrmw add ptr {p}, {ty} {total} seq_cst")
+        if not is_red:
+            before = self.op2("sub", vt(ty), scan, masked)      # the lanes before each
+            got = self.op2("add", vt(ty), before, self.splat(old, ty))
+            self.vwrite(inst.operands[0], got, ty, em, inst)
+        self.emit(f"br label %{join}")
+        self.block(each)
+        self.lane_loop(inst, em)
+        self.emit(f"br label %{join}")
+        self.block(join)

@@ -90,11 +90,16 @@ class Module:
         # only works on innermost loops, so a per-thread loop (often a recurrence) would run
         # one thread at a time, while 32 lanes run it side by side (25x on a polynomial).
         has_loop = bool(build_cfg(self.kernel).back_edges())
-        self.vector_for_loops = False   # vectorized only because of a loop (the executor
-        #                                 also builds the plain form and measures both)
+        # sin/cos.approx.f32 per thread branch to libm for large inputs (lowering/sin_cos.py),
+        # which keeps LLVM from vectorizing the thread loop: 32 lanes run them side by side
+        # (4M __sinf/__cosf pairs: 30 ms per thread, 8 ms warp-vectorized)
+        has_sin_cos = any(i.opcode in ("sin", "cos") and "f32" in i.modifiers
+                          for i in self.kernel.instructions)
+        self.vector_for_loops = False   # vectorized only because of a loop or sin/cos (the
+        #                                 executor also builds the plain form, measures both)
         if choice in ("0", "off", "no", "false"):
             self.vector_reason = f"DPTX_CPU_VECTOR={choice}"
-        elif self.resumable or has_loop or choice == "all":
+        elif self.resumable or has_loop or has_sin_cos or choice == "all":
             plan = plan_vector(module, self.kernel)
             if isinstance(plan, str):
                 self.vector_reason = plan

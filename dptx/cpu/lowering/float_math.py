@@ -5,9 +5,10 @@ from __future__ import annotations
 from .common import FLOATS, LLTY, W, sfx, vt
 from .exp_log import Exp2Log2IR
 from .registry import lower, lower_vector
+from .sin_cos import SinCosIR
 
 
-class FloatMathLowering(Exp2Log2IR):
+class FloatMathLowering(Exp2Log2IR, SinCosIR):
     """Per-thread lowerings (mixed into ``function.Function``)."""
 
     @lower("copysign")
@@ -42,13 +43,12 @@ class FloatMathLowering(Exp2Log2IR):
             r = self.tmp(); self.emit(f"{r} = fdiv {ty} 1.0, {s}"); return r
         self.float_op(inst, compute)
 
-    @lower("sin")
-    def op_sin(self, inst):
-        self.float_op(inst, lambda a, ty: self.fcall("sin", a, ty))
-
-    @lower("cos")
-    def op_cos(self, inst):
-        self.float_op(inst, lambda a, ty: self.fcall("cos", a, ty))
+    @lower("sin", "cos")
+    def op_sin_cos(self, inst):
+        # f32 inline (sin_cos: the same bits as the warp form); other types by libm
+        cos = inst.opcode == "cos"
+        self.float_op(inst, lambda a, ty: self.sin_cos_f32(a[0], cos) if ty == "float"
+                      else self.fcall(inst.opcode, a, ty))
 
     @lower("ex2")
     def op_ex2(self, inst):
@@ -96,12 +96,12 @@ class FloatMathLowering(Exp2Log2IR):
         self.write(inst.operands[0], r, "i1", inst)
 
 
-class FloatMathVectorLowering(Exp2Log2IR):
+class FloatMathVectorLowering(Exp2Log2IR, SinCosIR):
     """Warp-vectorized lowerings (mixed into ``vector.VectorFunction``) of the functions whose
     per-thread lowering is one LLVM operation per element: ``sqrt`` and ``rcp`` rounded to
     nearest (or .approx, which the per-thread form computes the same way), ``rsqrt``, and
-    ``sin``/``cos`` (libm's functions, as per thread), and of ``ex2``/``lg2`` on f32 (the
-    inline arithmetic of ``exp_log``, .ftz too). The same operations on ``<32 x T>`` give each
+    of ``sin``/``cos`` and ``ex2``/``lg2`` on f32 (the inline arithmetic of ``sin_cos`` and
+    ``exp_log``, .ftz too). The same operations on ``<32 x T>`` give each
     lane the per-thread form's value (.ftz included); directed rounding and the half types
     return False (lane by lane)."""
 
@@ -137,8 +137,10 @@ class FloatMathVectorLowering(Exp2Log2IR):
             self.vintrinsic("sqrt", a, ty), ty))
 
     @lower_vector("sin", "cos")
-    def v_libm(self, inst, em):
-        return self.vfloat(inst, em, lambda a, ty: self.vintrinsic(inst.opcode, a, ty))
+    def v_sin_cos(self, inst, em):
+        cos = inst.opcode == "cos"
+        return self.vfloat(inst, em, lambda a, ty: self.sin_cos_f32(a[0], cos, W)
+                           if ty == "float" else self.vintrinsic(inst.opcode, a, ty))
 
     @lower_vector("ex2", "lg2")
     def v_exp2_log2(self, inst, em):

@@ -258,3 +258,59 @@ def ptx_kernel(params, body, name="k", decls=""):
 # %rd0 = global index as u64
 GID = ("mov.u32 %r0, %tid.x;\nmov.u32 %r1, %ctaid.x;\nmov.u32 %r2, %ntid.x;\n"
        "mad.lo.u32 %r3, %r1, %r2, %r0;\ncvt.u64.u32 %rd0, %r3;\n")
+
+
+def f32_unary_kernel(name: str, ops: list):
+    """A kernel applying the four f32 instructions ``ops`` (each ``"opcode.modifiers"``, one
+    source) to x[i], writing the four results to out[4 i .. 4 i + 3]."""
+    assert len(ops) == 4
+    body = "\n".join(f"    {op} %f{k + 2}, %f1;" for k, op in enumerate(ops))
+    ptx = f'''
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry {name}(.param .u64 px, .param .u64 pout, .param .u32 n)
+{{
+    .reg .pred %p1;
+    .reg .b32 %r<6>;
+    .reg .f32 %f<6>;
+    .reg .b64 %rd<7>;
+    ld.param.u64 %rd1, [px];
+    ld.param.u64 %rd2, [pout];
+    ld.param.u32 %r1, [n];
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mov.u32 %r4, %tid.x;
+    mad.lo.s32 %r5, %r2, %r3, %r4;
+    setp.ge.s32 %p1, %r5, %r1;
+    @%p1 bra DONE;
+    mul.wide.s32 %rd3, %r5, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.f32 %f1, [%rd4];
+    mul.wide.s32 %rd5, %r5, 16;
+    add.s64 %rd6, %rd2, %rd5;
+{body}
+    st.global.v4.f32 [%rd6], {{%f2, %f3, %f4, %f5}};
+DONE:
+    ret;
+}}
+'''
+    return dptx.RawModule(ptx=ptx).get_function(name)
+
+
+def run_in_both_forms(kernel, x: np.ndarray) -> dict:
+    """{"0": results per thread, "all": warp-vectorized} of an ``f32_unary_kernel`` on x."""
+    from dptx import cpu
+    from dptx.cpu import executor
+    out = {}
+    mp = pytest.MonkeyPatch()
+    try:
+        for mode in ("0", "all"):
+            mp.setenv("DPTX_CPU_VECTOR", mode)
+            assert executor.compile_kernel(kernel).vector == (mode == "all")
+            r = np.zeros((x.size, 4), np.float32)
+            cpu.launch(kernel, ((x.size + 127) // 128,), (128,), [x, r, np.int32(x.size)])
+            out[mode] = r
+    finally:
+        mp.undo()
+    return out

@@ -8,43 +8,7 @@ must agree bit for bit."""
 import numpy as np
 import pytest
 
-import dptx
-from dptx import cpu
-from dptx.cpu import executor
-
-PTX = r'''
-.version 7.0
-.target sm_70
-.address_size 64
-.visible .entry exp_log(.param .u64 px, .param .u64 pout, .param .u32 n)
-{
-    .reg .pred %p1;
-    .reg .b32 %r<6>;
-    .reg .f32 %f<6>;
-    .reg .b64 %rd<7>;
-    ld.param.u64 %rd1, [px];
-    ld.param.u64 %rd2, [pout];
-    ld.param.u32 %r1, [n];
-    mov.u32 %r2, %ctaid.x;
-    mov.u32 %r3, %ntid.x;
-    mov.u32 %r4, %tid.x;
-    mad.lo.s32 %r5, %r2, %r3, %r4;
-    setp.ge.s32 %p1, %r5, %r1;
-    @%p1 bra DONE;
-    mul.wide.s32 %rd3, %r5, 4;
-    add.s64 %rd4, %rd1, %rd3;
-    ld.global.f32 %f1, [%rd4];
-    mul.wide.s32 %rd5, %r5, 16;
-    add.s64 %rd6, %rd2, %rd5;
-    ex2.approx.f32 %f2, %f1;
-    ex2.approx.ftz.f32 %f3, %f1;
-    lg2.approx.f32 %f4, %f1;
-    lg2.approx.ftz.f32 %f5, %f1;
-    st.global.v4.f32 [%rd6], {%f2, %f3, %f4, %f5};
-DONE:
-    ret;
-}
-'''
+from ._util import f32_unary_kernel, run_in_both_forms
 
 TINY = np.float32(np.finfo(np.float32).tiny)      # smallest normal float
 
@@ -66,20 +30,8 @@ def inputs():
 
 @pytest.fixture(scope="module")
 def results():
-    k = dptx.RawModule(ptx=PTX).get_function("exp_log")
     x = inputs()
-    out = {}
-    mp = pytest.MonkeyPatch()
-    try:
-        for mode in ("0", "all"):
-            mp.setenv("DPTX_CPU_VECTOR", mode)
-            assert executor.compile_kernel(k).vector == (mode == "all")
-            r = np.zeros((x.size, 4), np.float32)
-            cpu.launch(k, ((x.size + 127) // 128,), (128,), [x, r, np.int32(x.size)])
-            out[mode] = r
-    finally:
-        mp.undo()
-    return x, out
+    return x, run_in_both_forms(f32_unary_kernel("exp_log", ['ex2.approx.f32', 'ex2.approx.ftz.f32', 'lg2.approx.f32', 'lg2.approx.ftz.f32']), x)
 
 
 def test_both_forms_agree_bit_for_bit(results):

@@ -57,6 +57,13 @@ class Exp2Log2IR:
             self.declare_intrinsic(f"declare {ty} @{full}({', '.join([ty] * len(args))})")
         return self._op(f"call {ty} @{full}(" + ", ".join(f"{ty} {a}" for a in args) + ")")
 
+    def _polynomial(self, coefficients: list, t: str, lanes: int) -> str:
+        """sum c_k t^k in double by Horner's rule with fused multiply-adds."""
+        p = self._k("double", dconst(coefficients[-1]), lanes)
+        for c in reversed(coefficients[:-1]):
+            p = self._intrinsic("fma", "double", [p, t, self._k("double", dconst(c), lanes)], lanes)
+        return p
+
     def exp2_f32(self, x: str, lanes: int = 0) -> str:
         F, D, I = self._ty("float", lanes), self._ty("double", lanes), self._ty("i64", lanes)
         d = lambda v: self._k("double", dconst(v), lanes)     # noqa: E731
@@ -65,9 +72,7 @@ class Exp2Log2IR:
         xc = self._intrinsic("minnum", "double", [xc, d(130.0)], lanes)
         n = self._intrinsic("roundeven", "double", [xc], lanes)
         f = self._op(f"fsub {D} {xc}, {n}")
-        p = d(EXP2_TAYLOR[-1])
-        for c in reversed(EXP2_TAYLOR[:-1]):
-            p = self._intrinsic("fma", "double", [p, f, d(c)], lanes)
+        p = self._polynomial(EXP2_TAYLOR, f, lanes)
         ni = self._op(f"fptosi {D} {n} to {I}")
         biased = self._op(f"add {I} {ni}, {self._k('i64', '1023', lanes)}")
         bits = self._op(f"shl {I} {biased}, {self._k('i64', '52', lanes)}")
@@ -98,9 +103,7 @@ class Exp2Log2IR:
         e = self._op(f"sitofp {I} {self._op(f'sub {I} {exponent}, {bias}')} to {D}")
         t = self._op(f"fdiv {D} {self._op(f'fsub {D} {m}, {d(1.0)}')}, {self._op(f'fadd {D} {m}, {d(1.0)}')}")
         t2 = self._op(f"fmul {D} {t}, {t}")
-        s = d(ATANH_TERMS[-1])
-        for c in reversed(ATANH_TERMS[:-1]):
-            s = self._intrinsic("fma", "double", [s, t2, d(c)], lanes)
+        s = self._polynomial(ATANH_TERMS, t2, lanes)
         ln_m = self._op(f"fmul {D} {s}, {t}")
         r = self._intrinsic("fma", "double", [ln_m, d(INV_LN2), e], lanes)
         r = self._op(f"fptrunc {D} {r} to {F}")

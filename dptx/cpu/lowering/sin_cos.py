@@ -49,7 +49,7 @@ COS_TAYLOR = [(-1) ** k / math.factorial(2 * k) for k in range(10)]        # r^(
 
 class SinCosIR:
     """Mixed into the per-thread (``lanes=0``) and warp-vectorized (``lanes=W``) lowerings,
-    with ``Exp2Log2IR`` (``_ty``, ``_k``, ``_op``, ``_intrinsic``); needs ``label``/``block``;
+    with ``Exp2Log2IR`` (``_ty``, ``_k``, ``_op``, ``_intrinsic``, ``_polynomial``); needs ``label``/``block``;
     the rare large inputs go to libm through ``llvm.sin``/``llvm.cos``."""
 
     def sin_cos_f32(self, x: str, cos: bool, lanes: int = 0) -> str:
@@ -82,13 +82,8 @@ class SinCosIR:
         r = self._op(f"fsub {D} {r}, {self._op(f'fmul {D} {k}, {d(P2)}')}")
         r = self._op(f"fsub {D} {r}, {self._op(f'fmul {D} {k}, {d(P3)}')}")
         r2 = self._op(f"fmul {D} {r}, {r}")
-        s = d(SIN_TAYLOR[-1])
-        for coefficient in reversed(SIN_TAYLOR[:-1]):
-            s = self._intrinsic("fma", "double", [s, r2, d(coefficient)], lanes)
-        s = self._op(f"fmul {D} {s}, {r}")
-        c = d(COS_TAYLOR[-1])
-        for coefficient in reversed(COS_TAYLOR[:-1]):
-            c = self._intrinsic("fma", "double", [c, r2, d(coefficient)], lanes)
+        s = self._op(f"fmul {D} {self._polynomial(SIN_TAYLOR, r2, lanes)}, {r}")
+        c = self._polynomial(COS_TAYLOR, r2, lanes)
         # the quadrant: sin x = (s, c, -s, -c)[k mod 4], cos x = sin(x + pi/2)
         q = self._op(f"fptosi {D} {k} to {I}")
         if cos:

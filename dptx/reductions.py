@@ -24,6 +24,19 @@ from .module import RawModule
 BLOCK = 256
 MIN_PIECE = 4096          # elements per (output, piece) block at least
 MAX_PIECES = 256
+# Pieces are whole multiples of this many elements: each of a block's 8 warps takes a
+# segment of a multiple of 128, which NVRTC's loop (unrolled by 4) covers in whole steps:
+# the access footprint then bounds every block's reads exactly (see source()).
+PIECE_ROUND = 8 * 128
+
+
+def pieces(M: int, R: int) -> tuple:
+    """(pieces per output, elements per piece) for M outputs of R reduced elements each: a
+    few outputs are cut into pieces of at least MIN_PIECE elements, multiples of PIECE_ROUND,
+    at most MAX_PIECES of them."""
+    P = max(1, min(MAX_PIECES, R // MIN_PIECE)) if M < 64 else 1
+    piece = -(-R // P // PIECE_ROUND) * PIECE_ROUND if R else 0
+    return (-(-R // piece) if R else 1), piece
 
 
 def _is_array(v) -> bool:
@@ -89,12 +102,12 @@ class ReductionKernel:
         R = int(np.prod([shape[k] for k in red], dtype=np.int64))
         if M == 0:
             return out
-        P = max(1, min(MAX_PIECES, R // MIN_PIECE)) if M < 64 else 1
-        piece = -(-R // P) if R else 0
+        P, piece = pieces(M, R)
         layout = self._layout(args, shape, kept, red)
         kinds = tuple("a" if _is_array(v) else "v" for v in args)
         split = P > 1
-        wide = max([M * P, R, M * R] + [abs(int(v)) for v in layout[1]]) > np.iinfo(np.int32).max
+        wide = max([M * P, R, M * R, P * piece]
+                   + [abs(int(v)) for v in layout[1]]) > np.iinfo(np.int32).max
         idx = np.int64 if wide else np.int32
         key = (tuple(str(types[p.name]) for p in self.in_params + self.out_params),
                str(rtype), kinds, layout[0], len(kept), len(red), split, wide,
@@ -211,17 +224,20 @@ class ReductionKernel:
                 # so that each block's footprint is its own contiguous range
                 + ("    const long long _m = blockIdx.y, _p = blockIdx.x;\n" if split else
                    "    const long long _m = blockIdx.x, _p = 0;\n") +
-                "    const long long _lo = _p * _piece;\n"
-                "    const long long _hi = _lo + _piece < _R ? _lo + _piece : _R;\n"
+                # _piece is a multiple of PIECE_ROUND: each of the block's 8 warps loops over
+                # a segment of _piece / 8 (a multiple of 128) by a count from its lane, so
+                # that the access footprint bounds a block's reads by its own elements and a
+                # chunk of blocks is given only its part of the array (a loop from a start to
+                # an end that depends on the same block index seemed to read twice as far)
+                "    const long long _seg = _piece / (blockDim.x >> 5);\n"
+                "    const long long _wb = _p * _piece + (threadIdx.x >> 5) * _seg;\n"
+                "    const long long _n = _R - _wb < _seg ? _R - _wb : _seg;\n"
                 f"    _reduce_t a = ({self.identity});\n"
                 # each warp a contiguous share of the piece, its lanes side by side: every
                 # step of a warp reads consecutive elements (one coalesced line on a GPU, one
                 # streamed vector on a CPU, where a block's warps run one after another)
-                "    const long long _seg = ((_hi - _lo + (blockDim.x >> 5) - 1) / "
-                "(blockDim.x >> 5) + 31) & ~31LL;\n"
-                "    const long long _wlo = _lo + (threadIdx.x >> 5) * _seg;\n"
-                "    const long long _whi = _wlo + _seg < _hi ? _wlo + _seg : _hi;\n"
-                "    for (long long _j = _wlo + (threadIdx.x & 31); _j < _whi; _j += 32) {\n"
+                "    for (long long _k = threadIdx.x & 31; _k < _n; _k += 32) {\n"
+                "        const long long _j = _wb + _k;\n"
                 f"        {index}\n"
                 + "".join(f"        {line}\n" for line in loads) +
                 f"        _reduce_t b = ({self.map_expr});\n"

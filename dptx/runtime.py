@@ -101,7 +101,19 @@ def get_client():
         check_connection()
         if _client is None or _client.status in ("closed", "closing"):
             connect()
+        _quick_messages(_client)
         return _client
+
+
+def _quick_messages(client) -> None:
+    """The client batches its messages to the scheduler, one send per 10 ms at most: a
+    launch submitted within 10 ms of the previous message (a loop of launches and
+    synchronizations) waits for it. dptx's setting instead (``dptx.message-interval``); the
+    connection is made again after a reconnect, hence a check per call."""
+    stream = getattr(client, "scheduler_comm", None)
+    interval = float(config.get("message-interval") or 0)
+    if stream is not None and getattr(stream, "interval", 0) > interval:
+        stream.interval = interval
 
 
 def check_connection() -> None:

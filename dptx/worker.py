@@ -14,6 +14,8 @@ from __future__ import annotations
 import logging
 import os
 
+from . import config
+
 logger = logging.getLogger("dptx.worker")
 # After a GPU fault, the worker restarts this much later: the failed chunk's error then
 # reaches the scheduler before the worker leaves (else its chunk would rerun elsewhere).
@@ -145,8 +147,10 @@ def dask_setup(worker):
     logging.getLogger("distributed.worker").addFilter(
         _QuietChunkErrors(bool(os.environ.get(QUIET_CHUNK_ERRORS))))
     # Results reach the scheduler in batches, one send per 2 ms at most; a chunk that the
-    # next launch's chunks wait for should not wait for the batch (see scheduler_plugins).
-    worker.batched_stream.interval = min(worker.batched_stream.interval, 0.001)
+    # next launch's chunks (or the program's synchronization) wait for should not wait for
+    # the batch (dptx.message-interval, see scheduler_plugins.plugin).
+    worker.batched_stream.interval = min(worker.batched_stream.interval,
+                                         float(config.get("message-interval") or 0))
     worker.plugins["dptx-stop-released-chunks"] = StopReleasedChunks()
     facts = declare_resources(worker)
     logger.info("dptx worker: %s, resources %s", facts["device"], dict(worker.state.total_resources))

@@ -45,16 +45,17 @@ def _may_run_on(ts, ws) -> bool:
     return all(have.get(r, 0) >= q for r, q in (ts.resource_restrictions or {}).items())
 
 
-STREAM_INTERVAL = 0.001   # seconds between two batched messages to a worker
+def message_interval() -> float:
+    """Seconds between two batched sends on this process's connections (dptx.message-interval)."""
+    return float(dask.config.get("dptx.message-interval", 0) or 0)
 
 
-def _quick_stream(scheduler, address: str) -> None:
-    """The scheduler batches the messages to a worker, at most one send per 5 ms. A chain of
-    launches whose chunks wait on each other's results across workers pays that on every
-    hop; 1 ms keeps the batching and cuts the wait."""
-    stream = scheduler.stream_comms.get(address)
+def _quick_stream(stream) -> None:
+    """The scheduler batches its messages to a worker (one send per 5 ms at most) and to a
+    client (2 ms): a chain of launches pays that on every hop, a launch-and-synchronize loop
+    on every iteration. ``stream`` (a ``BatchedSend``, or None) sends at dptx's interval."""
     if stream is not None:
-        stream.interval = min(stream.interval, STREAM_INTERVAL)
+        stream.interval = min(stream.interval, message_interval())
 
 
 def keep_chunks_from_stealing(scheduler) -> None:
@@ -134,8 +135,8 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         self.bandwidth = float(dask.config.get("dptx.transfer-bandwidth", 1e9))
         keep_chunks_from_stealing(scheduler)
         keep_chunks_runnable(scheduler)
-        for address in scheduler.workers:
-            _quick_stream(scheduler, address)
+        for stream in list(scheduler.stream_comms.values()) + list(scheduler.client_comms.values()):
+            _quick_stream(stream)
         # Clients plan launches from a copy of the model (DESIGN.md point 8): publish it
         # when it changed, at most every PUBLISH_SECONDS, instead of serving a blocking
         # request per launch.
@@ -160,7 +161,12 @@ class DptxSchedulerPlugin(SchedulerPlugin):
 
     def add_worker(self, scheduler, worker) -> None:
         self._dirty = True
-        _quick_stream(scheduler, worker)
+        _quick_stream(scheduler.stream_comms.get(worker))
+
+    def update_graph(self, scheduler, *, client=None, **kwargs) -> None:
+        # a client's stream exists from its registration on (add_client runs before it is
+        # made): its first graph finds it
+        _quick_stream(scheduler.client_comms.get(client))
 
     def remove_worker(self, scheduler, worker, **kwargs) -> None:
         self.model.forget_worker(worker)

@@ -253,3 +253,23 @@ def test_bitonic_sort_many_launches(client):
     assert launches == 156
     assert np.array_equal(a.get(), np.sort(host))
 
+
+
+def test_messages_go_without_dasks_batching_delay(client):
+    """Every connection a launch's messages take (client to scheduler, scheduler to the
+    client and to each worker, worker to scheduler) sends at dptx.message-interval (0 by
+    default), not Dask's 2-10 ms batching interval, which a launch-and-synchronize loop would
+    pay at every hop."""
+    import dask.config
+    a = dptx.asarray(np.arange(1024, dtype=np.float32))
+    np.testing.assert_array_equal((a * 2).get(), np.arange(1024, dtype=np.float32) * 2)
+    assert dask.config.get("dptx.message-interval") == 0
+    assert client.scheduler_comm.interval == 0
+
+    def scheduler_side(dask_scheduler, client_id=client.id):
+        return ([s.interval for s in dask_scheduler.stream_comms.values()],
+                dask_scheduler.client_comms[client_id].interval)
+    to_workers, to_client = client.run_on_scheduler(scheduler_side)
+    assert to_workers and to_workers == [0] * len(to_workers) and to_client == 0
+    intervals = client.run(lambda dask_worker: dask_worker.batched_stream.interval)
+    assert list(intervals.values()) == [0] * len(intervals)

@@ -2,13 +2,14 @@
 ``mean``, ``argmin``, ``argmax``, ``any``, ``all`` with ``axis`` and ``keepdims``), ``dot`` and
 ``matmul``, as generated CUDA C launched like any user kernel.
 
-A reduction runs in two launches. The first cuts each output's reduced elements into pieces
-of at least a few thousand and gives each (output, piece) a block: its threads map and
-accumulate a strided share of the piece, then combine in shared memory (a barrier per
-level) into one partial. The second reduces each output's partials in order and applies the
-post-map. The order of the operations is therefore not numpy's (numpy sums float arrays
-pairwise along contiguous axes): float sums differ from numpy's in the last bits, as
-CuPy's do. Integer, min/max/arg and logical reductions are exact."""
+A reduction of few outputs runs in two launches. The first cuts each output's reduced
+elements into pieces of at least a few thousand and gives each (output, piece) a block: its
+threads map and accumulate a strided share of the piece, then combine in shared memory (a
+barrier per level) into one partial. The second reduces each output's partials in order and
+applies the post-map. Otherwise (many outputs, or few elements each) one launch does it all:
+block m reduces output m whole and writes it. The order of the operations is therefore not
+numpy's (numpy sums float arrays pairwise along contiguous axes): float sums differ from
+numpy's in the last bits, as CuPy's do. Integer, min/max/arg and logical reductions are exact."""
 from __future__ import annotations
 
 import threading
@@ -28,6 +29,11 @@ MAX_PIECES = 256
 # segment of a multiple of 128, which NVRTC's loop (unrolled by 4) covers in whole steps:
 # the access footprint then bounds every block's reads exactly (see source()).
 PIECE_ROUND = 8 * 128
+# How a reduction's work is given out (ReductionKernel.source): a few long outputs in pieces
+# (two launches), else a block per output, or a warp per output when it has at most
+# WARP_ROWS elements (a block's barriers would cost more than its loads).
+PIECES, ROWS, WARPS = "pieces", "rows", "warps"
+WARP_ROWS = 4096
 
 
 def pieces(M: int, R: int) -> tuple:
@@ -105,26 +111,28 @@ class ReductionKernel:
         P, piece = pieces(M, R)
         layout = self._layout(args, shape, kept, red)
         kinds = tuple("a" if _is_array(v) else "v" for v in args)
-        split = P > 1
+        mode = PIECES if P > 1 else WARPS if R <= WARP_ROWS else ROWS
         wide = max([M * P, R, M * R, P * piece]
                    + [abs(int(v)) for v in layout[1]]) > np.iinfo(np.int32).max
         idx = np.int64 if wide else np.int32
         key = (tuple(str(types[p.name]) for p in self.in_params + self.out_params),
-               str(rtype), kinds, layout[0], len(kept), len(red), split, wide,
+               str(rtype), kinds, layout[0], len(kept), len(red), mode, wide,
                tuple(sorted((k, str(v)) for k, v in placeholders.items())))
         with self._lock:
             kernels = self._kernels.get(key)
             if kernels is None:
                 kernels = self._kernels[key] = self._compile(types, placeholders, rtype, kinds,
-                                                            layout[0], len(kept), len(red), split,
+                                                            layout[0], len(kept), len(red), mode,
                                                             wide)
         first, second = kernels
-        partial = self._partial(M * P, rtype)
+        partial = self._partial(M * P, rtype) if mode == PIECES else out
         a1 = [self._arg(p, v, types) for p, v in zip(self.in_params, args)]
         a1 += [partial, idx(M), idx(R), idx(P), idx(piece)]
         a1 += [idx(v) for v in layout[1]]
-        first((P, M) if split else (M,), (BLOCK,), a1, stream=stream)
-        second((-(-M // BLOCK),), (BLOCK,), [partial, out, idx(M), idx(P)], stream=stream)
+        grid = (P, M) if mode == PIECES else (M,) if mode == ROWS else (-(-M // (BLOCK // 32)),)
+        first(grid, (BLOCK,), a1, stream=stream)
+        if mode == PIECES:
+            second((-(-M // BLOCK),), (BLOCK,), [partial, out, idx(M), idx(P)], stream=stream)
         return out
 
     def _partial(self, count: int, rtype):
@@ -169,16 +177,20 @@ class ReductionKernel:
                 extra += [st[k] for k in kept] + [st[k] for k in red]
         return "s", extra
 
-    def _compile(self, types, placeholders, rtype, kinds, layout, nkept, nred, split, wide):
-        src = self.source(types, placeholders, rtype, kinds, layout, nkept, nred, split, wide)
+    def _compile(self, types, placeholders, rtype, kinds, layout, nkept, nred, mode, wide):
+        src = self.source(types, placeholders, rtype, kinds, layout, nkept, nred, mode, wide)
         mod = RawModule(src, options=self.options)
+        if mode != PIECES:
+            return mod.get_function(f"{self.name}_{mode}"), None
         return mod.get_function(f"{self.name}_pieces"), mod.get_function(f"{self.name}_final")
 
-    def source(self, types, placeholders, rtype, kinds, layout, nkept, nred, split,
+    def source(self, types, placeholders, rtype, kinds, layout, nkept, nred, mode,
                wide) -> str:
-        """CUDA C of the two kernels (see the module doc); ``split``: several pieces per
-        output, the grid (pieces, outputs); ``wide``: 64-bit sizes (see
-        ``ElementwiseKernel.source``)."""
+        """CUDA C of the reduction (see the module doc) in ``mode``: PIECES, two kernels
+        (``<name>_pieces`` on a grid of (pieces, outputs), ``<name>_final``); ROWS, one kernel
+        whose block m reduces output m whole and writes it through the post-map; WARPS, one
+        kernel whose warp w of block b does that for output 8 b + w (no barrier at all).
+        ``wide``: 64-bit sizes (see ``ElementwiseKernel.source``)."""
         typedefs = "".join(f"    typedef {c_type(dt)} {n};\n" for n, dt in placeholders.items())
         sig, loads = [], []
         arrays = [p for p, k in zip(self.in_params, kinds) if k == "a"]
@@ -188,8 +200,11 @@ class ReductionKernel:
                 sig.append(f"const {ct} {p.name}")
             else:
                 sig.append(f"const {ct}* __restrict__ _p_{p.name}")
-        sig += ["_reduce_t* __restrict__ _partial", "const _idx_t _M", "const _idx_t _R",
-                "const _idx_t _P", "const _idx_t _piece"]
+        out = self.out_params[0]
+        out_ct = c_type(types[out.name])
+        sig += ["_reduce_t* __restrict__ _partial" if mode == PIECES else
+                f"{out_ct}* __restrict__ _p_{out.name}",
+                "const _idx_t _M", "const _idx_t _R", "const _idx_t _P", "const _idx_t _piece"]
         if layout == "t":
             for p in arrays:
                 loads.append(f"const {c_type(types[p.name])} {p.name} = _p_{p.name}[_m * _R + _j];")
@@ -213,51 +228,92 @@ class ReductionKernel:
                 loads.append(f"const {c_type(types[p.name])} {p.name} = "
                              f"_p_{p.name}[{' + '.join(terms) or '0'}];")
         reduce_line = f"_reduce_t _c = ({self.reduce_expr}); a = _c;"
-        out = self.out_params[0]
-        return (f"{self.preamble}\n"
+        post_map = (f"{out_ct} &{out.name} = _p_{out.name}[_m];\n"
+                    f"        {self.post_map_expr};\n")
+        # the loop that maps and accumulates the elements _j of output _m a thread takes
+        accumulate = ("        const long long _j = _wb + _k;\n"
+                      f"        {index}\n"
+                      + "".join(f"        {line}\n" for line in loads) +
+                      f"        _reduce_t b = ({self.map_expr});\n"
+                      f"        {reduce_line}\n"
+                      "    }\n")
+        head = (f"{self.preamble}\n"
                 f"typedef {c_type(rtype)} _reduce_t;\n"
-                f"typedef {'long long' if wide else 'int'} _idx_t;\n"
-                f'extern "C" __global__ void {self.name}_pieces({", ".join(sig)}) {{\n'
-                f"{typedefs}"
-                f"    __shared__ _reduce_t _sh[{BLOCK}];\n"
-                # one block per output, or a grid of (pieces, outputs): block indices only,
-                # so that each block's footprint is its own contiguous range
-                + ("    const long long _m = blockIdx.y, _p = blockIdx.x;\n" if split else
-                   "    const long long _m = blockIdx.x, _p = 0;\n") +
-                # _piece is a multiple of PIECE_ROUND: each of the block's 8 warps loops over
-                # a segment of _piece / 8 (a multiple of 128) by a count from its lane, so
-                # that the access footprint bounds a block's reads by its own elements and a
-                # chunk of blocks is given only its part of the array (a loop from a start to
-                # an end that depends on the same block index seemed to read twice as far)
-                "    const long long _seg = _piece / (blockDim.x >> 5);\n"
-                "    const long long _wb = _p * _piece + (threadIdx.x >> 5) * _seg;\n"
-                "    const long long _n = _R - _wb < _seg ? _R - _wb : _seg;\n"
-                f"    _reduce_t a = ({self.identity});\n"
-                # each warp a contiguous share of the piece, its lanes side by side: every
-                # step of a warp reads consecutive elements (one coalesced line on a GPU, one
-                # streamed vector on a CPU, where a block's warps run one after another)
-                "    for (long long _k = threadIdx.x & 31; _k < _n; _k += 32) {\n"
-                "        const long long _j = _wb + _k;\n"
-                f"        {index}\n"
-                + "".join(f"        {line}\n" for line in loads) +
-                f"        _reduce_t b = ({self.map_expr});\n"
-                f"        {reduce_line}\n"
-                "    }\n"
-                "    _sh[threadIdx.x] = a;\n"
-                "    __syncthreads();\n"
-                f"    for (int _s = {BLOCK // 2}; _s > 0; _s >>= 1) {{\n"
-                "        if (threadIdx.x < _s) {\n"
-                "            _reduce_t a = _sh[threadIdx.x], b = _sh[threadIdx.x + _s];\n"
-                f"            {reduce_line}\n"
-                "            _sh[threadIdx.x] = a;\n"
-                "        }\n"
-                "        __syncthreads();\n"
-                "    }\n"
-                "    if (threadIdx.x == 0) _partial[_m * _P + _p] = _sh[0];\n"
-                "}\n"
-                f'extern "C" __global__ void {self.name}_final(const _reduce_final_t* __restrict__ _partial, '
-                f"{c_type(types[out.name])}* __restrict__ _p_{out.name}, const _idx_t _M, "
-                "const _idx_t _P) {\n"
+                f"typedef {'long long' if wide else 'int'} _idx_t;\n")
+        kernel = f'extern "C" __global__ void {self.name}_{mode}({", ".join(sig)}) {{\n{typedefs}'
+        if mode == WARPS:
+            # a warp per output: its lanes side by side along the output's elements, then a
+            # tree of shuffles (the value as 32-bit words: _reduce_t may be a struct)
+            return (head +
+                    "__device__ __forceinline__ _reduce_t _shfl_down(_reduce_t x, int o) {\n"
+                    "    union { _reduce_t v; int w[(sizeof(_reduce_t) + 3) / 4]; } u;\n"
+                    "    u.v = x;\n"
+                    "    #pragma unroll\n"
+                    "    for (int k = 0; k < (int)((sizeof(_reduce_t) + 3) / 4); k++)\n"
+                    "        u.w[k] = __shfl_down_sync(0xffffffffu, u.w[k], o);\n"
+                    "    return u.v;\n"
+                    "}\n" + kernel +
+                    "    const long long _m = (long long)blockIdx.x * (blockDim.x >> 5)"
+                    " + (threadIdx.x >> 5);\n"
+                    "    if (_m >= _M) return;\n"
+                    "    const long long _wb = 0, _whole = _R & ~31LL;\n"
+                    f"    _reduce_t a = ({self.identity});\n"
+                    # whole steps of the warp, then one step of the lanes left: each bounded
+                    # exactly for the access footprint (by its count, by its test); not
+                    # unrolled, as NVRTC's unrolled loop seems to read up to 3 steps further
+                    "    #pragma unroll 1\n"
+                    "    for (long long _k = threadIdx.x & 31; _k < _whole; _k += 32) {\n"
+                    + accumulate +
+                    "    if ((threadIdx.x & 31) < _R - _whole) {\n"
+                    "        const long long _k = _whole + (threadIdx.x & 31);\n"
+                    + accumulate +
+                    "    for (int _o = 16; _o > 0; _o >>= 1) {\n"
+                    "        _reduce_t b = _shfl_down(a, _o);\n"
+                    f"        {reduce_line}\n"
+                    "    }\n"
+                    "    if ((threadIdx.x & 31) == 0) {\n"
+                    f"        {post_map}"
+                    "    }\n}\n")
+        pieces = mode == PIECES
+        src = (head + kernel +
+               f"    __shared__ _reduce_t _sh[{BLOCK}];\n"
+               # one block per output, or a grid of (pieces, outputs): block indices only,
+               # so that each block's footprint is its own contiguous range
+               + ("    const long long _m = blockIdx.y, _p = blockIdx.x;\n" if pieces else
+                  "    const long long _m = blockIdx.x, _p = 0;\n") +
+               # _piece is a multiple of PIECE_ROUND: each of the block's 8 warps loops over
+               # a segment of _piece / 8 (a multiple of 128) by a count from its lane, so
+               # that the access footprint bounds a block's reads by its own elements and a
+               # chunk of blocks is given only its part of the array (a loop from a start to
+               # an end that depends on the same block index seemed to read twice as far)
+               "    const long long _seg = _piece / (blockDim.x >> 5);\n"
+               "    const long long _wb = _p * _piece + (threadIdx.x >> 5) * _seg;\n"
+               "    const long long _n = _R - _wb < _seg ? _R - _wb : _seg;\n"
+               f"    _reduce_t a = ({self.identity});\n"
+               # each warp a contiguous share of the piece, its lanes side by side: every
+               # step of a warp reads consecutive elements (one coalesced line on a GPU, one
+               # streamed vector on a CPU, where a block's warps run one after another)
+               "    for (long long _k = threadIdx.x & 31; _k < _n; _k += 32) {\n"
+               + accumulate +
+               "    _sh[threadIdx.x] = a;\n"
+               "    __syncthreads();\n"
+               f"    for (int _s = {BLOCK // 2}; _s > 0; _s >>= 1) {{\n"
+               "        if (threadIdx.x < _s) {\n"
+               "            _reduce_t a = _sh[threadIdx.x], b = _sh[threadIdx.x + _s];\n"
+               f"            {reduce_line}\n"
+               "            _sh[threadIdx.x] = a;\n"
+               "        }\n"
+               "        __syncthreads();\n"
+               "    }\n")
+        if not pieces:
+            return (src + "    if (threadIdx.x == 0) {\n"
+                    "        _reduce_t a = _sh[0];\n"
+                    f"        {post_map}"
+                    "    }\n}\n")
+        return (src + "    if (threadIdx.x == 0) _partial[_m * _P + _p] = _sh[0];\n}\n"
+                f'extern "C" __global__ void {self.name}_final('
+                f"const {c_type(rtype)}* __restrict__ _partial, "
+                f"{out_ct}* __restrict__ _p_{out.name}, const _idx_t _M, const _idx_t _P) {{\n"
                 f"{typedefs}"
                 "    const long long _m = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
                 "    if (_m >= _M) return;\n"
@@ -266,9 +322,8 @@ class ReductionKernel:
                 "        _reduce_t b = _partial[_m * _P + _p];\n"
                 f"        {reduce_line}\n"
                 "    }\n"
-                f"    {c_type(types[out.name])} &{out.name} = _p_{out.name}[_m];\n"
-                f"    {self.post_map_expr};\n"
-                "}\n").replace("_reduce_final_t", c_type(rtype))
+                f"    {post_map}"
+                "}\n")
 
 
 # -- numpy's reductions --------------------------------------------------------------------------
@@ -433,11 +488,11 @@ class _ArgKernel(ReductionKernel):
         types = {"x": np.dtype(self._X), "y": np.dtype(np.int64)}
         return types, {}
 
-    def source(self, types, placeholders, rtype, kinds, layout, nkept, nred, split,
+    def source(self, types, placeholders, rtype, kinds, layout, nkept, nred, mode,
                wide) -> str:
         # the pair type stands for the reduce type
         src = super().source(types, placeholders, np.dtype(np.int64), kinds, layout, nkept, nred,
-                             split, wide)
+                             mode, wide)
         return src.replace("typedef long long _reduce_t;", "typedef _arg_t _reduce_t;") \
                   .replace("const long long* __restrict__ _partial, long long*",
                            "const _arg_t* __restrict__ _partial, long long*") \

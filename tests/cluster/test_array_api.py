@@ -359,6 +359,31 @@ def test_long_reductions_across_pieces_and_warps(client):
     np.testing.assert_allclose(dv.sum().get(), v.sum(dtype=np.float64), rtol=1e-5)
 
 
+def test_row_reductions_in_each_mode(client):
+    """Many outputs: a warp per output up to WARP_ROWS elements (lanes, a tail step and a tree
+    of shuffles of the value as words: the (value, index) pairs of argmax too), a block per
+    output beyond; rows not a multiple of 32 or of 8 per block; ties in different lanes and
+    in the tail step, where the first index is numpy's answer; integer sums exact."""
+    from dptx import reductions
+    for rows, n in ((1001, 77), (70, reductions.WARP_ROWS), (65, reductions.WARP_ROWS + 3),
+                    (300, 5)):
+        ints = RNG.integers(-1000, 1000, (rows, n)).astype(np.int64)
+        _same(dptx.asarray(ints).sum(axis=1), ints.sum(axis=1))
+        v = RNG.random((rows, n)).astype(np.float32)
+        v[:, n - 1] = 2.0                    # the last element (a tail lane) ties ...
+        v[::2, n // 2] = 2.0                 # ... with one in the middle of even rows
+        v[1::3, 0] = -1.0
+        d = dptx.asarray(v)
+        _same(d.argmax(axis=1), v.argmax(axis=1))
+        _same(d.argmin(axis=1), v.argmin(axis=1))
+        _same(d.max(axis=1), v.max(axis=1))
+        _same(d.sum(axis=1), v.sum(axis=1), exact=False)
+        b = v > 0.5
+        _same(dptx.asarray(b).any(axis=1), b.any(axis=1))
+        _same(dptx.asarray(b).all(axis=1), b.all(axis=1))
+        _same(d.T.sum(axis=0), v.T.sum(axis=0), exact=False)     # a strided view
+
+
 def test_reductions_on_every_kind_of_worker(client):
     a = _data("float32", (4, 6, 5))
     d = dptx.asarray(a)

@@ -1,6 +1,7 @@
 """The array API on the embedded cluster against numpy on this machine, side by side from one
 run (issue 19): ``a * 2 + b`` and ``np.sqrt(a * a + b * b)`` (each also through ``dptx.fuse``)
-and ``a.sum()`` on 16M float32, and a 1024 x 1024 float32 matmul. Each dptx expression is timed to its result being complete on
+and ``a.sum()`` on 16M float32, row sums of the same data as (n/128, 128) and (n/8192, 8192),
+and a 1024 x 1024 float32 matmul. Each dptx expression is timed to its result being complete on
 the devices (``dptx.synchronize()``), not to reading it back; the best of several runs,
 dptx and numpy interleaved. Results are checked against numpy.
 
@@ -64,6 +65,12 @@ def main():
         np.testing.assert_allclose(np.asarray(got.get() if isinstance(got, dptx.ndarray) else got),
                                    want, rtol=1e-5 if name != "a.sum()" else 1e-4)
         rows.append((name, best(dptx_run(lambda: f(da, db))), best(lambda: f(a, b))))
+    # reductions to many outputs: a warp per row (short rows), a block per row (long ones)
+    for nrows, ncols in ((args.n // 128, 128), (args.n // 8192, 8192)):
+        host, dev = a.reshape(nrows, ncols), da.reshape(nrows, ncols)
+        np.testing.assert_allclose(dev.sum(axis=1).get(), host.sum(axis=1), rtol=1e-4)
+        rows.append((f"sum(axis=1) {nrows}x{ncols}", best(dptx_run(lambda: dev.sum(axis=1))),
+                     best(lambda: host.sum(axis=1))))
     m = 1024
     A, B = rng.random((m, m), dtype=np.float32), rng.random((m, m), dtype=np.float32)
     dA, dB = dptx.asarray(A), dptx.asarray(B)

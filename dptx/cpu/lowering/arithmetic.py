@@ -15,6 +15,10 @@ class ArithmeticLowering:
         """Flush a subnormal f32 to a zero of the same sign (.ftz)."""
         if ty != "float" or "ftz" not in inst.modifiers:
             return v
+        return self.flush_subnormal(v)
+
+    def flush_subnormal(self, v: str) -> str:
+        """An f32 that is subnormal becomes a zero of its sign; NaNs and the rest stay."""
         a = self.tmp(); self.emit(f"{a} = call float @llvm.fabs.f32(float {v})")
         small = self.tmp(); self.emit(f"{small} = fcmp olt float {a}, 0x3810000000000000")
         z = self.tmp(); self.emit(f"{z} = call float @llvm.copysign.f32(float 0.0, float {v})")

@@ -3,6 +3,7 @@ vector ``.v2``/``.v4`` and the half forms), and the warp form's combined integer
 from __future__ import annotations
 
 from ...ptx import ir
+from .. import address_space as L
 from .common import LLTY, W, unsupported, vt
 from .registry import lower, lower_vector
 
@@ -62,6 +63,57 @@ class AtomicLowering:
         if not is_red:
             self.write(inst.operands[0], old, storage, inst)
 
+    def f32_add(self, inst, addr, p: str, v: str, space: str) -> str:
+        """atom/red.add.f32 outside shared memory. The ISA: "Current implementation of
+        atom.add.f32 on global memory flushes subnormal inputs and results to sign-preserving
+        zero; whereas atom.add.f32 on shared memory supports subnormal inputs and results";
+        a generic address is told apart at run time (its window). Returns the old value."""
+        if space == "global":
+            return self.flushed_f32_add(p, v)
+        value = self.address_value(addr, inst)
+        if isinstance(addr.base, ir.Sym):
+            value = self.generic_symbol_address(addr.base.name, value)
+        w = self.tmp(); self.emit(f"{w} = lshr i64 {value}, {L.WINDOW_SHIFT}")
+        is_global = self.tmp(); self.emit(f"{is_global} = icmp uge i64 {w}, {L.FIRST_BUFFER}")
+        g, sh, gend, join = (self.label(h) for h in ("fag", "fas", "fage", "faj"))
+        self.emit(f"br i1 {is_global}, label %{g}, label %{sh}")
+        self.block(sh)
+        plain = self.tmp(); self.emit(f"{plain} = atomicrmw fadd ptr {p}, float {v} seq_cst")
+        self.emit(f"br label %{join}")
+        self.block(g)
+        flushed = self.flushed_f32_add(p, v)
+        self.emit(f"br label %{gend}")
+        self.block(gend)
+        self.emit(f"br label %{join}")
+        self.block(join)
+        old = self.tmp()
+        self.emit(f"{old} = phi float [{plain}, %{sh}], [{flushed}, %{gend}]")
+        return old
+
+    def flushed_f32_add(self, p: str, v: str) -> str:
+        """A compare-and-swap loop storing flush(flush(old) + flush(v)), rounded to nearest
+        even; returns the old value as it was in memory (not flushed)."""
+        fv = self.flush_subnormal(v)
+        start = self.tmp(); self.emit(f"{start} = load atomic i32, ptr {p} monotonic, align 4")
+        entry, loop, done = self.label("ffe"), self.label("ffl"), self.label("ffd")
+        self.emit(f"br label %{entry}")
+        self.block(entry)
+        self.emit(f"br label %{loop}")
+        self.block(loop)
+        old, seen = self.tmp(), self.tmp()
+        self.emit(f"{old} = phi i32 [{start}, %{entry}], [{seen}, %{loop}]")
+        of = self.tmp(); self.emit(f"{of} = bitcast i32 {old} to float")
+        total = self.tmp(); self.emit(f"{total} = fadd float {self.flush_subnormal(of)}, {fv}")
+        nf = self.flush_subnormal(total)
+        new = self.tmp(); self.emit(f"{new} = bitcast float {nf} to i32")
+        pair = self.tmp(); self.emit(f"{pair} = cmpxchg ptr {p}, i32 {old}, i32 {new} seq_cst seq_cst")
+        self.emit(f"{seen} = extractvalue {{ i32, i1 }} {pair}, 0")
+        ok = self.tmp(); self.emit(f"{ok} = extractvalue {{ i32, i1 }} {pair}, 1")
+        self.emit(f"br i1 {ok}, label %{done}, label %{loop}")
+        self.block(done)
+        r = self.tmp(); self.emit(f"{r} = bitcast i32 {old} to float")
+        return r
+
     def vector_atomic(self, inst, count: int):
         """sm_90 atom/red on .v2/.v4 (.v8 for 16-bit types) in global memory: the ISA makes
         each element atomic on its own, not the vector as a whole, so this is one scalar
@@ -112,7 +164,9 @@ class AtomicLowering:
         if op is None:
             raise unsupported(inst, "unknown atomic operation")
         kind = "f" if t in ("f32", "f64") else ("s" if t.startswith("s") else ("u" if t.startswith("u") else "i"))
-        if op == "cas":
+        if op == "add" and t == "f32" and space in ("global", "generic"):
+            old = self.f32_add(inst, ops[0], p, self.read(ops[1], ty, inst), space)
+        elif op == "cas":
             cmp = self.read(ops[1], ty, inst)
             new = self.read(ops[2], ty, inst)
             pair = self.tmp(); self.emit(f"{pair} = cmpxchg ptr {p}, {ty} {cmp}, {ty} {new} seq_cst seq_cst")
@@ -136,7 +190,9 @@ class AtomicLowering:
 
 # integer types whose additions a warp may combine: addition modulo 2**n is associative and
 # commutative, so one add of the lanes' sum leaves memory as their adds one by one would
-_COMBINABLE = {"u32", "s32", "b32", "u64", "s64", "b64"}
+_COMBINABLE = ("u32", "s32", "b32", "u64", "s64", "b64")
+# float additions a warp applies in one compare-and-swap, lane after lane in lane order
+_FLOATS = ("f32", "f64")
 
 
 class AtomicVectorLowering:
@@ -152,7 +208,7 @@ class AtomicVectorLowering:
         Lanes at different addresses, and faults, go lane by lane as before (the first lane's
         thread is named)."""
         t = self.itype(inst)
-        if self._vector(inst) != 1 or t not in _COMBINABLE or "add" not in inst.modifiers:
+        if self._vector(inst) != 1 or t not in _COMBINABLE + _FLOATS or "add" not in inst.modifiers:
             return False
         is_red = inst.opcode == "red"
         ops = inst.operands if is_red else inst.operands[1:]
@@ -173,6 +229,11 @@ class AtomicVectorLowering:
         same = self.bits(self.op2("icmp eq", vt(rty), bases, self.splat(b0, rty)))
         one_address = self.op2("icmp eq", "i32", self.op2("and", "i32", same, em), em)
         values = self.vread(value, ty, inst)
+        if t in _FLOATS:
+            any_lane = self.op2("icmp ne", "i32", em, "0")
+            self.combined_float_add(inst, t, addr, space, values,
+                                    self.op2("and", "i1", one_address, any_lane), first, em)
+            return True
         masked = self.tmp()
         self.emit(f"{masked} = select {vt('i1')} {self.vmask(em)}, {vt(ty)} {values}, "
                   f"{vt(ty)} zeroinitializer")
@@ -199,6 +260,94 @@ class AtomicVectorLowering:
             before = self.op2("sub", vt(ty), scan, masked)      # the lanes before each
             got = self.op2("add", vt(ty), before, self.splat(old, ty))
             self.vwrite(inst.operands[0], got, ty, em, inst)
+        self.emit(f"br label %{join}")
+        self.block(each)
+        self.lane_loop(inst, em)
+        self.emit(f"br label %{join}")
+        self.block(join)
+
+    def combined_float_add(self, inst, t: str, addr, space: str, values: str, combine: str,
+                           first: str, em: str):
+        """``atom.add``/``red.add`` on f32/f64 where every active lane adds to one address
+        (``atomicAdd(&sum, x[i])``): the lanes' adds computed one after the other in lane
+        order from the value in memory, then stored with one compare-and-swap (again from the
+        new value if another thread changed it meanwhile). Float addition does not
+        reassociate, so nothing is summed ahead: memory ends, and lane k gets, exactly what
+        the lanes' atomics one after another give (the lane-by-lane form's order, and one
+        of the orders a GPU may apply them in), f32 in global memory flushed as
+        ``AtomicLowering.f32_add`` says. Lanes at different addresses go lane by lane."""
+        fty, ity = ("float", "i32") if t == "f32" else ("double", "i64")
+        is_red = inst.opcode == "red"
+        combined, each, join = self.label("afc"), self.label("afe"), self.label("afj")
+        self.emit(f"br i1 {combine}, label %{combined}, label %{each}")
+        self.block(combined)
+        self.set_thread_ids(first)      # a fault names the first lane, as lane by lane
+        self.lane = first
+        try:
+            p = self.address(addr, space, ir.type_size(t), inst)
+            if t == "f32" and space == "generic":
+                value = self.address_value(addr, inst)
+                if isinstance(addr.base, ir.Sym):
+                    value = self.generic_symbol_address(addr.base.name, value)
+                w = self.tmp(); self.emit(f"{w} = lshr i64 {value}, {L.WINDOW_SHIFT}")
+                flush = self.tmp(); self.emit(f"{flush} = icmp uge i64 {w}, {L.FIRST_BUFFER}")
+            else:
+                flush = "true" if (t == "f32" and space == "global") else "false"
+        finally:
+            self.lane = None
+
+        def flushed(x, vector=False):
+            if t != "f32" or flush == "false":
+                return x
+            f = self.vftz(x) if vector else self.flush_subnormal(x)
+            if flush == "true":
+                return f
+            r = self.tmp()
+            if vector:
+                self.emit(f"{r} = select i1 {flush}, {vt(fty)} {f}, {vt(fty)} {x}")
+            else:
+                self.emit(f"{r} = select i1 {flush}, float {f}, float {x}")
+            return r
+        values = flushed(values, vector=True)        # every operand flushed once
+        start = self.tmp(); self.emit(f"{start} = load atomic {ity}, ptr {p} monotonic, align {ir.type_size(t)}")
+        entry, retry, lanes, cas, done = (self.label(h) for h in ("afn", "afr", "afl", "afs", "afd"))
+        self.emit(f"br label %{entry}")
+        self.block(entry)
+        self.emit(f"br label %{retry}")
+        self.block(retry)
+        cur, seen = self.tmp(), self.tmp()
+        self.emit(f"{cur} = phi {ity} [{start}, %{entry}], [{seen}, %{cas}]")
+        curf = self.tmp(); self.emit(f"{curf} = bitcast {ity} {cur} to {fty}")
+        curf_in = flushed(curf)          # the memory's value as an input of the first add
+        self.emit(f"br label %{lanes}")
+        self.block(lanes)
+        # acc: the input of this lane's add (flushed); seen_by: what this lane's atomic returns
+        # (the memory's value as it was for the first lane, the previous result after)
+        acc, shown, rem, olds = self.tmp(), self.tmp(), self.tmp(), self.tmp()
+        nacc, nrem, nolds = self.tmp(), self.tmp(), self.tmp()
+        self.emit(f"{acc} = phi {fty} [{curf_in}, %{retry}], [{nacc}, %{lanes}]")
+        self.emit(f"{shown} = phi {fty} [{curf}, %{retry}], [{nacc}, %{lanes}]")
+        self.emit(f"{rem} = phi i32 [{em}, %{retry}], [{nrem}, %{lanes}]")
+        self.emit(f"{olds} = phi {vt(fty)} [zeroinitializer, %{retry}], [{nolds}, %{lanes}]")
+        k = self.tmp(); self.emit(f"{k} = call i32 @llvm.cttz.i32(i32 {rem}, i1 true)")
+        vk = self.tmp(); self.emit(f"{vk} = extractelement {vt(fty)} {values}, i32 {k}")
+        self.emit(f"{nolds} = insertelement {vt(fty)} {olds}, {fty} {shown}, i32 {k}")
+        total = self.tmp(); self.emit(f"{total} = fadd {fty} {acc}, {vk}")
+        fin = flushed(total)
+        self.emit(f"{nacc} = select i1 true, {fty} {fin}, {fty} {fin}")   # the phi's name
+        less = self.op2("sub", "i32", rem, "1")
+        self.emit(f"{nrem} = and i32 {rem}, {less}")
+        more = self.op2("icmp ne", "i32", nrem, "0")
+        self.emit(f"br i1 {more}, label %{lanes}, label %{cas}")
+        self.block(cas)
+        newbits = self.tmp(); self.emit(f"{newbits} = bitcast {fty} {nacc} to {ity}")
+        pair = self.tmp(); self.emit(f"{pair} = cmpxchg ptr {p}, {ity} {cur}, {ity} {newbits} seq_cst seq_cst")
+        self.emit(f"{seen} = extractvalue {{ {ity}, i1 }} {pair}, 0")
+        ok = self.tmp(); self.emit(f"{ok} = extractvalue {{ {ity}, i1 }} {pair}, 1")
+        self.emit(f"br i1 {ok}, label %{done}, label %{retry}")
+        self.block(done)
+        if not is_red:
+            self.vwrite(inst.operands[0], nolds, fty, em, inst)
         self.emit(f"br label %{join}")
         self.block(each)
         self.lane_loop(inst, em)

@@ -104,6 +104,46 @@ def _finished(sub: Submitted) -> bool:
     return all(f.status == "finished" for f in sub.futures)
 
 
+class _Deadlines:
+    """One daemon thread that calls functions at their deadlines, for every stream's open
+    group. (A ``threading.Timer`` per group started a thread per launch group: 0.5-1 ms of
+    every small launch's submission on a busy 2-core machine, waiting for the new thread to
+    be scheduled.) Started on first use; a call that raises is logged."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._queue: list = []          # heap of (deadline, sequence number, function)
+        self._count = 0
+        self._thread = None
+
+    def call_later(self, delay: float, fn) -> None:
+        import heapq
+        with self._cond:
+            self._count += 1
+            heapq.heappush(self._queue, (time.monotonic() + delay, self._count, fn))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="dptx-stream-groups",
+                                                daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def _run(self) -> None:
+        import heapq
+        while True:
+            with self._cond:
+                while not self._queue or self._queue[0][0] > time.monotonic():
+                    self._cond.wait(None if not self._queue
+                                    else self._queue[0][0] - time.monotonic())
+                _, _, fn = heapq.heappop(self._queue)
+            try:
+                fn()
+            except Exception:   # noqa: BLE001 - no caller to raise to
+                logging.getLogger("dptx").exception("dptx: a stream's deferred call failed")
+
+
+_deadlines = _Deadlines()
+
+
 class Stream:
     """A stream of launches and copies (``dptx.Stream()``, as ``cupy.cuda.Stream``)."""
     REPLAYS = 8             # at most this many footprint replays per synchronization
@@ -237,9 +277,8 @@ class Stream:
                 self._submit(op)
 
     def _start_timer(self, delay: float) -> None:
-        self._timer = threading.Timer(delay, self._on_timer)
-        self._timer.daemon = True
-        self._timer.start()
+        self._timer = True
+        _deadlines.call_later(delay, self._on_timer)
 
     def _on_timer(self) -> None:
         """Submit the open group once no launch joined it for GROUP_IDLE seconds (launches

@@ -8,9 +8,10 @@ is logged once.
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
+
+from .digest import ptx_digest
 
 logger = logging.getLogger("dptx")
 
@@ -22,7 +23,7 @@ _CACHE = 256
 
 
 def kernel_key(ptx: str, kernel: str) -> tuple:
-    return hashlib.sha256(ptx.encode()).hexdigest(), kernel
+    return ptx_digest(ptx), kernel
 
 
 def distrust(ptx: str, kernel: str, reason: str) -> None:

@@ -3,22 +3,17 @@ the launch planner (with the shares it keeps across launches) and the kernel ima
 the cluster."""
 from __future__ import annotations
 
-import hashlib
 import threading
 
 from . import tasks
+from .digest import ptx_digest
 from .model_copy import ModelCopy
 from .plan import LaunchPlanner
 
 
 class Session:
     def __init__(self, client, bandwidth: float = 1e9):
-        self.client = client
-        # The client sends to the scheduler in batches, one send per 10 ms at most: a launch
-        # queued behind another would wait for it. 1 ms keeps the batching, not the wait.
-        comm = getattr(client, "scheduler_comm", None)
-        if comm is not None and hasattr(comm, "interval"):
-            comm.interval = min(comm.interval, 0.001)
+        self.client = client        # (its batching interval: dptx.runtime._quick_messages)
         self.model = ModelCopy(client)
         self.planner = LaunchPlanner(self.model, bandwidth)
         self._images: dict = {}
@@ -28,7 +23,7 @@ class Session:
         """The future of a module's PTX on the cluster: sent once (inside a task, so Dask can
         recompute it anywhere), then fetched by each worker once; chunk tasks depend on it
         instead of carrying the text."""
-        digest = hashlib.sha256(ptx.encode()).hexdigest()[:24]
+        digest = ptx_digest(ptx)[:24]
         with self._lock:
             future = self._images.get(digest)
             if future is None:

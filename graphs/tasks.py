@@ -17,7 +17,6 @@ returns per written buffer:
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import threading
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ import numpy as np
 
 from dptx.errors import FootprintViolation
 
+from .digest import ptx_digest
 from .memory import pool
 
 # ----------------------------------------------------------------------------------------------
@@ -114,7 +114,7 @@ def load_kernel(ptx: str, name: str) -> KernelImage:
     own JIT cache keyed by PTX hash)."""
     from dptx.ptx import parse
 
-    key = (hashlib.sha256(ptx.encode()).hexdigest(), name)
+    key = (ptx_digest(ptx), name)
     with _kernel_lock:
         kernel = _kernel_cache.get(key)
     if kernel is None:

@@ -90,6 +90,7 @@ class LaunchPlanner:
         self.model = model
         self.bandwidth = bandwidth      # bytes/s between workers, for the cost of a move
         self.shares: dict = {}          # (kernel, grid, block) -> Shares
+        self.latest: dict = {}          # (grid, block) -> the Shares of its latest launch
 
     def has_gpus(self) -> bool:
         """Whether any worker runs GPU chunks."""
@@ -159,12 +160,15 @@ class LaunchPlanner:
         if previous is not None and [w.address for w in order] == list(previous.workers):
             bounds = self._keep_or_move(previous, bounds, order, throughput, nblocks, maps,
                                         grid, cost)
+        order, bounds = self._follow_latest((tuple(grid), tuple(block)), previous, order,
+                                            bounds, by_address, throughput, cost,
+                                            is_measured or learned is not None)
         moved = previous is not None and tuple(bounds) != previous.bounds
         shares = Shares(tuple(w.address for w in order), tuple(bounds),
                         (previous.launches if previous else 0) + 1,
                         0 if moved or previous is None else previous.uneven,
                         () if moved or previous is None else previous.seen)
-        self.shares[key] = shares
+        self.shares[key] = self.latest[(tuple(grid), tuple(block))] = shares
         counts = [b - a for a, b in zip(bounds, bounds[1:])]
         chunks = split_shares(order, counts, rates, is_measured, unit,
                               learned.profile if learned is not None else None, tuning)
@@ -206,6 +210,29 @@ class LaunchPlanner:
         if moved_blocks == 0 or not all(a <= b for a, b in zip(halfway, halfway[1:])):
             return old
         return halfway if gain > MOVE_MARGIN * cost else old
+
+    def _follow_latest(self, shape: tuple, previous, order: list, bounds: list, by_address: dict,
+                       throughput: dict, cost, measured: bool) -> tuple:
+        """(order, bounds) of the latest launch of the same grid and block shape, another
+        kernel's, where this kernel has no speeds of its own yet (the other kernel's split
+        is the better guess, and its data is there) or where they are within the noise
+        (IMBALANCE) of this kernel's own balance: consecutive array operations (``a * 2 +
+        b``) then keep one split, so their data stays where the previous one wrote it and
+        they can run fused (``dptx.stream``). Kernels measured at slightly different speeds
+        would otherwise each keep a split of their own. Else this kernel's (order, bounds)."""
+        latest = self.latest.get(shape)
+        if latest is None or latest is previous or tuple(bounds) == latest.bounds \
+                or set(latest.workers) != set(by_address) or len(latest.bounds) != len(bounds):
+            return order, bounds
+        theirs = [by_address[a] for a in latest.workers]
+
+        def makespan(workers, bs):
+            return max((cost(a, b) / throughput[w.address]
+                        for w, a, b in zip(workers, bs, bs[1:])), default=0.0)
+        if not measured or \
+                makespan(theirs, latest.bounds) < (1 + IMBALANCE) * makespan(order, bounds):
+            return theirs, list(latest.bounds)
+        return order, bounds
 
     @staticmethod
     def _order(workers: list, maps: list) -> list:

@@ -125,3 +125,32 @@ def test_a_cost_profile_cuts_at_equal_finish_times():
     uniform = Model({A: 2.0, B: 1.0})
     got = shares(LaunchPlanner(uniform).plan("k", (n, 1, 1), (256, 1, 1), False, maps))
     assert abs(got[A] - 2731) <= 1                     # without a profile: 2/3 of the blocks
+
+
+class PerKernelModel(Model):
+    def __init__(self, kernel_rates):
+        super().__init__()
+        self.kernel_rates = kernel_rates        # kernel -> {worker: rate}; absent: unmeasured
+
+    def measured(self, kernel):
+        return {w: (r, 10) for w, r in self.kernel_rates.get(kernel, {}).items()}
+
+
+def test_a_launch_follows_the_latest_split_of_its_shape_within_the_noise():
+    """``a * 2 + b``: the second kernel takes the split the first one's launch used (its data
+    is there, and the two can run fused) when it has no speeds of its own, or when that
+    split is within IMBALANCE of its own balance; not when its speeds say it is far off."""
+    maps = [spread(1 << 24)]
+    grid, block = (4096, 1, 1), (256, 1, 1)
+    model = PerKernelModel({"mul": {A: 1000.0, B: 3000.0}, "near": {A: 1000.0, B: 1100.0},
+                            "far": {A: 1000.0, B: 1000.0}})
+    planner = LaunchPlanner(model)
+    first = shares(planner.plan("mul", grid, block, False, maps))
+    assert first == {A: 1024, B: 3072}
+    assert shares(planner.plan("unmeasured", grid, block, False, maps)) == first
+    assert shares(planner.plan("far", grid, block, False, maps)) == {A: 2048, B: 2048}
+    # the latest split is now "far"'s even one; 1000:1100 is within 10% of it
+    assert shares(planner.plan("near", grid, block, False, maps)) == {A: 2048, B: 2048}
+    # another shape: nothing to follow
+    assert shares(planner.plan("unmeasured", (2048, 1, 1), block, False, maps)) == \
+        {A: 1024, B: 1024}

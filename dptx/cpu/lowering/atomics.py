@@ -2,6 +2,8 @@
 vector ``.v2``/``.v4`` and the half forms), and the warp form's combined integer ``red.add``."""
 from __future__ import annotations
 
+import contextlib
+
 from ...ptx import ir
 from .. import address_space as L
 from .common import LLTY, W, unsupported, vt
@@ -70,11 +72,7 @@ class AtomicLowering:
         a generic address is told apart at run time (its window). Returns the old value."""
         if space == "global":
             return self.flushed_f32_add(p, v)
-        value = self.address_value(addr, inst)
-        if isinstance(addr.base, ir.Sym):
-            value = self.generic_symbol_address(addr.base.name, value)
-        w = self.tmp(); self.emit(f"{w} = lshr i64 {value}, {L.WINDOW_SHIFT}")
-        is_global = self.tmp(); self.emit(f"{is_global} = icmp uge i64 {w}, {L.FIRST_BUFFER}")
+        is_global = self.in_global_memory(addr, space, inst)
         g, sh, gend, join = (self.label(h) for h in ("fag", "fas", "fage", "faj"))
         self.emit(f"br i1 {is_global}, label %{g}, label %{sh}")
         self.block(sh)
@@ -89,6 +87,18 @@ class AtomicLowering:
         old = self.tmp()
         self.emit(f"{old} = phi float [{plain}, %{sh}], [{flushed}, %{gend}]")
         return old
+
+    def in_global_memory(self, addr, space: str, inst) -> str:
+        """An i1 (or the constant "true"/"false") saying whether the access's address is in
+        global memory: a generic address by its window, at run time."""
+        if space != "generic":
+            return "true" if space == "global" else "false"
+        value = self.address_value(addr, inst)
+        if isinstance(addr.base, ir.Sym):
+            value = self.generic_symbol_address(addr.base.name, value)
+        w = self.tmp(); self.emit(f"{w} = lshr i64 {value}, {L.WINDOW_SHIFT}")
+        r = self.tmp(); self.emit(f"{r} = icmp uge i64 {w}, {L.FIRST_BUFFER}")
+        return r
 
     def flushed_f32_add(self, p: str, v: str) -> str:
         """A compare-and-swap loop storing flush(flush(old) + flush(v)), rounded to nearest
@@ -246,25 +256,37 @@ class AtomicVectorLowering:
                       f"<{W} x i32> <{idx}>")
             scan = self.op2("add", vt(ty), scan, shifted)
         total = self.tmp(); self.emit(f"{total} = extractelement {vt(ty)} {scan}, i32 {W - 1}")
-        combined, each, join = self.label("atc"), self.label("ate"), self.label("atj")
-        self.emit(f"br i1 {one_address}, label %{combined}, label %{each}")
+        with self.combined_else_lane_by_lane(inst, em, one_address):
+            p = self.first_lane(first, lambda: self.address(addr, space, ir.type_size(t), inst))
+            old = self.tmp(); self.emit(f"{old} = atomicrmw add ptr {p}, {ty} {total} seq_cst")
+            if not is_red:
+                before = self.op2("sub", vt(ty), scan, masked)      # the lanes before each
+                got = self.op2("add", vt(ty), before, self.splat(old, ty))
+                self.vwrite(inst.operands[0], got, ty, em, inst)
+
+    @contextlib.contextmanager
+    def combined_else_lane_by_lane(self, inst, em: str, combine: str):
+        """The code emitted inside runs where ``combine``; else ``inst`` runs lane by lane;
+        both go on after the block."""
+        combined, each, join = self.label("acc"), self.label("ace"), self.label("acj")
+        self.emit(f"br i1 {combine}, label %{combined}, label %{each}")
         self.block(combined)
-        self.set_thread_ids(first)      # a fault names the first lane, as lane by lane
-        self.lane = first
-        try:
-            p = self.address(addr, space, ir.type_size(t), inst)
-        finally:
-            self.lane = None
-        old = self.tmp(); self.emit(f"{old} = atomicrmw add ptr {p}, {ty} {total} seq_cst")
-        if not is_red:
-            before = self.op2("sub", vt(ty), scan, masked)      # the lanes before each
-            got = self.op2("add", vt(ty), before, self.splat(old, ty))
-            self.vwrite(inst.operands[0], got, ty, em, inst)
+        yield
         self.emit(f"br label %{join}")
         self.block(each)
         self.lane_loop(inst, em)
         self.emit(f"br label %{join}")
         self.block(join)
+
+    def first_lane(self, first: str, emit):
+        """``emit()`` as lane ``first`` (its operands; a fault names its thread, as lane by
+        lane would)."""
+        self.set_thread_ids(first)
+        self.lane = first
+        try:
+            return emit()
+        finally:
+            self.lane = None
 
     def combined_float_add(self, inst, t: str, addr, space: str, values: str, combine: str,
                            first: str, em: str):
@@ -278,23 +300,21 @@ class AtomicVectorLowering:
         ``AtomicLowering.f32_add`` says. Lanes at different addresses go lane by lane."""
         fty, ity = ("float", "i32") if t == "f32" else ("double", "i64")
         is_red = inst.opcode == "red"
-        combined, each, join = self.label("afc"), self.label("afe"), self.label("afj")
-        self.emit(f"br i1 {combine}, label %{combined}, label %{each}")
-        self.block(combined)
-        self.set_thread_ids(first)      # a fault names the first lane, as lane by lane
-        self.lane = first
-        try:
-            p = self.address(addr, space, ir.type_size(t), inst)
-            if t == "f32" and space == "generic":
-                value = self.address_value(addr, inst)
-                if isinstance(addr.base, ir.Sym):
-                    value = self.generic_symbol_address(addr.base.name, value)
-                w = self.tmp(); self.emit(f"{w} = lshr i64 {value}, {L.WINDOW_SHIFT}")
-                flush = self.tmp(); self.emit(f"{flush} = icmp uge i64 {w}, {L.FIRST_BUFFER}")
-            else:
-                flush = "true" if (t == "f32" and space == "global") else "false"
-        finally:
-            self.lane = None
+        with self.combined_else_lane_by_lane(inst, em, combine):
+            p, flush = self.first_lane(first, lambda: (
+                self.address(addr, space, ir.type_size(t), inst),
+                self.in_global_memory(addr, space, inst) if t == "f32" else "false"))
+            olds = self.lane_order_cas_add(p, t, values, em, flush)
+            if not is_red:
+                self.vwrite(inst.operands[0], olds, fty, em, inst)
+
+    def lane_order_cas_add(self, p: str, t: str, values: str, em: str, flush: str) -> str:
+        """Add the lanes' ``values`` (f32/f64) of ``em`` to ``*p`` one after another in lane
+        order, from the value in memory, and store the result with one compare-and-swap
+        (all again from the new value when another thread changed it). ``flush`` (an i1, or
+        "true"/"false"): f32 operands and results flushed as in global memory. Returns the
+        vector of what each lane's atomic returns."""
+        fty, ity = ("float", "i32") if t == "f32" else ("double", "i64")
 
         def flushed(x, vector=False):
             if t != "f32" or flush == "false":
@@ -321,7 +341,7 @@ class AtomicVectorLowering:
         curf_in = flushed(curf)          # the memory's value as an input of the first add
         self.emit(f"br label %{lanes}")
         self.block(lanes)
-        # acc: the input of this lane's add (flushed); seen_by: what this lane's atomic returns
+        # acc: the input of this lane's add (flushed); shown: what this lane's atomic returns
         # (the memory's value as it was for the first lane, the previous result after)
         acc, shown, rem, olds = self.tmp(), self.tmp(), self.tmp(), self.tmp()
         nacc, nrem, nolds = self.tmp(), self.tmp(), self.tmp()
@@ -346,10 +366,4 @@ class AtomicVectorLowering:
         ok = self.tmp(); self.emit(f"{ok} = extractvalue {{ {ity}, i1 }} {pair}, 1")
         self.emit(f"br i1 {ok}, label %{done}, label %{retry}")
         self.block(done)
-        if not is_red:
-            self.vwrite(inst.operands[0], nolds, fty, em, inst)
-        self.emit(f"br label %{join}")
-        self.block(each)
-        self.lane_loop(inst, em)
-        self.emit(f"br label %{join}")
-        self.block(join)
+        return nolds

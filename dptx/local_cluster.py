@@ -74,8 +74,8 @@ class _TeardownNoise(logging.Filter):
 
 class _ClosedClientNoise(logging.Filter):
     """Drops the scheduler's report of a message it could not write to a client whose
-    connection had just closed: at exit, the plugin's model event (published every 0.5 s
-    to the subscribed client) can race the client's goodbye, and distributed logs that at
+    connection had just closed: at exit, the plugin's model event (published a few times a
+    second to the subscribed client) can race the client's goodbye, and distributed logs that at
     CRITICAL with the whole message; nothing is lost, the client is leaving."""
 
     def filter(self, record: logging.LogRecord) -> bool:

@@ -31,6 +31,7 @@ does in CUDA.
 from __future__ import annotations
 
 import abc
+import heapq
 import logging
 import threading
 import time
@@ -117,7 +118,6 @@ class _Deadlines:
         self._thread = None
 
     def call_later(self, delay: float, fn) -> None:
-        import heapq
         with self._cond:
             self._count += 1
             heapq.heappush(self._queue, (time.monotonic() + delay, self._count, fn))
@@ -128,7 +128,6 @@ class _Deadlines:
             self._cond.notify()
 
     def _run(self) -> None:
-        import heapq
         while True:
             with self._cond:
                 while not self._queue or self._queue[0][0] > time.monotonic():

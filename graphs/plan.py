@@ -69,6 +69,13 @@ def data_centres(maps: list) -> dict:
     return {w: total[w] / weight[w] for w in total}
 
 
+def makespan(cost, throughput: dict, workers: list, bounds) -> float:
+    """Seconds until the last of ``workers`` finishes its range of ``bounds`` (``cost(a, b)``:
+    the work of blocks [a, b); ``throughput``: per worker address)."""
+    return max((cost(a, b) / throughput[w.address] for w, a, b in zip(workers, bounds, bounds[1:])),
+               default=0.0)
+
+
 def holder(maps: list, candidates) -> tuple:
     """(the worker among ``candidates`` expected to hold the most bytes of ``maps``, and the
     share of the bytes it holds)."""
@@ -183,10 +190,7 @@ class LaunchPlanner:
         if old == bounds or len(old) != len(bounds):
             return bounds if len(old) != len(bounds) else old
 
-        def makespan(bs):
-            return max((cost(a, b) / throughput[w.address] for w, a, b in zip(order, bs, bs[1:])),
-                       default=0.0)
-        before, after = makespan(old), makespan(bounds)
+        before, after = (makespan(cost, throughput, order, bs) for bs in (old, bounds))
         if before < (1 + IMBALANCE) * after:
             previous.uneven = 0
             return old          # within the noise of the measurements: stay
@@ -225,12 +229,8 @@ class LaunchPlanner:
                 or set(latest.workers) != set(by_address) or len(latest.bounds) != len(bounds):
             return order, bounds
         theirs = [by_address[a] for a in latest.workers]
-
-        def makespan(workers, bs):
-            return max((cost(a, b) / throughput[w.address]
-                        for w, a, b in zip(workers, bs, bs[1:])), default=0.0)
-        if not measured or \
-                makespan(theirs, latest.bounds) < (1 + IMBALANCE) * makespan(order, bounds):
+        if not measured or makespan(cost, throughput, theirs, latest.bounds) < \
+                (1 + IMBALANCE) * makespan(cost, throughput, order, bounds):
             return theirs, list(latest.bounds)
         return order, bounds
 

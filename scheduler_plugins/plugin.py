@@ -7,9 +7,11 @@ blocks, grid blocks) and the ``startstops`` of finished chunks; it never looks i
 """
 from __future__ import annotations
 
+import functools
 import logging
 import time
-from collections import defaultdict, deque
+import traceback
+from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
 
 import dask.config
@@ -101,6 +103,25 @@ def keep_chunks_runnable(scheduler) -> None:
     scheduler._dptx_valid_workers = True
 
 
+def _contained(hook):
+    """A scheduler hook that logs its own failure as text and returns. Dask logs a plugin's
+    exception with ``exc_info`` into the scheduler's record of its last 10,000 log lines
+    (``distributed.admin.log-length``): each record keeps the traceback, its frames keep the
+    ``TaskState`` they handled, and a forgotten ``TaskState`` keeps the (copied) sets of the
+    tasks it depended on and fed, so one failure per chunk kept the history of every launch
+    alive in the user's process (the embedded cluster's scheduler runs there)."""
+    @functools.wraps(hook)
+    def contained(self, *args, **kwargs):
+        try:
+            return hook(self, *args, **kwargs)
+        except Exception as error:  # noqa: BLE001 - a learning hook must not fail the scheduler
+            text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+            del error
+            self.failed_hooks[hook.__name__] += 1
+            logger.error("dptx scheduler plugin: %s failed\n%s", hook.__name__, text)
+    return contained
+
+
 def _key_str(key) -> str:
     return key if isinstance(key, str) else str(key)
 
@@ -119,6 +140,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         self.scheduler = None
         self.moves = 0
         self.kernel_seconds: dict = {}              # chunk key -> time its kernels ran
+        self.failed_hooks: Counter = Counter()      # hook name -> failures (logged as text)
         self.host_replicas = False
         self.bandwidth = 1e9          # bytes/s between workers (dptx.transfer-bandwidth)
         self._dirty = True
@@ -148,6 +170,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         if getattr(self, "_publisher", None) is not None:
             self._publisher.stop()
 
+    @_contained
     def log_event(self, topic, msg) -> None:
         """Workers report how long the kernels of a chunk ran (``dptx-chunk``), without the
         JIT compile and the window copies that the task's own time includes, and whether
@@ -159,15 +182,18 @@ class DptxSchedulerPlugin(SchedulerPlugin):
             while len(self.kernel_seconds) > 10000:
                 self.kernel_seconds.pop(next(iter(self.kernel_seconds)))
 
+    @_contained
     def add_worker(self, scheduler, worker) -> None:
         self._dirty = True
         _quick_stream(scheduler.stream_comms.get(worker))
 
+    @_contained
     def update_graph(self, scheduler, *, client=None, **kwargs) -> None:
         # a client's stream exists from its registration on (add_client runs before it is
         # made): its first graph finds it
         _quick_stream(scheduler.client_comms.get(client))
 
+    @_contained
     def remove_worker(self, scheduler, worker, **kwargs) -> None:
         self.model.forget_worker(worker)
         self.profiles.forget_worker(worker)
@@ -221,6 +247,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
             self.scheduler.log_event(MODEL_TOPIC, self.model_snapshot())
 
     # -- learning ------------------------------------------------------------------------------
+    @_contained
     def transition(self, key, start, finish, *args, **kwargs) -> None:
         if start != "processing" or finish != "memory":
             return
@@ -230,6 +257,11 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         ts = self.scheduler.tasks.get(key)
         info = (ts.annotations or {}).get("dptx") if ts is not None else None
         worker = kwargs.get("worker")
+        if info and "kernel" not in info:
+            # a fused chunk of several kernels: its time is theirs together, no one kernel's
+            # speed (the model learns each from its own launches)
+            self.kernel_seconds.pop(k, None)
+            return
         if not info or worker is None:
             return
         self.titles[info["kernel"]] = info.get("title", info["kernel"])

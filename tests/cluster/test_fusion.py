@@ -156,3 +156,34 @@ def test_new_arrays_are_zeros_no_task_makes(client):
     np.testing.assert_array_equal(fresh.copy()[::7].get(), np.zeros((143, 3), np.int64))
     np.testing.assert_array_equal(fresh[10:20].get(), np.zeros((10, 3), np.int64))
     np.testing.assert_array_equal(dptx.ones(5).get(), np.ones(5))
+
+
+def test_fused_chunks_of_several_kernels_leave_no_history(client, fused_groups):
+    """A fused chunk of two kernels (``(a + b) % 1000``'s add and mod) carries no one
+    kernel's name: the scheduler plugin learns nothing from it and does not fail on it. A
+    failing hook used to be logged by Dask with its traceback into the scheduler's last
+    10,000 log records, and the frames kept the forgotten tasks (and through their
+    dependency sets every earlier launch) alive in the process hosting the scheduler."""
+    def forgotten_alive(dask_scheduler):
+        import gc
+        from distributed.scheduler import TaskState
+        gc.collect()
+        return sum(1 for o in gc.get_objects()
+                   if isinstance(o, TaskState) and o.state == "forgotten")
+
+    def failed_hooks(dask_scheduler):
+        return sum(getattr(dask_scheduler.plugins["dptx"], "failed_hooks", {}).values())
+
+    host = np.arange(100_000, dtype=np.int32)
+    a, b = dptx.asarray(host), dptx.ones(host.size, np.int32)
+    a.get()
+    before = client.run_on_scheduler(forgotten_alive), client.run_on_scheduler(failed_hooks)
+    for i in range(80):
+        a = (a + b) % 1000
+        host = (host + 1) % 1000
+        if i % 10 == 9:
+            np.testing.assert_array_equal(a.get(), host)
+    assert any(size > 1 and fused for size, fused in fused_groups), fused_groups
+    assert client.run_on_scheduler(failed_hooks) == before[1]
+    # without the fix: 80-100 more (a forgotten chunk per fused chunk, and its inputs)
+    assert client.run_on_scheduler(forgotten_alive) <= before[0] + 10

@@ -24,15 +24,7 @@ flags when the loop is entered (unknown is always safe), so the loop keeps none.
 from __future__ import annotations
 
 from .lowering.common import SLOT, vt
-
-# instructions that compute from registers only: no memory, no warp state, no fault
-FULL_WARP_PURE = frozenset({
-    "add", "sub", "mul", "mad", "mul24", "mad24", "sad", "div", "rem", "abs", "neg", "min",
-    "max", "fma", "and", "or", "xor", "not", "cnot", "shl", "shr", "bfe", "bfi", "brev",
-    "popc", "clz", "bfind", "prmt", "lop3", "shf", "setp", "set", "selp", "slct", "mov",
-    "cvt", "sqrt", "rsqrt", "rcp", "sin", "cos", "ex2", "lg2", "tanh", "copysign", "testp",
-    "dp4a", "dp2a"})
-
+from .vector_plan import FULL_WARP_PURE
 
 class FullWarpLoop:
     __slots__ = ("accesses", "slice", "slice_writes", "writes")

@@ -24,6 +24,17 @@ from ..ptx.dataflow import reaching_definitions as _reaching_definitions
 _DIVERGENT_SPECIALS = ("%tid", "%laneid", "%lanemask_eq", "%lanemask_lt", "%lanemask_le",
                        "%lanemask_gt", "%lanemask_ge", "%clock", "%clock64", "%globaltimer",
                        "%globaltimer_lo", "%globaltimer_hi")
+# instructions that compute from registers only: no memory, no warp state, no fault
+FULL_WARP_PURE = frozenset({
+    "add", "sub", "mul", "mad", "mul24", "mad24", "sad", "div", "rem", "abs", "neg", "min",
+    "max", "fma", "and", "or", "xor", "not", "cnot", "shl", "shr", "bfe", "bfi", "brev",
+    "popc", "clz", "bfind", "prmt", "lop3", "shf", "setp", "set", "selp", "slct", "mov",
+    "cvt", "sqrt", "rsqrt", "rcp", "sin", "cos", "ex2", "lg2", "tanh", "copysign", "testp",
+    "dp4a", "dp2a"})
+
+# what may run once for the lanes that reach it under divergent control (plus the pointer
+# conversions nvcc emits there)
+_UNIFORM_SAFE = FULL_WARP_PURE | {"cvta"}
 # Warp-synchronous operations the vector executor implements (all lanes must reach them
 # together).
 _MATRIX_OPS = ("mma", "ldmatrix", "stmatrix", "movmatrix", "wmma")
@@ -102,7 +113,7 @@ def plan_vector(module: ir.Module, function: ir.Function):
     reaches = {b: (nx.descendants(g, b) | {b}) for b in reachable}
     nosync = {b for b in reachable if not (reaches[b] & sync_blocks)}
     why, divergent, divergent_blocks = _divergent_sync(function, cfg, reachable, reaches,
-                                                       sync_blocks | warp_blocks, nosync)
+                                                       sync_blocks | warp_blocks, nosync, loops)
     if why:
         return why
     label_block = {name: cfg._label_block(ir.Sym(name), insts[0]) for name in function.labels}
@@ -156,7 +167,7 @@ def _ordered_blocks(cfg, reachable, loops):
     return order
 
 
-def _divergent_sync(function, cfg, reachable, reaches, sync_blocks, nosync):
+def _divergent_sync(function, cfg, reachable, reaches, sync_blocks, nosync, loops):
     """(Why some barrier or warp operation could be reached by part of a warp, or None; the
     registers that may differ between the lanes of a warp)."""
     insts = function.instructions
@@ -207,6 +218,7 @@ def _divergent_sync(function, cfg, reachable, reaches, sync_blocks, nosync):
         uses.append((u, guard))
         defs.append(d)
     reaching = _reaching_definitions(insts, defs, cfg, reachable)
+    same_for_every_reader = _uniform_under_divergence(insts, defs, uses, reaching, cfg, loops)
 
     div_defs: set = set()           # (instruction index, register) definitions that diverge
     divergent_blocks: set = set()   # blocks where the lanes of a warp may differ
@@ -233,6 +245,9 @@ def _divergent_sync(function, cfg, reachable, reaches, sync_blocks, nosync):
                 is_div = blk in divergent_blocks or inst.opcode in ("atom", "shfl", *_MATRIX_OPS) \
                     or diverges(i, srcs | guard) \
                     or any(r.startswith(_DIVERGENT_SPECIALS) for r in srcs | guard)
+            if is_div and blk in divergent_blocks and i in same_for_every_reader \
+                    and not diverges(i, srcs | guard):
+                is_div = False
             if is_div:
                 new = {(i, r) for r in defs[i]} - div_defs
                 if new:
@@ -253,6 +268,39 @@ def _divergent_sync(function, cfg, reachable, reaches, sync_blocks, nosync):
         return (f"a barrier or warp operation under divergent control (block {b})", divergent,
                 divergent_blocks)
     return None, divergent, divergent_blocks
+
+
+def _uniform_under_divergence(insts, defs, uses, reaching, cfg, loops) -> set:
+    """Instructions whose result is the same for every lane that reads it although only
+    some lanes of a warp run them (a block under divergent control): the setup nvcc puts
+    between ``if (i < n)`` and a grid-stride loop (the stride, the global pointers). True of
+    a pure instruction that is the only definition of each register it writes, outside every
+    loop (so a warp runs it once, every lane that gets there at the same time: no lane can
+    keep an older iteration's value), when every read of those registers is reached by this
+    definition alone (never by the value at entry: so only lanes that ran it read it). Its
+    registers are then scalars; with uniform operands they hold what each lane computes. A
+    register defined twice stays a vector: lanes on the other side of a branch would
+    overwrite the one scalar another lane still needs."""
+    count: dict = {}
+    for d in defs:
+        for r in d:
+            count[r] = count.get(r, 0) + 1
+    in_loop = set().union(*loops.values()) if loops else set()
+    readers: dict = {}
+    for j, (u, guard) in enumerate(uses):
+        for r in u | guard:
+            readers.setdefault(r, []).append(j)
+    out = set()
+    for i, inst in enumerate(insts):
+        if i not in reaching or not defs[i] or inst.guard is not None \
+                or inst.opcode not in _UNIFORM_SAFE or "cc" in inst.modifiers \
+                or cfg.block_of(i) in in_loop:
+            continue
+        if all(count[r] == 1 and all(reaching[j].get(r) == frozenset((i,))
+                                     for j in readers.get(r, ()) if j in reaching)
+               for r in defs[i]):
+            out.add(i)
+    return out
 
 
 # -- lane steps ------------------------------------------------------------------------------

@@ -1,0 +1,138 @@
+"""Values computed once under divergent control stay scalars in the warp-vectorized form
+(``vector_plan._uniform_under_divergence``): nvcc puts a grid-stride loop's setup (the stride,
+the global pointers) after ``if (i < n)``, where only some lanes of the last warps run it.
+The setup must be recognised, and a register that lanes on two sides of a branch define must
+not be (one scalar would carry the other side's value)."""
+import numpy as np
+import pytest
+
+import dptx
+from dptx import cpu
+from dptx.cpu import executor
+from dptx.cpu.vector_plan import plan_vector
+from dptx.ptx.parser import parse
+
+GRID_STRIDE = r'''
+extern "C" __global__ void gs(double a, const double* x, double* y, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        y[i] = a * x[i] + y[i];
+}'''
+
+# r9 is defined on both sides of a divergent branch; the side of lanes >= 8 is laid out
+# first and its use last, so the other side's definition runs in between: were r9 one
+# scalar, those lanes would store 3 instead of 7.
+TWO_SIDES = r'''
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry two_sides(.param .u64 out)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<5>;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    setp.lt.u32 %p1, %r1, 8;
+    @%p1 bra LOW;
+    mov.u32 %r9, 7;
+    bra.uni HIGH_USE;
+LOW:
+    mov.u32 %r9, 3;
+    st.global.u32 [%rd4], %r9;
+    bra.uni DONE;
+HIGH_USE:
+    add.u32 %r10, %r9, 100;
+    st.global.u32 [%rd4], %r10;
+DONE:
+    ret;
+}'''
+
+# r9 is set under divergent control and read after the join by every lane: lanes that
+# skipped the definition read the value at entry, so it must stay per lane.
+AFTER_JOIN = r'''
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry after_join(.param .u64 out)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<5>;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    mov.u32 %r9, 5;
+    setp.lt.u32 %p1, %r1, 8;
+    @%p1 bra JOIN;
+    mov.u32 %r9, 11;
+JOIN:
+    st.global.u32 [%rd4], %r9;
+    ret;
+}'''
+
+
+def _vector_only(kernel):
+    """The warp-vectorized form for every launch (no trial of the per-thread form)."""
+    ck = executor.compile_kernel(kernel)
+    assert ck.vector, ck.vector_reason
+    ck.alternative = None
+    ck.chosen.clear()
+    return ck
+
+
+def _plan(ptx: str, name: str):
+    module = parse(ptx)
+    return plan_vector(module, next(f for f in module.functions if f.name == name))
+
+
+def test_grid_stride_setup_under_the_bounds_check_is_uniform():
+    mod = dptx.RawModule(GRID_STRIDE)
+    k = mod.get_function("gs")
+    plan = _plan(k.ptx, "gs")
+    setup = [inst for inst in next(f for f in parse(k.ptx).functions if f.name == "gs").instructions
+             if inst.opcode in ("cvta", "mul") and "wide" not in inst.modifiers]
+    assert setup, k.ptx
+    names = {op.name for inst in setup for op in inst.operands[:1]}
+    # the global pointers and the stride: scalars; the index stays per lane
+    assert names and not names & plan.divergent, (names, plan.divergent)
+    assert any(name.startswith("%r") for name in plan.divergent)
+
+
+@pytest.mark.parametrize("n,grid", [(1 << 16, 256), (70_001, 40), (1000, 16), (33, 1)])
+def test_grid_stride_loop_matches_numpy_in_the_vector_form(n, grid):
+    k = dptx.RawModule(GRID_STRIDE).get_function("gs")
+    _vector_only(k)
+    rng = np.random.default_rng(n)
+    # a few bits each: the product is exact, so the kernel's fma equals numpy's a * x + y
+    x, y = rng.integers(0, 1 << 20, n) / 1024.0, rng.integers(0, 1 << 20, n) / 512.0
+    want = 2.5 * x + y
+    cpu.launch(k, (grid,), (256,), [np.float64(2.5), x, y, np.int32(n)])
+    np.testing.assert_array_equal(y, want)
+
+
+def test_a_register_defined_on_both_sides_of_a_branch_stays_per_lane(monkeypatch):
+    monkeypatch.setenv("DPTX_CPU_VECTOR", "all")    # the warp form for a plain kernel too
+    plan = _plan(TWO_SIDES, "two_sides")
+    assert "%r9" in plan.divergent
+    k = dptx.RawModule(ptx=TWO_SIDES).get_function("two_sides")
+    _vector_only(k)
+    out = np.zeros(64, np.uint32)
+    cpu.launch(k, (1,), (64,), [out])
+    want = np.where(np.arange(64) < 8, 3, 107).astype(np.uint32)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_a_register_read_after_the_join_stays_per_lane(monkeypatch):
+    monkeypatch.setenv("DPTX_CPU_VECTOR", "all")
+    plan = _plan(AFTER_JOIN, "after_join")
+    assert "%r9" in plan.divergent
+    k = dptx.RawModule(ptx=AFTER_JOIN).get_function("after_join")
+    _vector_only(k)
+    out = np.zeros(40, np.uint32)
+    cpu.launch(k, (1,), (40,), [out])
+    np.testing.assert_array_equal(out, np.where(np.arange(40) < 8, 5, 11).astype(np.uint32))

@@ -55,6 +55,11 @@ DEFAULTS = {
         # sum and its synchronization: 10.5-11.3 ms with Dask's intervals, 5.6-8.0 ms with
         # 0). 0: each message goes at once, those queued while a write is in flight together.
         "message-interval": 0,
+        # Dask's default spans the scheduler keeps once finished (scheduler_plugins.spans):
+        # Dask otherwise keeps every span and task group for ever, which a program that
+        # launches and synchronizes in a loop grows by about 7 KB per operation. The
+        # dashboard's span views then cover this many. None: keep them all (Dask's way).
+        "span-history": 100,
     }
 }
 

@@ -16,12 +16,14 @@ from dataclasses import dataclass, field
 
 import dask.config
 from distributed.diagnostics.plugin import SchedulerPlugin
+from tornado.ioloop import PeriodicCallback
 
 from .model import ThroughputModel
 from .overhead import OverheadModel
 from .profile import ProfileModel
 from .planner import WorkerInfo
 from .replicas import install_replicas
+from .spans import install as install_span_bounds, prune as prune_spans
 
 logger = logging.getLogger("scheduler_plugins.dptx")
 
@@ -29,6 +31,8 @@ CHUNK_PREFIX = "dptx-chunk-"
 OWN_PREFIXES = (CHUNK_PREFIX, "dptx-batch-")
 MODEL_TOPIC = "dptx-model"
 PUBLISH_SECONDS = 0.2
+MODEL_EVENTS_KEPT = 4
+SPAN_PRUNE_SECONDS = 5.0
 
 
 @dataclass
@@ -145,6 +149,8 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         self.bandwidth = 1e9          # bytes/s between workers (dptx.transfer-bandwidth)
         self._dirty = True
         self._publisher = None
+        self._span_pruner = None
+        self.spans_forgotten = 0
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self, scheduler) -> None:
@@ -157,18 +163,27 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         self.bandwidth = float(dask.config.get("dptx.transfer-bandwidth", 1e9))
         keep_chunks_from_stealing(scheduler)
         keep_chunks_runnable(scheduler)
+        history = dask.config.get("dptx.span-history", 100)
+        if history is not None and install_span_bounds(scheduler):
+            self._span_pruner = PeriodicCallback(
+                lambda: self.forget_spans(int(history)), SPAN_PRUNE_SECONDS * 1000)
+            self._span_pruner.start()
         for stream in list(scheduler.stream_comms.values()) + list(scheduler.client_comms.values()):
             _quick_stream(stream)
         # Clients plan launches from a copy of the model (DESIGN.md point 8): publish it
         # when it changed, at most every PUBLISH_SECONDS, instead of serving a blocking
         # request per launch.
-        from tornado.ioloop import PeriodicCallback
         self._publisher = PeriodicCallback(self.publish, PUBLISH_SECONDS * 1000)
         self._publisher.start()
 
     async def close(self) -> None:
-        if getattr(self, "_publisher", None) is not None:
-            self._publisher.stop()
+        for timer in (self._publisher, self._span_pruner):
+            if timer is not None:
+                timer.stop()
+
+    @_contained
+    def forget_spans(self, keep: int) -> None:
+        self.spans_forgotten += prune_spans(self.scheduler, keep)
 
     @_contained
     def log_event(self, topic, msg) -> None:
@@ -241,10 +256,17 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         """Scheduler RPC ``dptx_model``: the snapshot, for a client's first launch."""
         return self.model_snapshot()
 
+    @_contained
     def publish(self) -> None:
         if self._dirty and self.scheduler is not None:
             self._dirty = False
             self.scheduler.log_event(MODEL_TOPIC, self.model_snapshot())
+            # clients take each snapshot as it comes (graphs.model_copy): Dask would keep the
+            # last 1,000 (distributed.admin.low-level-log-length), megabytes of stale models
+            topics = getattr(getattr(self.scheduler, "_broker", None), "_topics", {})
+            topic = topics.get(MODEL_TOPIC)
+            if topic is not None and topic.events.maxlen != MODEL_EVENTS_KEPT:
+                topic.events = deque(topic.events, maxlen=MODEL_EVENTS_KEPT)
 
     # -- learning ------------------------------------------------------------------------------
     @_contained

@@ -76,6 +76,35 @@ JOIN:
 }'''
 
 
+# the thread index read again under divergent control (nvcc does so in epilogues): per lane,
+# whatever the rule for the block's other instructions
+TID_LATE = r'''
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry tid_late(.param .u64 out, .param .u32 n)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<6>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r1, [n];
+    mov.u32 %r2, %tid.x;
+    setp.ge.u32 %p1, %r2, %r1;
+    @%p1 bra DONE;
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r3, %tid.x;
+    mov.u32 %r4, %ctaid.x;
+    mov.u32 %r5, %ntid.x;
+    mad.lo.s32 %r6, %r4, %r5, %r3;
+    mul.wide.u32 %rd3, %r6, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    st.global.u32 [%rd4], %r6;
+DONE:
+    ret;
+}'''
+
+
 def _vector_only(kernel):
     """The warp-vectorized form for every launch (no trial of the per-thread form)."""
     ck = executor.compile_kernel(kernel)
@@ -136,3 +165,16 @@ def test_a_register_read_after_the_join_stays_per_lane(monkeypatch):
     out = np.zeros(40, np.uint32)
     cpu.launch(k, (1,), (40,), [out])
     np.testing.assert_array_equal(out, np.where(np.arange(40) < 8, 5, 11).astype(np.uint32))
+
+
+def test_the_thread_index_read_under_divergent_control_stays_per_lane(monkeypatch):
+    monkeypatch.setenv("DPTX_CPU_VECTOR", "all")
+    plan = _plan(TID_LATE, "tid_late")
+    assert {"%r3", "%r6", "%rd4"} <= plan.divergent, plan.divergent
+    assert not {"%rd2", "%r4", "%r5"} & plan.divergent, plan.divergent
+    k = dptx.RawModule(ptx=TID_LATE).get_function("tid_late")
+    _vector_only(k)
+    out = np.zeros(128, np.uint32)
+    cpu.launch(k, (2,), (64,), [out, np.uint32(40)])
+    index = np.arange(128, dtype=np.uint32)
+    np.testing.assert_array_equal(out, np.where(index % 64 < 40, index, 0).astype(np.uint32))

@@ -242,12 +242,10 @@ def _divergent_sync(function, cfg, reachable, reaches, sync_blocks, nosync, loop
             else:
                 # (a lane's share of a matrix differs from its neighbours' whatever the
                 # operands: its fragment, or its row of ldmatrix)
-                is_div = blk in divergent_blocks or inst.opcode in ("atom", "shfl", *_MATRIX_OPS) \
+                under_divergence = blk in divergent_blocks and i not in same_for_every_reader
+                is_div = under_divergence or inst.opcode in ("atom", "shfl", *_MATRIX_OPS) \
                     or diverges(i, srcs | guard) \
                     or any(r.startswith(_DIVERGENT_SPECIALS) for r in srcs | guard)
-            if is_div and blk in divergent_blocks and i in same_for_every_reader \
-                    and not diverges(i, srcs | guard):
-                is_div = False
             if is_div:
                 new = {(i, r) for r in defs[i]} - div_defs
                 if new:

@@ -34,13 +34,18 @@ def test_finished_default_spans_and_their_task_groups_are_forgotten(client):
     assert before["defaults"] >= 20, before
 
     def forget(dask_scheduler):
+        from scheduler_plugins.spans import DEFAULT
         plugin = dask_scheduler.plugins["dptx"]
+        older = dask_scheduler.extensions["spans"].spans_search_by_name[DEFAULT][:-3]
+        # spans still holding a task group in use (other tests' arrays) stay
+        pinned = sum(any(dask_scheduler.task_groups.get(tg.name) is tg for tg in s.groups)
+                     for s in older)
         done = plugin.spans_forgotten
         plugin.forget_spans(3)
-        return plugin.spans_forgotten - done
-    forgotten = client.run_on_scheduler(forget)
+        return plugin.spans_forgotten - done, pinned
+    forgotten, pinned = client.run_on_scheduler(forget)
     after = client.run_on_scheduler(_spans_state)
-    assert forgotten >= before["defaults"] - 8, (forgotten, before, after)
+    assert forgotten >= 20 and after["defaults"] <= 3 + pinned, (forgotten, pinned, before, after)
     assert after["defaults"] == before["defaults"] - forgotten
     assert after["spans"] == before["spans"] - forgotten
     assert after["roots"] == before["roots"] - forgotten

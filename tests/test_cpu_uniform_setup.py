@@ -18,15 +18,14 @@ extern "C" __global__ void gs(double a, const double* x, double* y, int n) {
         y[i] = a * x[i] + y[i];
 }'''
 
-# r9 is defined on both sides of a divergent branch; the side of lanes >= 8 is laid out
-# first and its use last, so the other side's definition runs in between: were r9 one
-# scalar, those lanes would store 3 instead of 7.
-TWO_SIDES = r'''
+def _kernel(name: str, body: str) -> str:
+    """A one-parameter kernel whose %rd4 points at out[tid.x] (%r1: tid.x)."""
+    return f'''
 .version 7.0
 .target sm_80
 .address_size 64
-.visible .entry two_sides(.param .u64 out)
-{
+.visible .entry {name}(.param .u64 out)
+{{
     .reg .pred %p<3>;
     .reg .b32 %r<12>;
     .reg .b64 %rd<5>;
@@ -35,6 +34,14 @@ TWO_SIDES = r'''
     mov.u32 %r1, %tid.x;
     mul.wide.u32 %rd3, %r1, 4;
     add.s64 %rd4, %rd2, %rd3;
+{body}
+}}'''
+
+
+# r9 is defined on both sides of a divergent branch; the side of lanes >= 8 is laid out
+# first and its use last, so the other side's definition runs in between: were r9 one
+# scalar, those lanes would store 103 instead of 107.
+TWO_SIDES = _kernel("two_sides", """
     setp.lt.u32 %p1, %r1, 8;
     @%p1 bra LOW;
     mov.u32 %r9, 7;
@@ -47,34 +54,18 @@ HIGH_USE:
     add.u32 %r10, %r9, 100;
     st.global.u32 [%rd4], %r10;
 DONE:
-    ret;
-}'''
+    ret;""")
 
-# r9 is set under divergent control and read after the join by every lane: lanes that
-# skipped the definition read the value at entry, so it must stay per lane.
-AFTER_JOIN = r'''
-.version 7.0
-.target sm_80
-.address_size 64
-.visible .entry after_join(.param .u64 out)
-{
-    .reg .pred %p<3>;
-    .reg .b32 %r<12>;
-    .reg .b64 %rd<5>;
-    ld.param.u64 %rd1, [out];
-    cvta.to.global.u64 %rd2, %rd1;
-    mov.u32 %r1, %tid.x;
-    mul.wide.u32 %rd3, %r1, 4;
-    add.s64 %rd4, %rd2, %rd3;
+# r9 is set again under divergent control and read after the join by every lane: lanes
+# that skipped the second definition read the first, so it must stay per lane.
+AFTER_JOIN = _kernel("after_join", """
     mov.u32 %r9, 5;
     setp.lt.u32 %p1, %r1, 8;
     @%p1 bra JOIN;
     mov.u32 %r9, 11;
 JOIN:
     st.global.u32 [%rd4], %r9;
-    ret;
-}'''
-
+    ret;""")
 
 # the thread index read again under divergent control (nvcc does so in epilogues): per lane,
 # whatever the rule for the block's other instructions
@@ -144,27 +135,18 @@ def test_grid_stride_loop_matches_numpy_in_the_vector_form(n, grid):
     np.testing.assert_array_equal(y, want)
 
 
-def test_a_register_defined_on_both_sides_of_a_branch_stays_per_lane(monkeypatch):
+@pytest.mark.parametrize("ptx,name,threads,low,high", [
+    (TWO_SIDES, "two_sides", 64, 3, 107),      # defined on both sides of a branch
+    (AFTER_JOIN, "after_join", 40, 5, 11),     # read after the join
+])
+def test_a_register_defined_twice_stays_per_lane(monkeypatch, ptx, name, threads, low, high):
     monkeypatch.setenv("DPTX_CPU_VECTOR", "all")    # the warp form for a plain kernel too
-    plan = _plan(TWO_SIDES, "two_sides")
-    assert "%r9" in plan.divergent
-    k = dptx.RawModule(ptx=TWO_SIDES).get_function("two_sides")
+    assert "%r9" in _plan(ptx, name).divergent
+    k = dptx.RawModule(ptx=ptx).get_function(name)
     _vector_only(k)
-    out = np.zeros(64, np.uint32)
-    cpu.launch(k, (1,), (64,), [out])
-    want = np.where(np.arange(64) < 8, 3, 107).astype(np.uint32)
-    np.testing.assert_array_equal(out, want)
-
-
-def test_a_register_read_after_the_join_stays_per_lane(monkeypatch):
-    monkeypatch.setenv("DPTX_CPU_VECTOR", "all")
-    plan = _plan(AFTER_JOIN, "after_join")
-    assert "%r9" in plan.divergent
-    k = dptx.RawModule(ptx=AFTER_JOIN).get_function("after_join")
-    _vector_only(k)
-    out = np.zeros(40, np.uint32)
-    cpu.launch(k, (1,), (40,), [out])
-    np.testing.assert_array_equal(out, np.where(np.arange(40) < 8, 5, 11).astype(np.uint32))
+    out = np.zeros(threads, np.uint32)
+    cpu.launch(k, (1,), (threads,), [out])
+    np.testing.assert_array_equal(out, np.where(np.arange(threads) < 8, low, high).astype(np.uint32))
 
 
 def test_the_thread_index_read_under_divergent_control_stays_per_lane(monkeypatch):

@@ -382,6 +382,9 @@ def submit_fused(client, requests: list, workers: list, launch: str, page_bytes:
         key = f"{prefix}-{i}"
         info = dict(annotations, index=i, blocks=sum(end - first for first, end in ranges),
                     share=ranges[-1][1] - ranges[-1][0])
+        if "kernel" not in info:
+            # several kernels: the scheduler plugin shares the chunk's time out by kernel
+            info["steps"] = [(r.spec.kernel, end - first) for r, (first, end) in zip(requests, ranges)]
         outs = _add_chunk(graph, cuts, launch, key, steps, slots, windows, modes, outputs, {},
                           worker, device, page_bytes, info, checks)
         for (c, _), (out_key, element) in _outputs(key, outs).items():

@@ -145,6 +145,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         self.moves = 0
         self.kernel_seconds: dict = {}              # chunk key -> time its kernels ran
         self.failed_hooks: Counter = Counter()      # hook name -> failures (logged as text)
+        self.fused_samples = 0                      # fused chunks of several kernels learnt from
         self.host_replicas = False
         self.bandwidth = 1e9          # bytes/s between workers (dptx.transfer-bandwidth)
         self._dirty = True
@@ -279,12 +280,14 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         ts = self.scheduler.tasks.get(key)
         info = (ts.annotations or {}).get("dptx") if ts is not None else None
         worker = kwargs.get("worker")
-        if info and "kernel" not in info:
-            # a fused chunk of several kernels: its time is theirs together, no one kernel's
-            # speed (the model learns each from its own launches)
-            self.kernel_seconds.pop(k, None)
-            return
         if not info or worker is None:
+            return
+        if "kernel" not in info:
+            # a fused chunk of several kernels (or a batch): their time together
+            if "steps" in info:
+                self._learn_fused(info["steps"], worker, k, kwargs.get("startstops", ()))
+            else:
+                self.kernel_seconds.pop(k, None)
             return
         self.titles[info["kernel"]] = info.get("title", info["kernel"])
         self._learn(info, worker, k, kwargs.get("startstops", ()))
@@ -305,20 +308,56 @@ class DptxSchedulerPlugin(SchedulerPlugin):
                 self.overheads.finish(info["launch"])
         self.rebalance(info["launch"], worker)
 
+    def _chunk_seconds(self, key: str, computes: list) -> tuple:
+        """(seconds the chunk's kernels ran, whether that is a sample of the worker's speed
+        rather than a first run or a trial, whether the worker reported it): the worker's
+        report, or else the task's compute time (an older worker)."""
+        reported = self.kernel_seconds.pop(key, None)
+        if reported is None:
+            return sum(s["stop"] - s["start"] for s in computes), True, False
+        return reported[0], reported[1], True
+
+    def _learn_fused(self, steps, worker: str, key: str, startstops) -> None:
+        """A fused chunk of several kernels: its time shared out by what the model expects
+        of each on this worker, so a worker that has become slower (or faster) is seen in
+        every kernel's speed while launches keep running fused; by blocks while some kernel
+        has no speed there yet (what the split needs is how the workers compare)."""
+        computes = [s for s in startstops if s.get("action") == "compute"]
+        seconds, sample, _ = self._chunk_seconds(key, computes)
+        blocks: dict = {}
+        for kernel, count in steps:
+            blocks[kernel] = blocks.get(kernel, 0) + int(count)
+        if not sample or seconds <= 0 or not any(blocks.values()):
+            return
+        rates = {kernel: self.model.rate(kernel, worker) for kernel in blocks}
+        if all(rates.values()):
+            expected = {kernel: blocks[kernel] / rates[kernel] for kernel in blocks}
+        else:
+            # kernels that have only ever run fused (array operations fuse from their first
+            # launch): a block of each taken as the same work, until each has a speed
+            expected = dict(blocks)
+        total = sum(expected.values())
+        ws = self.scheduler.workers.get(worker)
+        lanes = ws.nthreads if ws is not None else 1
+        for kernel, count in blocks.items():
+            if count > 0:
+                self.model.observe(kernel, worker, count, seconds * expected[kernel] / total)
+                rate = self.model.rate(kernel, worker)
+                if rate is not None:
+                    self.series.append((time.time(), worker, kernel, rate * lanes))
+        self.fused_samples += 1
+        self._dirty = True
+
     def _learn(self, info: dict, worker: str, key: str, startstops) -> None:
         """A finished chunk's times into the models: blocks/s, the cost along the grid, the
         overhead per chunk."""
         computes = [s for s in startstops if s.get("action") == "compute"]
-        reported = self.kernel_seconds.pop(key, None)
-        if reported is None:    # no report (an older worker): the task's compute time
-            seconds, sample = sum(s["stop"] - s["start"] for s in computes), True
-        else:
-            seconds, sample = reported
+        seconds, sample, reported = self._chunk_seconds(key, computes)
         if not sample:          # a first run or a trial: not this worker's speed
             return
         ws = self.scheduler.workers.get(worker)
         lanes = ws.nthreads if ws is not None else 1
-        if reported is not None and computes:
+        if reported and computes:
             self.overheads.observe(info["kernel"], info["launch"], worker, lanes,
                                    min(s["start"] for s in computes),
                                    max(s["stop"] for s in computes), seconds)

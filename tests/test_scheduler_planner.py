@@ -273,3 +273,35 @@ def test_first_runs_and_trials_do_not_set_the_speed():
             assert plugin.model.rate("k", A) is None
     assert plugin.model.rate("k", A) == pytest.approx(1000.0)     # 100 blocks in 0.1 s
     assert sum(plugin.launches["L1"].done.values()) == 200
+
+
+def test_a_fused_chunk_of_several_kernels_is_shared_out_by_the_expected_times():
+    """A chunk that ran two kernels' blocks (a fused group) took 1.2x what the model expects
+    of this worker: each kernel's share of the time is its expected share, so both speeds
+    move towards 1/1.2 of what they were (by the model's smoothing, alpha 0.5)."""
+    from types import SimpleNamespace
+    plugin = make_plugin([FakeWorker(A)])
+    plugin.model.observe("ka", A, 1000, 1.0)          # 1000 blocks/s
+    plugin.model.observe("kb", A, 500, 1.0)           # 500 blocks/s
+    steps = [("ka", 100), ("kb", 100), ("ka", 100)]   # expected 0.2 s + 0.2 s
+    info = {"launch": "L", "index": 0, "blocks": 300, "share": 100, "steps": steps}
+    key = "dptx-chunk-fused-L-0"
+    plugin.scheduler.tasks = {key: SimpleNamespace(annotations={"dptx": info})}
+    plugin.kernel_seconds[key] = (0.48, True)
+    plugin.transition(key, "processing", "memory", worker=A, startstops=())
+    assert plugin.fused_samples == 1 and not plugin.failed_hooks
+    assert plugin.model.rate("ka", A) == pytest.approx(1000 + 0.5 * (200 / 0.24 - 1000))
+    assert plugin.model.rate("kb", A) == pytest.approx(500 + 0.5 * (100 / 0.24 - 500))
+    # a kernel with no speed there yet (it has only ever run fused): shared out by blocks
+    info2 = dict(info, steps=[("kc", 300), ("kd", 100)])
+    plugin.scheduler.tasks["dptx-chunk-fused-L-1"] = SimpleNamespace(annotations={"dptx": info2})
+    plugin.kernel_seconds["dptx-chunk-fused-L-1"] = (0.5, True)
+    plugin.transition("dptx-chunk-fused-L-1", "processing", "memory", worker=A, startstops=())
+    assert plugin.fused_samples == 2 and not plugin.kernel_seconds
+    assert plugin.model.rate("kc", A) == pytest.approx(300 / 0.375)
+    assert plugin.model.rate("kd", A) == pytest.approx(100 / 0.125)
+    # a first run or a trial (the worker says so): not a sample of its speed
+    plugin.scheduler.tasks["dptx-chunk-fused-L-2"] = SimpleNamespace(annotations={"dptx": info2})
+    plugin.kernel_seconds["dptx-chunk-fused-L-2"] = (5.0, False)
+    plugin.transition("dptx-chunk-fused-L-2", "processing", "memory", worker=A, startstops=())
+    assert plugin.fused_samples == 2 and plugin.model.rate("kc", A) == pytest.approx(800)

@@ -2,6 +2,8 @@
 bitwise the results of running them one by one in-process, ghost zones where a launch reads
 what an earlier one wrote on the other worker's share, one by one where that cannot work,
 and errors that name the launch."""
+import time
+
 import numpy as np
 import pytest
 
@@ -191,5 +193,12 @@ def test_fused_chunks_of_several_kernels_leave_no_history(client, fused_groups):
     assert client.run_on_scheduler(failed_hooks) == before[1]
     # and the model learns from them: their time shared out by kernel
     assert client.run_on_scheduler(fused_samples) > before[2]
-    # without the fix: 80-100 more (a forgotten chunk per fused chunk, and its inputs)
-    assert client.run_on_scheduler(forgotten_alive) <= before[0] + 10
+    # without the fix: 80-100 more (a forgotten chunk per fused chunk, and its inputs), for
+    # good. A forgotten task's copied dependency sets link it to every earlier one, so
+    # anything that holds the latest for a moment (a steal in flight, a message being
+    # handled) holds them all: the fewest over a couple of seconds
+    alive = []
+    for _ in range(4):
+        alive.append(client.run_on_scheduler(forgotten_alive))
+        time.sleep(0.5)
+    assert min(alive) <= before[0] + 10, alive

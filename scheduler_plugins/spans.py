@@ -12,12 +12,8 @@ named (``with dask.annotate(span=...)`` / ``distributed.span``) are never touche
 
 A worker reports the time its tasks spent per span id at its next heartbeat, which Dask
 looks up without a default; ``install`` makes the scheduler drop reports for spans it has
-forgotten (their tasks finished at least one pruning interval earlier)."""
+forgotten (a report can arrive after its span was pruned)."""
 from __future__ import annotations
-
-import logging
-
-logger = logging.getLogger("scheduler_plugins.dptx")
 
 DEFAULT = ("default",)
 

@@ -29,6 +29,28 @@ def test_block_sub_ranges_compose_to_the_whole_grid():
         cpu.launch(k, grid, block, [parts, 7], blocks=range(0, 13))
 
 
+@pytest.mark.parametrize("mode", ["all", "0"])
+@pytest.mark.parametrize("block", [(16, 16, 1), (5, 3, 7), (33, 2, 1), (1, 1, 64), (7, 1, 9)])
+def test_thread_indices_of_multidimensional_blocks(monkeypatch, mode, block):
+    """Each thread's (x, y, z) in blocks whose warps straddle rows and planes, in the
+    warp-vectorized form (which reads them from a per-launch table) and per thread."""
+    monkeypatch.setenv("DPTX_CPU_VECTOR", mode)
+    k = dptx.RawModule(r'''
+    extern "C" __global__ void xyz(unsigned* out) {
+        unsigned b = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+        unsigned t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+        unsigned* o = out + 3 * (b * blockDim.x * blockDim.y * blockDim.z + t);
+        o[0] = threadIdx.x; o[1] = threadIdx.y; o[2] = threadIdx.z;
+    }''').get_function("xyz")
+    grid = (3, 1, 2)
+    out = np.full(6 * int(np.prod(block)) * 3, 12345, np.uint32)
+    cpu.launch(k, grid, block, [out])
+    assert executor.compile_kernel(k).vector == (mode == "all")
+    z, y, x = np.meshgrid(*(np.arange(n) for n in block[::-1]), indexing="ij")
+    want = np.stack([x, y, z], axis=-1)
+    assert np.array_equal(out.reshape(6, *block[::-1], 3), np.broadcast_to(want, (6,) + want.shape))
+
+
 def test_threads_argument_gives_identical_results():
     k = dptx.RawModule(IDS).get_function("ids")
     a, b = np.zeros(64 * 32, np.int32), np.zeros(64 * 32, np.int32)

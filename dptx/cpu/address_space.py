@@ -8,6 +8,7 @@ table with one page per buffer, so every access is checked to the byte.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,6 +71,9 @@ CTX_FIELDS = [
                       # dptx_run on entry: NATIVE_STACK bytes below its frame)
     "stop",           # pointer to the launch's stop request (int32, shared by its threads):
                       # every loop back edge reads it; non-zero (STOP_*) ends the thread
+    "thread_ids",     # pointer to the uint32 (x, y, z) thread indices of a block, warp by
+                      # warp (``thread_id_table``): the warp-vectorized form reads its lanes'
+                      # indices there for blocks of more than one dimension
 ]
 # Native stack that nested device-function calls may use per call of dptx_run: recursion
 # deeper than that is a call stack overflow (ERR_STACK), not a crash of the process. (A GPU's
@@ -77,6 +81,23 @@ CTX_FIELDS = [
 NATIVE_STACK = 512 * 1024
 NATIVE_STACK_OVERFLOW = -1      # the address ERR_STACK reports for the native stack
 CTX = {name: i for i, name in enumerate(CTX_FIELDS)}
+
+
+@functools.lru_cache(maxsize=64)
+def thread_id_table(block: tuple, warp: int = 32):
+    """(x, y, z) of each thread of a ``block``-shaped block, warp by warp: uint32
+    [warps, 3, warp] (lanes past the block's last thread, which do not exist, continue the
+    count). What each warp of a 2-D or 3-D block would otherwise divide out in every block."""
+    bx, by, bz = (int(v) for v in block)
+    n = bx * by * bz
+    warps = -(-n // warp)
+    linear = np.arange(warps * warp, dtype=np.uint32)
+    table = np.empty((warps, 3, warp), np.uint32)
+    table[:, 0, :] = (linear % bx).reshape(warps, warp)
+    table[:, 1, :] = (linear // bx % by).reshape(warps, warp)
+    table[:, 2, :] = (linear // (bx * by)).reshape(warps, warp)
+    table.flags.writeable = False      # shared by every launch of this block shape
+    return table
 
 # Error record: [code, address, PTX line, linear thread id, linear block id, access size]
 ERR_NONE = 0

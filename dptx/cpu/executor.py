@@ -523,6 +523,8 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     if stop_request is None:        # (a worker's chunk passes its own: watchdog.stop_task)
         stop_request = np.zeros(1, np.int32)
     base[L.CTX["stop"]] = stop_request.ctypes.data
+    thread_ids = L.thread_id_table(tuple(b))     # (cached per block shape: lives on)
+    base[L.CTX["thread_ids"]] = thread_ids.ctypes.data
 
     def execute(form, blocks_range):
         """Run ``blocks_range`` with compiled ``form`` on ``workers`` threads that take pieces

@@ -645,9 +645,10 @@ class VectorFunction(VectorMemoryAccess, FullWarpLoops, MemoryVectorLowering, Ar
 
     def thread_ids(self):
         """First run of the warp in a block: each lane's thread index (x, y, z, linear) into
-        the frame, and the lanes that exist. Divisions in double precision (exact for these
-        magnitudes), since LLVM has no vector integer division."""
-        i32, f64 = vt("i32"), vt("double")
+        the frame, and the lanes that exist. A block of more than one dimension reads x, y, z
+        from the launch's table (``address_space.thread_id_table``): LLVM has no vector
+        integer division, and dividing in double precision cost a tiled matmul 3%."""
+        i32 = vt("i32")
         warp = self.frame_load(F_WARP)
         base = self.splat(self.op2("mul", "i32", warp, str(W)), "i32")
         lane = self.tmp(); self.emit(f"{lane} = trunc <{W} x i64> {iota()} to {i32}")
@@ -655,16 +656,7 @@ class VectorFunction(VectorMemoryAccess, FullWarpLoops, MemoryVectorLowering, Ar
         bx = self.trunc32(self.ctx("block_x"))
         by = self.trunc32(self.ctx("block_y"))
         bz = self.trunc32(self.ctx("block_z"))
-
-        def divmod_(v, d):
-            vd = self.tmp(); self.emit(f"{vd} = uitofp {i32} {v} to {f64}")
-            dd = self.tmp(); self.emit(f"{dd} = uitofp i32 {d} to double")
-            q = self.op2("fdiv", f64, vd, self.splat(dd, "double"))
-            qf = self.vcall(f64, f"llvm.floor.v{W}f64", [f"{f64} {q}"])
-            qi = self.tmp(); self.emit(f"{qi} = fptoui {f64} {qf} to {i32}")
-            r = self.op2("sub", i32, v, self.op2("mul", i32, qi, self.splat(d, "i32")))
-            return qi, r
-        # a one-dimensional block (the usual case) needs no division
+        # a one-dimensional block (the usual case) needs no table
         flat = self.op2("icmp eq", "i32", self.op2("mul", "i32", by, bz), "1")
         one, many, join = self.label("tid1"), self.label("tidn"), self.label("tidj")
         self.emit(f"br i1 {flat}, label %{one}, label %{many}")
@@ -673,10 +665,14 @@ class VectorFunction(VectorMemoryAccess, FullWarpLoops, MemoryVectorLowering, Ar
             self.emit(f"store {i32} {v}, ptr {self.frame_ptr(F_TID + 4 * W * k)}, align 4")
         self.emit(f"br label %{join}")
         self.block(many)
-        q1, tx = divmod_(lt, bx)
-        tz, ty = divmod_(q1, by)
-        for k, v in enumerate((tx, ty, tz, lt)):
+        table = self.ctx_ptr("thread_ids")
+        warp64 = self.tmp(); self.emit(f"{warp64} = zext i32 {warp} to i64")
+        row = self.op2("mul", "i64", warp64, str(3 * W))
+        for k in range(3):
+            p = self.tmp(); self.emit(f"{p} = getelementptr i32, ptr {table}, i64 {self.op2('add', 'i64', row, str(k * W))}")
+            v = self.tmp(); self.emit(f"{v} = load {i32}, ptr {p}, align 4")
             self.emit(f"store {i32} {v}, ptr {self.frame_ptr(F_TID + 4 * W * k)}, align 4")
+        self.emit(f"store {i32} {lt}, ptr {self.frame_ptr(F_TID + 4 * W * 3)}, align 4")
         self.emit(f"br label %{join}")
         self.block(join)
         nthr = self.op2("mul", "i32", self.op2("mul", "i32", bx, by), bz)

@@ -54,6 +54,19 @@ extern "C" __global__ void shape_free(const float* a, float* out, int w) {
     out[y * w + x] = s[t] * 3.0f + s[blockDim.x * blockDim.y - 1 - t];
 }
 
+// rows of a 16-wide block read the same shared row (a tiled matmul's B tile): both
+// half-warps' lanes at the same addresses, one load for the two halves when 16 wide
+extern "C" __global__ void shared_rows(const float* a, float* out) {
+    __shared__ float s[8][64];
+    int tx = threadIdx.x, ty = threadIdx.y, t = ty * blockDim.x + tx, n = blockDim.x * blockDim.y;
+    for (int k = t; k < 8 * 64; k += n) s[k / 64][k % 64] = a[blockIdx.x * 512 + k];
+    __syncthreads();
+    float acc = 0.0f;
+    #pragma unroll
+    for (int r = 0; r < 8; r++) acc += s[r][tx] * (float)(r + 1);
+    out[blockIdx.x * n + t] = acc + s[ty % 8][tx + 1];
+}
+
 // the index wraps around 2**32 inside a warp: lanes are not consecutive in memory
 extern "C" __global__ void wrapping_index(const float* a, float* out, unsigned base) {
     __shared__ float s[64];
@@ -154,6 +167,24 @@ def test_block_shapes_where_the_guess_holds_or_not(module, bdx, bdy):
                shared_mem=4 * bdx * bdy)
     assert _vectorized(k)
     np.testing.assert_array_equal(out, shape_free_reference(a, w, h, bdx, bdy))
+
+
+@pytest.mark.parametrize("bdx,bdy", [(16, 4), (16, 1), (32, 2), (48, 1), (8, 8), (63, 1)])
+def test_rows_reading_the_same_shared_row(module, bdx, bdy):
+    """16 wide, the two half-warps read the same words (the region's copy that loads them
+    once runs); 32 or 48 wide they do not; 8 or 63 wide the lane pattern does not hold at
+    all. Integer-valued data: every sum is exact, whatever the order."""
+    k = module.get_function("shared_rows")
+    blocks = 5
+    a = np.random.default_rng(4).integers(-50, 50, blocks * 512).astype(np.float32)
+    n = bdx * bdy
+    out = np.full(blocks * n, np.nan, np.float32)
+    cpu.launch(k, (blocks,), (bdx, bdy), [a, out])
+    assert _vectorized(k)
+    S = a.reshape(blocks, 8, 64)
+    ty, tx = np.divmod(np.arange(n), bdx)
+    want = sum(S[:, r, tx] * np.float32(r + 1) for r in range(8)) + S[:, ty % 8, tx + 1]
+    np.testing.assert_array_equal(out.reshape(blocks, n), want)
 
 
 def test_wrapping_index_is_not_taken_for_consecutive(module):

@@ -46,6 +46,11 @@ from .lowering.float_math import FloatMathVectorLowering
 from .lowering.atomics import AtomicVectorLowering
 
 
+# Warp bodies of up to this many lines of IR are always inlined into the scheduler's loop
+# (the size above which executor.quick_tier_wanted also starts with a quick build)
+ALWAYS_INLINE_LINES = 12000
+
+
 class VectorFunction(VectorMemoryAccess, FullWarpLoops, MemoryVectorLowering, ArithmeticVectorLowering,
                      BitsVectorLowering, CompareVectorLowering, ConversionVectorLowering,
                      SyncVectorLowering, MatrixVectorLowering, FloatMathVectorLowering,
@@ -613,8 +618,14 @@ class VectorFunction(VectorMemoryAccess, FullWarpLoops, MemoryVectorLowering, Ar
         self.block("fault")
         self.emit(f"ret i32 {ST_ERR}")
 
+        # One call site (the warp scheduler's loop). Left to LLVM, a body past its inlining
+        # threshold stays a function: every run of a warp then pays a call and the set-up of
+        # a stack frame for all the vector registers (10 KiB on a tiled matmul: 12% of its
+        # time). Bodies too large for that to matter pay for inlining in compile time
+        # (a 44k-line bitonic sort: +35%), and LLVM decides.
+        inline = " alwaysinline" if len(self.lines) <= ALWAYS_INLINE_LINES else ""
         sig = (f"define internal i32 @thread(ptr {CTX_ARG}, ptr %ti, ptr %lbase, i64 %lsp, "
-               f"ptr noalias %frame, ptr %kw)")
+               f"ptr noalias %frame, ptr %kw){inline}")
         polls = self.stop_poll_blocks()
         head = [sig + " {", "entry:"]
         for name, ty in self.regs.items():

@@ -12,6 +12,14 @@ from dptx.cpu import executor
 from dptx.cpu.vector_plan import plan_vector
 from dptx.ptx.parser import parse
 
+
+@pytest.fixture(autouse=True)
+def _default_forms(monkeypatch):
+    """These tests check the warp-vectorized form's choices: the default mode, whatever
+    DPTX_CPU_VECTOR the suite runs under (tests that want another set it themselves)."""
+    monkeypatch.delenv("DPTX_CPU_VECTOR", raising=False)
+
+
 GRID_STRIDE = r'''
 extern "C" __global__ void gs(double a, const double* x, double* y, int n) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)

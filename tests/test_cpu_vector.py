@@ -9,6 +9,14 @@ import dptx
 from dptx import cpu
 from dptx.cpu import executor
 
+
+@pytest.fixture(autouse=True)
+def _default_forms(monkeypatch):
+    """These tests check the warp-vectorized form's choices: the default mode, whatever
+    DPTX_CPU_VECTOR the suite runs under (tests that want another set it themselves)."""
+    monkeypatch.delenv("DPTX_CPU_VECTOR", raising=False)
+
+
 KERNELS = r'''
 #define TILE 16
 extern "C" __global__ void matmul(const float* A, const float* B, float* C, int n) {

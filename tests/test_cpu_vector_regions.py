@@ -15,6 +15,14 @@ from dptx.cpu import executor
 from dptx.cpu.vector_plan import lane_steps, plan_vector
 from dptx.errors import DptxMemoryError
 
+
+@pytest.fixture(autouse=True)
+def _default_forms(monkeypatch):
+    """These tests check the warp-vectorized form's choices: the default mode, whatever
+    DPTX_CPU_VECTOR the suite runs under (tests that want another set it themselves)."""
+    monkeypatch.delenv("DPTX_CPU_VECTOR", raising=False)
+
+
 KERNELS = r'''
 #define T 16
 // a tiled transpose-and-scale: shared tiles indexed by (ty, tx) and by (tx, ty)

@@ -31,6 +31,15 @@ extern "C" __global__ void rows(const float* x, float* y, int w, int reps) {
         y[i] = 2.0f * x[i];
     }
 }
+extern "C" __global__ void warp_segments(const float* x, float* out, int seg) {
+    // each warp sums a segment of its own, lanes side by side (a reduction's pieces): the
+    // loop moves by a constant per iteration, the prefetch runs ahead in the segment
+    int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
+    const float* p = x + warp * seg;
+    float v = 0.0f;
+    for (int k = lane; k < seg; k += 32) v += p[k];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = v;
+}
 extern "C" __global__ void gs_gather(const int* idx, const float* x, float* y, int n) {
     // the load through idx[i] is no lane pattern: the loop stays in the general form
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
@@ -121,6 +130,47 @@ def test_the_grid_stride_loop_runs_as_a_full_warp_loop(grid_stride):
     assert len(_full_warp_loops(grid_stride.get_function("gs_sum"))) == 1
     # an address loaded from memory cannot be checked before the iteration runs
     assert not _full_warp_loops(grid_stride.get_function("gs_gather"))
+
+
+def test_how_far_each_loop_moves_its_accesses(grid_stride):
+    """A grid-stride loop steps by a register (gridDim.x * blockDim.x): unknown, it gets
+    the grid-stride prefetch; a warp's own segment (``tid.x & 31``, ``tid.x >> 5``, a
+    counter stepped by 32 words, unrolled by NVRTC) moves by a constant it streams along."""
+    gs = _full_warp_loops(grid_stride.get_function("gs_sum"))
+    assert [loop.moves for loop in gs.values()] == [{}]
+    seg = _full_warp_loops(grid_stride.get_function("warp_segments"))
+    moves = {m for loop in seg.values() for m in loop.moves.values()}
+    assert moves and moves <= {128, 512}            # 32 lanes x 4 bytes, x 4 when unrolled
+    assert all(len(loop.moves) == len(loop.accesses) for loop in seg.values())
+
+
+def test_iteration_moves_of_counters_and_what_they_compute():
+    """``bumped``'s loop: its counter steps by 1; its pointers by a register (unknown), and
+    so is what is made from them or from a masked counter."""
+    from dptx.cpu.vector_loop import iteration_moves
+    insts = dptx.RawModule(ptx=BUMPED).get_function("bumped").function.instructions
+    first = next(k for k, i in enumerate(insts) if i.opcode == "add"
+                 and [o.name for o in i.operands[:2]] == ["%rd4", "%rd4"])
+    last = next(k for k, i in enumerate(insts) if i.opcode == "bra")
+    assert iteration_moves(insts[first:last]) == {"%r8": 1}
+
+
+@pytest.mark.parametrize("seg", [1024, 1000, 32, 7])
+def test_warp_segments_match_numpy(grid_stride, form, seg):
+    """Each lane's own order of additions; the last warp's segment ends the buffer, so the
+    prefetch ahead of it points past the end (prefetches never fault)."""
+    k = grid_stride.get_function("warp_segments")
+    blocks, threads = 3, 128
+    warps = blocks * threads // 32
+    x = np.random.default_rng(seg).integers(-60, 60, warps * seg).astype(np.float32)
+    out = np.zeros(blocks * threads, np.float32)
+    cpu.launch(k, (blocks,), (threads,), [x, out, np.int32(seg)])
+    want = np.zeros((warps, 32), np.float32)
+    X = x.reshape(warps, seg)
+    for k0 in range(0, seg, 32):
+        part = X[:, k0:k0 + 32]
+        want[:, :part.shape[1]] += part
+    assert np.array_equal(out.reshape(warps, 32), want)
 
 
 @pytest.mark.parametrize("n", [40 * 64 * 3, 40 * 64 * 3 + 77, 100, 40 * 64 * 5 - 1])

@@ -70,6 +70,8 @@ class VectorFunction(VectorMemoryAccess, FullWarpLoops, MemoryVectorLowering, Ar
         nblocks = len(plan.cfg.blocks)
         self.header_bytes = (F_MASKS + 4 * nblocks + SLOT - 1) // SLOT * SLOT
         self.spill = {}             # register -> frame slot index
+        self.full_warp_move = None  # bytes the access being emitted moves per full-warp
+                                    # loop iteration, when known (vector_loop)
         self.pattern_cache = {}     # (base register, space, size) -> access pattern SSA value
         self.range_cache = {}       # (base register, space, size) -> (all in bounds, lo, hi)
         self.decls = set()

@@ -23,17 +23,92 @@ accesses qualify (``FULL_WARP_PURE``). Registers the block writes lose their lan
 flags when the loop is entered (unknown is always safe), so the loop keeps none."""
 from __future__ import annotations
 
+from ..ptx import ir
 from .lowering.common import SLOT, vt
 from .vector_plan import FULL_WARP_PURE
 
-class FullWarpLoop:
-    __slots__ = ("accesses", "slice", "slice_writes", "writes")
 
-    def __init__(self, accesses, slice_, slice_writes, writes):
+class FullWarpLoop:
+    __slots__ = ("accesses", "slice", "slice_writes", "writes", "moves")
+
+    def __init__(self, accesses, slice_, slice_writes, writes, moves):
         self.accesses = accesses          # instruction index -> ((base, space, size, step), offset)
         self.slice = slice_               # instruction indices the accesses' addresses need
         self.slice_writes = slice_writes  # registers those write (put back after the check)
         self.writes = writes              # registers the block writes
+        self.moves = moves                # access index -> bytes its address moves per
+                                          # iteration, when a constant of the code
+
+
+def iteration_moves(insts) -> dict:
+    """register -> how much it changes from one iteration of a loop block (``insts``, its
+    back edge excluded) to the next, where the code fixes it: counters stepped by
+    immediates (``k += 128``) and what is computed from them by adds, multiplies by
+    immediates and widenings; registers the block does not write move by 0. A counter
+    stepped by a register (a grid-stride loop's ``i += gridDim.x * blockDim.x``) is
+    unknown, and so is all that depends on it."""
+    written = {o.name for inst in insts for o in inst.operands[:len(inst.destinations)]
+               if isinstance(o, ir.Reg)}
+    steps: dict = {}            # counters: every definition adds an immediate to itself
+    for inst in insts:
+        d = inst.operands[0] if inst.destinations else None
+        if not isinstance(d, ir.Reg) or d.name not in written:
+            continue
+        srcs = inst.operands[1:]
+        reads_itself = any(isinstance(o, ir.Reg) and o.name == d.name for o in srcs)
+        if not reads_itself and steps.get(d.name) is None:
+            continue            # computed afresh: the second pass
+        own = inst.opcode in ("add", "sub") and inst.guard is None and len(srcs) == 2 \
+            and isinstance(srcs[0], ir.Reg) and srcs[0].name == d.name \
+            and isinstance(srcs[1], ir.Imm) and isinstance(srcs[1].value, int)
+        k = (srcs[1].value if inst.opcode == "add" else -srcs[1].value) if own else None
+        steps[d.name] = None if k is None or d.name in steps and steps[d.name] is None \
+            else steps.get(d.name, 0) + k
+    for inst in insts:          # a counter also defined otherwise is not one
+        d = inst.operands[0] if inst.destinations else None
+        if isinstance(d, ir.Reg) and steps.get(d.name) is not None \
+                and not any(isinstance(o, ir.Reg) and o.name == d.name for o in inst.operands[1:]):
+            steps[d.name] = None
+    moves = {r: v for r, v in steps.items() if v is not None}
+    unknown = {r for r, v in steps.items() if v is None}
+
+    def move(op):
+        if isinstance(op, ir.Imm):
+            return 0
+        if not isinstance(op, ir.Reg) or op.negated or op.component:
+            return None
+        if op.name in unknown:
+            return None
+        return moves.get(op.name, 0 if op.name not in written else None)
+    for inst in insts:          # what is computed from them, in order
+        d = inst.operands[0] if inst.destinations else None
+        if not isinstance(d, ir.Reg) or d.name not in written or d.name in steps:
+            continue
+        srcs, op = inst.operands[1:], inst.opcode
+        m = [move(o) for o in srcs]
+        imm = [o.value if isinstance(o, ir.Imm) and isinstance(o.value, int) else None
+               for o in srcs]
+        value = None
+        if inst.guard is not None or any(x in inst.modifiers for x in ("hi", "cc", "sat")):
+            value = None
+        elif op in ("mov", "cvt", "cvta") and len(srcs) == 1:
+            value = m[0]
+        elif op in ("add", "sub") and len(srcs) == 2 and None not in m:
+            value = m[0] + m[1] if op == "add" else m[0] - m[1]
+        elif op == "mul" and len(srcs) == 2:
+            if m[0] is not None and imm[1] is not None:
+                value = m[0] * imm[1]
+            elif m[1] is not None and imm[0] is not None:
+                value = m[1] * imm[0]
+        elif op == "shl" and len(srcs) == 2 and m[0] is not None and imm[1] is not None \
+                and 0 <= imm[1] < 64:
+            value = m[0] << imm[1]
+        if value is None or d.name in moves and moves[d.name] != value:
+            unknown.add(d.name)
+            moves.pop(d.name, None)
+        else:
+            moves[d.name] = value
+    return moves
 
 
 class FullWarpLoops:
@@ -101,7 +176,9 @@ class FullWarpLoops:
         slice_writes = set()
         for j in chosen:
             slice_writes |= self.inst_defs[j]
-        return FullWarpLoop(accesses, sorted(chosen), sorted(slice_writes), writes)
+        moved = iteration_moves(insts[blk.start:blk.end - 1])
+        moves = {i: moved[key[0]] for i, (key, _) in accesses.items() if key[0] in moved}
+        return FullWarpLoop(accesses, sorted(chosen), sorted(slice_writes), writes, moves)
 
     # -- emission ------------------------------------------------------------------------------
     def emit_full_warp_loop(self, b: int, blk, mask: str, general: str, after: str) -> str:
@@ -162,6 +239,7 @@ class FullWarpLoops:
                 self.inst_index = i
                 if i in spec.accesses:
                     key, _ = spec.accesses[i]
+                    self.full_warp_move = spec.moves.get(i)
                     self.fast_memory(insts[i], "-1", insts[i].opcode != "st",
                                      self.full_warp_anchors(key))
                 else:

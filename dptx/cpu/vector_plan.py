@@ -377,6 +377,22 @@ def lane_steps(function: ir.Function, divergent: set) -> dict:
         if op == "mad" and len(srcs) == 3:
             p = product(s[0], s[1], imm(srcs[0]), imm(srcs[1]))
             return _UNKNOWN if _UNKNOWN in (p, s[2]) else p + s[2]
+        if op == "shr" and len(srcs) == 2:
+            # x >> k, the warp of a thread (``tid.x >> 5``): one value per half-warp unless
+            # its run of 16 steps straddles a multiple of 2**k
+            k = imm(srcs[1])
+            if s[1] == 0 and k is not None and 0 <= k < 64 and s[0] is not _UNKNOWN \
+                    and (1 << k) >= 16 * abs(s[0]):
+                return 0
+            return 0 if s == [0, 0] else _UNKNOWN
+        if op == "and" and len(srcs) == 2:
+            # x & (2**k - 1), the lane of a warp-strided loop (``tid.x & 31``): a half-warp's
+            # run of 16 steps stays whole unless it straddles a multiple of 2**k
+            for a, mask in ((s[0], imm(srcs[1])), (s[1], imm(srcs[0]))):
+                if a is not _UNKNOWN and mask is not None and mask > 0 \
+                        and mask & (mask + 1) == 0 and mask + 1 >= 16 * abs(a):
+                    return a
+            return 0 if s == [0, 0] else _UNKNOWN
         return _UNKNOWN
 
     changed = True

@@ -51,6 +51,8 @@ def client(request, cluster_kind, session_client):
     marker = request.node.get_closest_marker("cpu_workers")
     if marker is not None and cluster_kind != "cpu":
         pytest.skip(f"CPU workers only: {marker.args[0] if marker.args else ''}")
+    # a test before may have left a worker restarting (killed on purpose, or a memory limit)
+    session_client.wait_for_workers(2, timeout=120)
     dptx.connect(session_client)
     return session_client
 

@@ -75,6 +75,7 @@ class VectorFunction(VectorMemoryAccess, FullWarpLoops, MemoryVectorLowering, Ar
         self.pattern_cache = {}     # (base register, space, size) -> access pattern SSA value
         self.range_cache = {}       # (base register, space, size) -> (all in bounds, lo, hi)
         self.decls = set()
+        self._mov_constants = None  # register -> the immediate its sole mov gives it (sync.py)
         self.lane_step = {}         # register -> step between neighbouring lanes (vector_plan)
         self.dirty_at = {}          # barrier index -> registers it must save (plan_saves)
         self.write_through = set()  # instructions whose kept destinations also go to the frame

@@ -216,6 +216,48 @@ class SyncVectorLowering:
     falls back to the per-thread lowering, lane by lane."""
 
     # -- warp operations and barriers -----------------------------------------------------------
+    @staticmethod
+    def shfl_sources(mode: str, b: int, c: int) -> tuple:
+        """(source lane, in range) of each lane of ``shfl.sync.mode`` with lane offset or
+        index ``b`` and clamp/segment word ``c`` (the PTX ISA's pseudocode): a lane out of
+        range keeps its own value."""
+        clamp, seg = c & 31, (c >> 8) & 31
+        b5 = b & 31
+        out = []
+        for lane in range(W):
+            minl = lane & seg
+            maxl = minl | (clamp & ~seg)
+            if mode == "up":
+                j = lane - b5; ok = j >= maxl
+            elif mode == "down":
+                j = lane + b5; ok = j <= maxl
+            elif mode == "bfly":
+                j = lane ^ b5; ok = j <= maxl
+            else:
+                j = minl | (b5 & ~seg); ok = j <= maxl
+            out.append((j if ok else lane, ok))
+        return tuple(out)
+
+    def constant_operand(self, op):
+        """The integer ``op`` always holds: an immediate, or a register whose only definition
+        in the function is an unguarded ``mov`` of one (NVRTC puts a shuffle's offset and
+        clamp in such registers); else None."""
+        if isinstance(op, ir.Imm):
+            return op.value if isinstance(op.value, int) else None
+        if not isinstance(op, ir.Reg) or op.negated or op.component:
+            return None
+        if self._mov_constants is None:
+            found, defined = {}, {}
+            for i, inst in enumerate(self.f.instructions):
+                for name in self.inst_defs[i]:
+                    defined[name] = defined.get(name, 0) + 1
+                    if inst.opcode == "mov" and inst.guard is None and len(inst.operands) == 2 \
+                            and isinstance(inst.operands[1], ir.Imm) \
+                            and isinstance(inst.operands[1].value, int):
+                        found[name] = inst.operands[1].value
+            self._mov_constants = {n: v for n, v in found.items() if defined[n] == 1}
+        return self._mov_constants.get(op.name)
+
     @lower_vector("shfl")
     def v_shfl(self, inst, em):
         mode = next(m for m in inst.modifiers if m in ("up", "down", "bfly", "idx"))
@@ -223,6 +265,23 @@ class SyncVectorLowering:
             raise unsupported(inst, "shfl operand")
         i32 = vt("i32")
         a = self.vread(inst.operands[1], "i32", inst)
+        b, c = (self.constant_operand(op) for op in inst.operands[2:4])
+        if b is not None and c is not None:
+            # offsets known when compiling (a reduction's tree of shfl.down 16, 8, 4, 2, 1):
+            # a permute of the lanes, not a gather through memory (a warp-per-row sum of
+            # 131072 rows of 128 floats spent half its time in the gathers)
+            sources = self.shfl_sources(mode, b, c)
+            v = self.tmp()
+            self.emit(f"{v} = shufflevector {i32} {a}, {i32} poison, <{W} x i32> <"
+                      + ", ".join(f"i32 {j}" for j, _ in sources) + ">")
+            ok = "<" + ", ".join(f"i1 {'true' if k else 'false'}" for _, k in sources) + ">"
+            dst = inst.operands[0]
+            if isinstance(dst, ir.Pair):
+                self.vwrite(dst.first, v, "i32", em, inst)
+                self.vwrite(dst.second, ok, "i1", em, inst)
+            else:
+                self.vwrite(dst, v, "i32", em, inst)
+            return
         b = self.vread(inst.operands[2], "i32", inst)
         c = self.vread(inst.operands[3], "i32", inst)
         lane = self.tmp(); self.emit(f"{lane} = trunc <{W} x i64> {iota()} to {i32}")

@@ -120,6 +120,13 @@ def _key(kernel) -> str:
     if ptx is None:
         from ..ptx import print_module
         ptx = print_module(kernel.module)
+    return _digest(ptx)
+
+
+@functools.lru_cache(maxsize=1024)
+def _digest(ptx: str) -> str:
+    """SHA-256 of a module's text, once per text: every launch looks its kernel up by it
+    (a string keeps its hash, so the cache's lookup does not read the text again)."""
     return hashlib.sha256(ptx.encode()).hexdigest()
 
 

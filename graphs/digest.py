@@ -1,13 +1,5 @@
-"""The digest that names a module's PTX across the cluster (kernel images, footprint caches,
-parsed kernels). Launches ask for it every time with the same few texts: a small cache keyed
-by the text itself (a str caches its own hash, and the lookup compares by identity first)
-turns a SHA-256 of the whole module (0.1-0.4 ms for generated kernels) into a dict hit."""
-from __future__ import annotations
+"""The digest that names a module's PTX across the cluster: ``dptx.ptx.digest`` (the CPU
+executor's JIT cache is keyed by the same)."""
+from dptx.ptx.digest import ptx_digest
 
-import functools
-import hashlib
-
-
-@functools.lru_cache(maxsize=256)
-def ptx_digest(ptx: str) -> str:
-    return hashlib.sha256(ptx.encode()).hexdigest()
+__all__ = ["ptx_digest"]

@@ -6,7 +6,6 @@ import concurrent.futures
 import contextlib
 import functools
 import ctypes
-import hashlib
 import os
 import re
 import sys
@@ -21,6 +20,7 @@ from ..errors import DptxError, DptxMemoryError, DptxTimeoutError, FootprintViol
 from ..launch_config import check_arg_count, check_shape, convert_scalar
 from ..pointer import Pointer
 from ..ptx import ir
+from ..ptx.digest import ptx_digest
 from ..ptx.source_lines import with_source_lines
 from . import address_space as L
 from .codegen import Module as Translation
@@ -120,14 +120,7 @@ def _key(kernel) -> str:
     if ptx is None:
         from ..ptx import print_module
         ptx = print_module(kernel.module)
-    return _digest(ptx)
-
-
-@functools.lru_cache(maxsize=1024)
-def _digest(ptx: str) -> str:
-    """SHA-256 of a module's text, once per text: every launch looks its kernel up by it
-    (a string keeps its hash, so the cache's lookup does not read the text again)."""
-    return hashlib.sha256(ptx.encode()).hexdigest()
+    return ptx_digest(ptx)
 
 
 def cache_key(kernel) -> tuple:

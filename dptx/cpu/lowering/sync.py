@@ -275,12 +275,7 @@ class SyncVectorLowering:
             self.emit(f"{v} = shufflevector {i32} {a}, {i32} poison, <{W} x i32> <"
                       + ", ".join(f"i32 {j}" for j, _ in sources) + ">")
             ok = "<" + ", ".join(f"i1 {'true' if k else 'false'}" for _, k in sources) + ">"
-            dst = inst.operands[0]
-            if isinstance(dst, ir.Pair):
-                self.vwrite(dst.first, v, "i32", em, inst)
-                self.vwrite(dst.second, ok, "i1", em, inst)
-            else:
-                self.vwrite(dst, v, "i32", em, inst)
+            self.shfl_write(inst, em, v, ok)
             return
         b = self.vread(inst.operands[2], "i32", inst)
         c = self.vread(inst.operands[3], "i32", inst)
@@ -304,12 +299,16 @@ class SyncVectorLowering:
         ptrs = self.tmp(); self.emit(f"{ptrs} = getelementptr i32, ptr %shbuf, {i32} {src}")
         v = self.vcall(i32, f"llvm.masked.gather.v{W}i32.v{W}p0",
                        [f"{vt('ptr')} {ptrs}", "i32 4", f"{vt('i1')} {self.vmask('-1')}", f"{i32} poison"])
+        self.shfl_write(inst, em, v, ok)
+
+    def shfl_write(self, inst, em: str, value: str, in_range: str):
+        """A shuffle's results: the value, and the predicate of ``d|p`` when there is one."""
         dst = inst.operands[0]
         if isinstance(dst, ir.Pair):
-            self.vwrite(dst.first, v, "i32", em, inst)
-            self.vwrite(dst.second, ok, "i1", em, inst)
+            self.vwrite(dst.first, value, "i32", em, inst)
+            self.vwrite(dst.second, in_range, "i1", em, inst)
         else:
-            self.vwrite(dst, v, "i32", em, inst)
+            self.vwrite(dst, value, "i32", em, inst)
 
     @lower_vector("vote")
     def v_vote(self, inst, em):

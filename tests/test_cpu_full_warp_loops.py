@@ -155,6 +155,35 @@ def test_iteration_moves_of_counters_and_what_they_compute():
     assert iteration_moves(insts[first:last]) == {"%r8": 1}
 
 
+def test_iteration_moves_of_what_pairs_and_vectors_write():
+    """A register written as part of ``{a, b}`` or ``d|p`` is unknown (not loop-invariant),
+    and so is what is made from it; what is made from a counter moves with it."""
+    from dptx.cpu.vector_loop import iteration_moves
+    ptx = """
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<4>;
+    mov.u32 %r1, 0;
+L:
+    add.s32 %r1, %r1, 4;
+    setp.lt.s32 %p1|%p2, %r1, 100;
+    mov.b64 {%r3, %r4}, %rd1;
+    add.s32 %r5, %r3, %r1;
+    add.s32 %r6, %r1, 8;
+    @%p1 bra L;
+    ret;
+}"""
+    insts = dptx.RawModule(ptx=ptx).get_function("k").function.instructions
+    first = next(k for k, i in enumerate(insts) if i.opcode == "add")
+    last = next(k for k, i in enumerate(insts) if i.opcode == "bra")
+    assert iteration_moves(insts[first:last]) == {"%r1": 4, "%r6": 4}
+
+
 @pytest.mark.parametrize("seg", [1024, 1000, 32, 7])
 def test_warp_segments_match_numpy(grid_stride, form, seg):
     """Each lane's own order of additions; the last warp's segment ends the buffer, so the

@@ -47,30 +47,38 @@ def iteration_moves(insts) -> dict:
     immediates and widenings; registers the block does not write move by 0. A counter
     stepped by a register (a grid-stride loop's ``i += gridDim.x * blockDim.x``) is
     unknown, and so is all that depends on it."""
-    written = {o.name for inst in insts for o in inst.operands[:len(inst.destinations)]
-               if isinstance(o, ir.Reg)}
-    steps: dict = {}            # counters: every definition adds an immediate to itself
+    defs: dict = {}
+    written = set()             # every register written, through pairs and vectors too
     for inst in insts:
+        for d in inst.destinations:
+            parts = (d.first, d.second) if isinstance(d, ir.Pair) else \
+                d.items if isinstance(d, ir.Vec) else (d,)
+            written |= {r.name for r in parts if isinstance(r, ir.Reg)}
         d = inst.operands[0] if inst.destinations else None
-        if not isinstance(d, ir.Reg) or d.name not in written:
-            continue
+        if isinstance(d, ir.Reg):
+            defs.setdefault(d.name, []).append(inst)
+    for name in written - set(defs):
+        defs[name] = [None]     # written only as part of a pair or vector: unknown
+
+    def self_step(inst, name):
+        """k when ``inst`` is ``name = name + k`` (or ``- k``) for an immediate k."""
+        if inst is None:
+            return None
         srcs = inst.operands[1:]
-        reads_itself = any(isinstance(o, ir.Reg) and o.name == d.name for o in srcs)
-        if not reads_itself and steps.get(d.name) is None:
-            continue            # computed afresh: the second pass
-        own = inst.opcode in ("add", "sub") and inst.guard is None and len(srcs) == 2 \
-            and isinstance(srcs[0], ir.Reg) and srcs[0].name == d.name \
-            and isinstance(srcs[1], ir.Imm) and isinstance(srcs[1].value, int)
-        k = (srcs[1].value if inst.opcode == "add" else -srcs[1].value) if own else None
-        steps[d.name] = None if k is None or d.name in steps and steps[d.name] is None \
-            else steps.get(d.name, 0) + k
-    for inst in insts:          # a counter also defined otherwise is not one
-        d = inst.operands[0] if inst.destinations else None
-        if isinstance(d, ir.Reg) and steps.get(d.name) is not None \
-                and not any(isinstance(o, ir.Reg) and o.name == d.name for o in inst.operands[1:]):
-            steps[d.name] = None
-    moves = {r: v for r, v in steps.items() if v is not None}
-    unknown = {r for r, v in steps.items() if v is None}
+        if inst.opcode in ("add", "sub") and inst.guard is None and len(srcs) == 2 \
+                and isinstance(srcs[0], ir.Reg) and srcs[0].name == name \
+                and isinstance(srcs[1], ir.Imm) and isinstance(srcs[1].value, int):
+            return srcs[1].value if inst.opcode == "add" else -srcs[1].value
+        return None
+    moves, unknown = {}, set()
+    for name, ds in defs.items():       # counters: every definition steps itself by a constant
+        ks = [self_step(inst, name) for inst in ds]
+        if None not in ks:
+            moves[name] = sum(ks)
+        elif None in ds or any(isinstance(o, ir.Reg) and o.name == name
+                               for inst in ds for o in inst.operands[1:]):
+            unknown.add(name)           # carried from iteration to iteration otherwise
+    steps = set(moves) | unknown
 
     def move(op):
         if isinstance(op, ir.Imm):

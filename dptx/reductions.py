@@ -21,6 +21,7 @@ from .errors import DptxError
 from . import ufuncs
 from .array import _axes, asarray, ascontiguousarray, empty, ndarray
 from .module import RawModule
+from .stream import stream_for
 
 BLOCK = 256
 MIN_PIECE = 4096          # elements per (output, piece) block at least
@@ -130,9 +131,11 @@ class ReductionKernel:
         a1 += [partial, idx(M), idx(R), idx(P), idx(piece)]
         a1 += [idx(v) for v in layout[1]]
         grid = (P, M) if mode == PIECES else (M,) if mode == ROWS else (-(-M // (BLOCK // 32)),)
-        first(grid, (BLOCK,), a1, stream=stream)
-        if mode == PIECES:
-            second((-(-M // BLOCK),), (BLOCK,), [partial, out, idx(M), idx(P)], stream=stream)
+        with stream_for(stream).together():     # both launches in one message
+            first(grid, (BLOCK,), a1, stream=stream)
+            if mode == PIECES:
+                second((-(-M // BLOCK),), (BLOCK,), [partial, out, idx(M), idx(P)],
+                       stream=stream)
         return out
 
     def _partial(self, count: int, rtype):

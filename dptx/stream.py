@@ -31,6 +31,7 @@ does in CUDA.
 from __future__ import annotations
 
 import abc
+import contextlib
 import heapq
 import logging
 import threading
@@ -206,8 +207,10 @@ class Stream:
     def pending_futures(self) -> list:
         """The futures of what this stream has enqueued and not seen finish (its open group
         is submitted first): what an event recorded now waits for."""
+        from graphs.submit import send_held
         with self._lock:
             self._flush()
+            send_held()
             return [f for _, sub in self._pending for f in sub.futures if f.status != "finished"]
 
     def __repr__(self):
@@ -247,6 +250,9 @@ class Stream:
             self._pending.pop(0)
         if len(self._pending) >= self.MAX_QUEUED:
             from distributed import wait
+
+            from graphs.submit import send_held
+            send_held()     # what we wait for may be in a message not sent yet
             oldest = self._pending[0][1].futures
             with oldest[0].client.as_current():
                 try:
@@ -262,6 +268,16 @@ class Stream:
         self._pending.append((op, sub))
         for member in getattr(op, "ops", None) or [op]:   # a group's launches share its tasks
             member.submitted = sub
+
+    @contextlib.contextmanager
+    def together(self):
+        """Operations enqueued on this stream inside the block reach the scheduler in one
+        message at its end, the group being formed included (a reduction's two launches:
+        the scheduler then handles nothing between the first one's chunks and the second)."""
+        from graphs.submit import held_message
+        with self._lock, held_message():
+            yield self
+            self._flush()
 
     def flush(self) -> None:
         """Submit the group being formed now (a handle's futures are wanted)."""
@@ -318,6 +334,8 @@ class Stream:
         """Wait for everything enqueued on this stream (and the events it waits for); raise
         the first error of its launches. A wait of more than a couple of seconds shows a
         progress bar (``dptx.progress``)."""
+        from graphs.submit import send_held
+
         from . import progress
 
         with self._lock:
@@ -325,6 +343,7 @@ class Stream:
             for event in awaited:
                 event.synchronize()
             self._flush()
+            send_held()     # (a synchronization inside ``together``)
             for _ in range(self.REPLAYS + 1):
                 if not self._pending:
                     return

@@ -1,9 +1,16 @@
 """One graph submission per launch (DESIGN.md point 7): tasks with their own annotations
 (resources, placement, the ``dptx`` facts the scheduler plugin learns from) sent to the
-scheduler in one message, instead of one ``client.submit`` per task."""
+scheduler in one message, instead of one ``client.submit`` per task.
+
+Several launches can share one message (``held_message``): a reduction's two launches reach
+the scheduler together, so that it dispatches the second without handling a message while
+the first one's chunks keep the machine busy (on a small machine, a second ``update-graph``
+arriving then delayed the second worker's start by milliseconds)."""
 from __future__ import annotations
 
+import contextlib
 import itertools
+import threading
 import uuid
 
 from dask._expr import LLGExpr
@@ -45,11 +52,87 @@ class GraphBuilder:
         return key
 
     def submit(self, client, wanted: list) -> dict:
-        """Send the graph; key -> Future for each of ``wanted``."""
+        """Send the graph (or add it to the message held in this thread for ``client``);
+        key -> Future for each of ``wanted``."""
         if not self.dsk:
             return {}
-        from distributed.spans import SpanMetadata
-        expr = AnnotatedGraph(self.dsk, self.annotations, _determ_token=f"{_PREFIX}-{next(_count)}")
-        return client._graph_to_futures(
-            expr, list(wanted), span_metadata=SpanMetadata(collections=[{"type": "Future"}]),
-            internal_priority=self.order)
+        held = getattr(_held, "message", None)
+        if held is not None and held.client in (None, client):
+            held.client = client
+            return held.add(self, wanted)
+        return _send(client, self.dsk, self.annotations, self.order, wanted)
+
+
+def _send(client, dsk: dict, annotations: dict, order: dict, wanted) -> dict:
+    from distributed.spans import SpanMetadata
+    expr = AnnotatedGraph(dsk, annotations, _determ_token=f"{_PREFIX}-{next(_count)}")
+    return client._graph_to_futures(
+        expr, list(wanted), span_metadata=SpanMetadata(collections=[{"type": "Future"}]),
+        internal_priority=order)
+
+
+_held = threading.local()
+
+
+class _Message:
+    """Graphs held to go to the scheduler as one ``update-graph``. Their futures exist at
+    once (a Dask Future is only a key the client counts references to: it tells the
+    scheduler nothing until the graph that computes the key arrives)."""
+
+    def __init__(self):
+        self.client = None          # that of the first graph held (another client's go alone)
+        self.dsk: dict = {}
+        self.annotations: dict = {}
+        self.order: dict = {}
+        self.futures: dict = {}
+
+    def add(self, graph: GraphBuilder, wanted) -> dict:
+        from distributed import Future
+        base = len(self.order)      # later graphs after earlier ones: still topological
+        self.dsk.update(graph.dsk)
+        for key, rank in graph.order.items():
+            self.order[key] = base + rank
+        for name, per_key in graph.annotations.items():
+            self.annotations.setdefault(name, {}).update(per_key)
+        mine = {}
+        for key in wanted:
+            if key not in self.futures:
+                self.futures[key] = Future(key, self.client)
+            mine[key] = self.futures[key]
+        return mine
+
+    def send(self) -> None:
+        if not self.dsk:
+            return
+        dsk, annotations, order, futures = self.dsk, self.annotations, self.order, self.futures
+        self.dsk, self.annotations, self.order, self.futures = {}, {}, {}, {}
+        try:
+            _send(self.client, dsk, annotations, order, list(futures))
+        except BaseException as exc:
+            # nothing will ever compute these keys: their futures say why, so whoever
+            # waits on them (a synchronization) raises instead of waiting for ever
+            for future in futures.values():
+                future._state.set_error(exc, exc.__traceback__)
+            raise
+
+
+@contextlib.contextmanager
+def held_message():
+    """Graphs submitted in this thread inside the block go to the scheduler in one message
+    at its end (or at ``send_held()``). Nested blocks share the outer one's message."""
+    if getattr(_held, "message", None) is not None:
+        yield
+        return
+    _held.message = message = _Message()
+    try:
+        yield
+    finally:
+        _held.message = None
+        message.send()
+
+
+def send_held() -> None:
+    """Send the message held in this thread now: before anything waits on its futures."""
+    message = getattr(_held, "message", None)
+    if message is not None:
+        message.send()

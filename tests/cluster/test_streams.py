@@ -142,3 +142,89 @@ def test_an_event_recorded_again_follows_its_last_record(client, mod):
     assert e.done
     s.synchronize()
     assert e.done and e._left == 0       # the first record's callback changed nothing
+
+
+def _count_messages(client, monkeypatch) -> list:
+    """The graphs of launches dptx sends the scheduler from now on (one ``update-graph``
+    each; a kernel's image, uploaded at its first launch, goes apart)."""
+    sent = []
+    real = client._graph_to_futures
+
+    def counting(expr, keys, *args, **kwargs):
+        if not all(str(k).startswith("dptx-ptx-") for k in keys):
+            sent.append(sorted(str(k) for k in keys))
+        return real(expr, keys, *args, **kwargs)
+
+    monkeypatch.setattr(client, "_graph_to_futures", counting)
+    return sent
+
+
+def test_launches_inside_together_reach_the_scheduler_in_one_message(client, mod, monkeypatch):
+    n = 1 << 20                 # blocks on both workers: not a batch of small launches
+    host = np.arange(n, dtype=np.float32)
+    x = dptx.asarray(host)
+    dptx.synchronize()
+    s = dptx.Stream()
+    sent = _count_messages(client, monkeypatch)
+    with s.together():
+        # different grids and kernels: no group takes them all, each is submitted apart
+        mod.get_function("addk")((n // 256,), (256,), (x, np.float32(1), np.int32(n)), stream=s)
+        mod.get_function("poke")((1,), (8,), (x, np.int32(100)), stream=s)
+        mod.get_function("addk")((n // 128,), (128,), (x, np.float32(3), np.int32(n)), stream=s)
+        assert sent == []                       # held until the block ends
+    assert len(sent) == 1
+    s.synchronize()
+    want = host * np.float32(2) + np.float32(1)
+    want[100:108] = 1
+    np.testing.assert_array_equal(x.get(), want * np.float32(2) + np.float32(3))
+
+
+def test_a_reduction_is_one_message(client, monkeypatch):
+    host = np.random.default_rng(3).random(1 << 20, dtype=np.float32)
+    a = dptx.asarray(host)
+    dptx.synchronize()
+    sent = _count_messages(client, monkeypatch)
+    total = a.sum()            # partial sums over the workers, then the final launch
+    dptx.synchronize()
+    assert len(sent) == 1 and any("sum_final" in k for k in sent[0]), sent
+    np.testing.assert_allclose(float(total.get()), host.sum(dtype=np.float64), rtol=1e-5)
+
+
+@pytest.mark.timeout(120)   # (what it guards against is a wait for ever)
+def test_waiting_inside_together_sends_what_it_waits_for(client, mod):
+    """A synchronization, an event, or more operations in flight than the stream keeps (it
+    then waits for the oldest) inside ``together``: the held message goes first, nothing
+    waits on a graph the scheduler never got."""
+    n = 1024
+    x = dptx.zeros(n, np.float32)
+    s = dptx.Stream()
+    addk, poke = mod.get_function("addk"), mod.get_function("poke")
+    want = np.zeros(n, np.float32)
+    with s.together():
+        for k in range(3 * s.MAX_QUEUED):       # alternating kernels: no group forms
+            addk((n // 256,), (256,), (x, np.float32(1), np.int32(n)), stream=s)
+            poke((1,), (4,), (x, np.int32(4 * k)), stream=s)
+            want = want * np.float32(2) + np.float32(1)
+            want[4 * k:4 * k + 4] = 1
+        e = s.record()
+        e.synchronize()
+        s.synchronize()
+        np.testing.assert_array_equal(x.get(), want)
+    assert e.done
+
+
+def test_a_held_message_that_cannot_be_sent_fails_its_futures(client, monkeypatch):
+    from graphs.submit import GraphBuilder, held_message
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the scheduler connection broke")
+
+    graph = GraphBuilder()
+    key = graph.task(f"dptx-test-held-{time.time_ns()}", int, 7)
+    with pytest.raises(RuntimeError, match="connection broke"):
+        with held_message():
+            futures = graph.submit(client, [key])
+            monkeypatch.setattr(client, "_graph_to_futures", broken)
+    assert futures[key].status == "error"
+    with pytest.raises(RuntimeError, match="connection broke"):
+        futures[key].result(timeout=5)

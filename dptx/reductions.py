@@ -432,10 +432,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     _no_extra(kwargs, "mean")
     a = _arr(a)
     R = np.dtype(dtype) if dtype is not None else np.mean(np.zeros(1, a.dtype)).dtype
-    total = _reduce(a, "sum", axis, R, None, keepdims, R)
-    count = a.size // total.size if total.size else 0      # elements per mean
-    return ufuncs.apply(np.true_divide, total, R.type(count),
-                        out=out)
+    with stream_for(None).together():       # its three launches in one message
+        total = _reduce(a, "sum", axis, R, None, keepdims, R)
+        count = a.size // total.size if total.size else 0      # elements per mean
+        return ufuncs.apply(np.true_divide, total, R.type(count), out=out)
 
 
 def argmin(a, axis=None, out=None, keepdims=False):

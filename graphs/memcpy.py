@@ -18,7 +18,7 @@ import numpy as np
 from . import tasks
 from .launch import token
 from .pieces import ZEROS, Piece, PieceMap
-from .submit import GraphBuilder
+from .submit import GraphBuilder, send_held
 
 SMALL_BYTES = 256 * 1024
 _round_robin = itertools.count()
@@ -158,6 +158,7 @@ def download(client, pieces: PieceMap) -> np.ndarray:
         else:
             sources.append((p.future, p.offset))
     cut = graph.submit(client, [s for s, _ in sources if isinstance(s, str)])
+    send_held()     # gathered at once: the scheduler must have the cuts
     futures = [cut[s] if isinstance(s, str) else s for s, _ in sources]
     values = client.gather(futures, direct=True)
     for p, (_, offset), value in zip(held, sources, values):

@@ -188,6 +188,11 @@ def test_a_reduction_is_one_message(client, monkeypatch):
     dptx.synchronize()
     assert len(sent) == 1 and any("sum_final" in k for k in sent[0]), sent
     np.testing.assert_allclose(float(total.get()), host.sum(dtype=np.float64), rtol=1e-5)
+    sent.clear()
+    mean = a.mean()             # the sum's two launches and the division
+    dptx.synchronize()
+    assert len(sent) == 1, sent
+    np.testing.assert_allclose(float(mean.get()), host.mean(dtype=np.float64), rtol=1e-5)
 
 
 @pytest.mark.timeout(120)   # (what it guards against is a wait for ever)

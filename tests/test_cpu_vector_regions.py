@@ -236,3 +236,42 @@ def test_lane_steps_of_shared_tile_addresses():
             addr = inst.operands[1] if inst.opcode == "ld" else inst.operands[0]
             found.append((inst.opcode, steps.get(addr.base.name) if addr.base is not None else 0))
     assert sorted(found, key=str) == sorted([("st", 4), ("ld", 64), ("ld", 0), ("ld", -4)], key=str)
+
+
+EDGES = r'''
+// three accesses through one base register (offsets -4, 0, +4 bytes): one fast region
+extern "C" __global__ void around(const float* a, float* out, int shift) {
+    int i = threadIdx.x;
+    __syncthreads();                      // (the warp form is for kernels with barriers)
+    const float* p = a + i + shift;
+    out[i] = p[-1] + 2.0f * p[0] + 4.0f * p[1];
+}
+// the same in shared memory, through 32-bit addresses, near the end of the array
+extern "C" __global__ void around_shared(const float* a, float* out, int shift) {
+    __shared__ float s[96];
+    int i = threadIdx.x;
+    for (int k = i; k < 96; k += blockDim.x) s[k] = a[k];
+    __syncthreads();
+    const float* p = s + i + shift;
+    out[i] = p[-1] + 2.0f * p[0] + 4.0f * p[1];
+}
+'''
+
+
+@pytest.mark.parametrize("kernel,length", [("around", 100), ("around_shared", 96)])
+def test_region_bounds_at_the_edges_of_the_buffer(kernel, length):
+    """A region's accesses reaching exactly the first and the last element run (the fast
+    copy's bounds test is exact, not off by one into a fault), and one element further
+    either way faults naming the thread whose lane stepped out."""
+    k = dptx.RawModule(EDGES).get_function(kernel)
+    assert _vectorized(k)
+    a = (np.arange(length, dtype=np.float32) * 0.5 + 1).astype(np.float32)
+    for shift in (1, length - 65):                  # p[-1] is a[0]; p[1] of lane 63 is a[-1]
+        out = np.zeros(64, np.float32)
+        cpu.launch(k, (1,), (64,), [a, out, np.int32(shift)])
+        i = np.arange(64) + shift
+        np.testing.assert_array_equal(out, a[i - 1] + 2 * a[i] + 4 * a[i + 1])
+    for shift, thread in ((0, 0), (length - 64, 63)):
+        out = np.zeros(64, np.float32)
+        with pytest.raises(DptxMemoryError, match=rf"thread {thread} \({thread}, 0, 0\)"):
+            cpu.launch(k, (1,), (64,), [a, out, np.int32(shift)])

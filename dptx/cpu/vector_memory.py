@@ -387,18 +387,36 @@ class VectorMemoryAccess:
     def span_in_bounds(self, name: str, anchors, wbase: str, lo: int, hi: int, step: int,
                        limit: str) -> str:
         """i1: both half-warps' accesses [anchor + lo, anchor + hi + 15 * step) lie in the
-        window without wrapping (a 32-bit base that wrapped would end past 2**32)."""
-        ok = "true"
+        window without wrapping (a 32-bit base that wrapped would end past 2**32).
+
+        One unsigned compare per anchor against a bound computed once (from launch
+        constants: LLVM hoists it out of every loop). With first = anchor + lo and
+        span = hi + 15 * step - lo >= 0, all in wrapping 64-bit arithmetic,
+        "first <= first + span <= limit" holds exactly when limit >= span and
+        first <= limit - span. A 32-bit register also needs its lane 0 value x plus 15
+        steps to stay below 2**32: x = first + (wbase - lo) (as integers), so that is
+        first <= 2**32 - 1 - 15 * step - (wbase - lo), given that this bound is >= 0."""
+        span = hi + 15 * step - lo
+        if span < 0:
+            raise AssertionError(f"region span [{lo}, {hi}) with step {step}")
+        fits = self.op2("icmp uge", "i64", limit, str(span))
+        room = self.op2("sub", "i64", limit, str(span))
+        if BITS.get(self.regs[name]) == 32:
+            top = 0xFFFFFFFF - 15 * step
+            c = self.op2("sub", "i64", wbase, str(lo))
+            fits = self.op2("and", "i1", fits, self.op2("icmp sle", "i64", c, str(top)))
+            room32 = self.op2("sub", "i64", str(top), c)
+            room = self.umin(room, room32)
+        ok = fits
         for anchor in anchors:
-            first = self.op2("add", "i64", anchor, str(lo))
-            last = self.op2("add", "i64", anchor, str(hi + 15 * step))
-            ordered = self.op2("icmp ule", "i64", first, last)
-            inside = self.op2("icmp ule", "i64", last, limit)
-            ok = self.op2("and", "i1", ok, self.op2("and", "i1", ordered, inside))
-            if BITS.get(self.regs[name]) == 32:
-                top = self.op2("add", "i64", self.op2("add", "i64", anchor, wbase), str(15 * step))
-                ok = self.op2("and", "i1", ok, self.op2("icmp ule", "i64", top, str(0xFFFFFFFF)))
+            first = self.op2("add", "i64", anchor, str(lo)) if lo else anchor
+            ok = self.op2("and", "i1", ok, self.op2("icmp ule", "i64", first, room))
         return ok
+
+    def umin(self, a: str, b: str) -> str:
+        # (the IR parser declares intrinsics it meets)
+        m = self.tmp(); self.emit(f"{m} = call i64 @llvm.umin.i64(i64 {a}, i64 {b})")
+        return m
 
     def fast_memory(self, inst, em, load: bool, info):
         """An access of a fast region: its pattern and bounds were checked at the region's

@@ -219,16 +219,22 @@ def _basic_key(key) -> None:
             isinstance(key, tuple) and any(isinstance(k, (list, np.ndarray, ndarray))
                                            for k in key)):
         raise DptxError("dptx arrays take basic indexing (integers, slices, None, ...); "
-                        "integer and boolean array indexing is not supported")
+                        "integer and boolean array indexing is not supported (a[mask] = "
+                        "scalar is, and dptx.where(mask, a, b) keeps the shape)")
+
+
+def _is_mask(key) -> bool:
+    return isinstance(key, (ndarray, np.ndarray)) and key.dtype == np.bool_
 
 
 _device_assign = None     # dst[...] = src on the devices: the array API's, once imported
+_device_mask_assign = None  # dst[mask] = scalar on the devices (the array API's)
 
 
-def install_device_assign(assign) -> None:
-    """Called by ``array_api`` (a layer above, which generates the copy kernel)."""
-    global _device_assign
-    _device_assign = assign
+def install_device_assign(assign, mask_assign=None) -> None:
+    """Called by ``array_api`` (a layer above, which generates the kernels)."""
+    global _device_assign, _device_mask_assign
+    _device_assign, _device_mask_assign = assign, mask_assign
 
 
 class ndarray:
@@ -391,7 +397,11 @@ class ndarray:
 
     def __setitem__(self, key, value) -> None:
         """``a[100:200] = 0`` (a scalar fills the view), or a host or dptx array that
-        broadcasts to the view's shape (a dptx array is copied on the devices)."""
+        broadcasts to the view's shape (a dptx array is copied on the devices);
+        ``a[mask] = scalar`` with a boolean mask of ``a``'s shape (one launch)."""
+        if _is_mask(key) and _device_mask_assign is not None:
+            self._mask_assign(key, value)
+            return
         view = self[key]
         if isinstance(value, ndarray):
             # device to device, broadcast and converted as numpy assigns: one launch of the
@@ -404,6 +414,27 @@ class ndarray:
             view.fill(value)
         else:
             view.set(np.broadcast_to(np.asarray(value, dtype=self._dtype), view.shape))
+
+    def _mask_assign(self, mask, value) -> None:
+        if mask.shape != self._shape:
+            raise IndexError(f"boolean index of shape {mask.shape} does not match the "
+                             f"array's shape {self._shape} (dptx takes a mask of the whole "
+                             f"shape)")
+        if isinstance(value, ndarray):
+            if value.size != 1:
+                raise DptxError(f"a[mask] = array (of shape {value.shape}) assigns its values "
+                                f"in the order of the mask's True elements: not supported; "
+                                f"a[mask] = scalar is, or dptx.where(mask, value, a)")
+            value = value.get().reshape(())[()]
+        elif np.ndim(value) != 0:
+            if np.size(value) != 1:
+                raise DptxError(f"a[mask] = array (of shape {np.shape(value)}) assigns its "
+                                f"values in the order of the mask's True elements: not "
+                                f"supported; a[mask] = scalar is, or dptx.where(mask, value, a)")
+            value = np.asarray(value).reshape(())[()]
+        if isinstance(mask, np.ndarray):
+            mask = asarray(mask)
+        _device_mask_assign(self, mask, value)
 
     # -- Python scalars ------------------------------------------------------------------------
     def __bool__(self):

@@ -182,7 +182,7 @@ def _install():
     ndarray.dot = lambda self, other: reductions.dot(self, other)
     ndarray.__matmul__ = lambda self, other: reductions.matmul(self, other)
     ndarray.__rmatmul__ = lambda self, other: reductions.matmul(other, self)
-    install_device_assign(ufuncs.assign)
+    install_device_assign(ufuncs.assign, ufuncs.mask_assign)
 
 
 _install()

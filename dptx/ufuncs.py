@@ -244,6 +244,23 @@ def assign(dst, src):
     kernel(src, dst)
 
 
+def mask_assign(dst, mask, value):
+    """dst[mask] = value for a boolean dptx ``mask`` of dst's shape and a scalar ``value``
+    (converted to dst's type as numpy assigns): one launch, elements where the mask is False
+    keep their values."""
+    if not dst.size:
+        return
+    key = ("mask_assign", str(dst.dtype))
+    kernel = _kernels.get(key, lambda: ElementwiseKernel(
+        f"bool c, {dst.dtype} x", f"{dst.dtype} z", "if (c) z = x", "dptx_mask_assign",
+        options=EXACT))
+    scalar = np.array(value, dtype=dst.dtype)[()]       # numpy's own conversion and errors
+    src = mask
+    if _overlap(mask, dst):
+        src = mask.copy()           # the mask is a view of dst's own bytes
+    kernel(src, scalar, dst)
+
+
 def where(condition, x, y):
     """numpy.where(condition, x, y) on dptx arrays and scalars, broadcast."""
     probes = [_probe(v) for v in (x, y)]

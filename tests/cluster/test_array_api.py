@@ -288,6 +288,44 @@ def test_assigning_a_dptx_array_stays_on_the_devices(client, monkeypatch):
     _same(d, want)
 
 
+def test_assigning_a_scalar_where_a_mask_is_true(client, monkeypatch):
+    """``a[mask] = scalar``, numpy's way (the value converted as numpy assigns it), on the
+    devices; elements where the mask is False keep their values."""
+    h = np.arange(42, dtype=np.float32).reshape(6, 7)
+    d = dptx.asarray(h)
+    _same(d, h)
+
+    def no_host(*args, **kwargs):
+        raise AssertionError("a masked assignment read an array back to the host")
+    monkeypatch.setattr(dptx.ndarray, "get", no_host)
+    d[d > 30] = 0
+    host_mask = np.zeros((6, 7), bool)
+    host_mask[::2, 1:5] = True
+    d[host_mask] = -1.5                         # a numpy mask is uploaded
+    v = d[1:, ::3]                              # a strided view, masked by its own values
+    v[v < 10] = 7
+    monkeypatch.undo()
+    h[h > 30] = 0
+    h[host_mask] = -1.5
+    hv = h[1:, ::3]
+    hv[hv < 10] = 7
+    _same(d, h)
+    b = dptx.asarray(np.array([True, False, True, True]))
+    b[b] = False                                # the mask is the array assigned to
+    _same(b, np.zeros(4, bool))
+    i = dptx.arange(10, dtype=np.uint8)
+    i[i > 5] = 3.9                              # truncated, as numpy converts
+    _same(i, np.array([0, 1, 2, 3, 4, 5, 3, 3, 3, 3], np.uint8))
+    with pytest.raises(OverflowError, match="300 out of bounds for uint8"):
+        i[i > 5] = 300
+    with pytest.raises(DptxError, match=r"a\[mask\] = array \(of shape \(3,\)\) assigns its values"):
+        d[d > 1] = dptx.ones(3)
+    with pytest.raises(IndexError, match=r"boolean index of shape \(6,\) does not match"):
+        d[dptx.ones(6, dtype=bool)] = 1
+    with pytest.raises(DptxError, match="boolean array indexing is not supported"):
+        d[d > 1]
+
+
 def test_shapes_views_and_indexing(client):
     a = np.arange(24, dtype=np.float32)
     d = dptx.asarray(a)

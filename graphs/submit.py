@@ -107,13 +107,24 @@ class _Message:
         dsk, annotations, order, futures = self.dsk, self.annotations, self.order, self.futures
         self.dsk, self.annotations, self.order, self.futures = {}, {}, {}, {}
         try:
-            _send(self.client, dsk, annotations, order, list(futures))
+            duplicates = _send(self.client, dsk, annotations, order, list(futures))
         except BaseException as exc:
             # nothing will ever compute these keys: their futures say why, so whoever
             # waits on them (a synchronization) raises instead of waiting for ever
             for future in futures.values():
                 future._state.set_error(exc, exc.__traceback__)
             raise
+        # Dask made a second Future per key: drop its reference here, at once. Left to its
+        # __del__, each would wake the client's event loop thread (one loop callback per
+        # future) in the middle of the next operation's submission.
+        client = self.client
+        with client._refcount_lock:             # (an RLock: _dec_ref takes it again)
+            for future in duplicates.values():
+                # only while another Future holds the key: the last reference's release
+                # must run on the event loop, as Dask does it
+                if client.refcount.get(future.key, 0) > 1:
+                    future._cleared = True
+                    client._dec_ref(future.key)
 
 
 @contextlib.contextmanager

@@ -1,6 +1,7 @@
 """dptx.Stream and dptx.Event with CuPy's calls: stream= on launches and copies, with
 stream:, synchronize, done, record, wait_event, get_elapsed_time; work on two streams runs
 at the same time on the cluster; one stream keeps its order; errors stay in their stream."""
+import gc
 import time
 
 import numpy as np
@@ -188,6 +189,15 @@ def test_a_reduction_is_one_message(client, monkeypatch):
     dptx.synchronize()
     assert len(sent) == 1 and any("sum_final" in k for k in sent[0]), sent
     np.testing.assert_allclose(float(total.get()), host.sum(dtype=np.float64), rtol=1e-5)
+    # every key is let go once nothing uses it (the message's own futures hold no extra
+    # references: the scheduler would otherwise keep those results for ever)
+    keys = set(sent[0])
+    del total
+    gc.collect()
+    deadline = time.time() + 5
+    while keys & set(map(str, client.refcount)) and time.time() < deadline:
+        time.sleep(0.05)
+    assert not keys & set(map(str, client.refcount))
     sent.clear()
     mean = a.mean()             # the sum's two launches and the division
     dptx.synchronize()

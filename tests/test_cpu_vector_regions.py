@@ -275,3 +275,91 @@ def test_region_bounds_at_the_edges_of_the_buffer(kernel, length):
         out = np.zeros(64, np.float32)
         with pytest.raises(DptxMemoryError, match=rf"thread {thread} \({thread}, 0, 0\)"):
             cpu.launch(k, (1,), (64,), [a, out, np.int32(shift)])
+
+
+# A fast region's check computes a base register's lanes 0 and 16 again from what the
+# register was made of (``vector_rebuild``). Each kernel below makes ``dst[tid] =
+# src[f(tid)]`` where taking the register's makings as they are at the access would read the
+# wrong element: the rebuild must see each case and fall back to the register itself.
+_REBUILD_HEAD = r'''
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry {name}(.param .u64 src, .param .u64 dst)
+{{
+    .reg .pred %p<3>;
+    .reg .b32 %r<10>;
+    .reg .f32 %f<4>;
+    .reg .b64 %rd<12>;
+    ld.param.u64 %rd1, [src];
+    ld.param.u64 %rd2, [dst];
+    cvta.to.global.u64 %rd1, %rd1;
+    cvta.to.global.u64 %rd2, %rd2;
+    mov.u32 %r1, %tid.x;
+    bar.sync 0;
+{body}
+    ret;
+}}
+'''
+REBUILD_CASES = {
+    # the index is changed after the address was made from it
+    "operand_rewritten": ('''
+    mov.u32 %r3, %r1;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    mul.wide.u32 %rd7, %r3, 4;
+    add.s64 %rd8, %rd2, %rd7;
+    add.u32 %r1, %r1, 64;
+    ld.global.f32 %f1, [%rd4];
+    st.global.f32 [%rd8], %f1;''', lambda t: t),
+    # the address's last write is predicated: half the warps keep the earlier value
+    "predicated_write": ('''
+    setp.lt.u32 %p1, %r1, 32;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    add.s64 %rd8, %rd2, %rd3;
+    add.s64 %rd9, %rd4, 256;
+    @%p1 mov.b64 %rd4, %rd9;
+    ld.global.f32 %f1, [%rd4];
+    st.global.f32 [%rd8], %f1;''', lambda t: t + 64 * (t < 32)),
+    # the index is dead after a barrier between the address and the access
+    "barrier_between": ('''
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    add.s64 %rd8, %rd2, %rd3;
+    bar.sync 0;
+    mov.u32 %r1, 7;
+    ld.global.f32 %f1, [%rd4];
+    st.global.f32 [%rd8], %f1;''', lambda t: t),
+    # an address made from its own old value
+    "reads_itself": ('''
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    add.s64 %rd4, %rd4, 8;
+    add.s64 %rd8, %rd2, %rd3;
+    ld.global.f32 %f1, [%rd4];
+    st.global.f32 [%rd8], %f1;''', lambda t: t + 2),
+    # a negative signed index (sign-extended), and a zero-extension then a shift
+    "signed_index": ('''
+    add.s32 %r2, %r1, -16;
+    mul.wide.s32 %rd3, %r2, 4;
+    add.s64 %rd4, %rd1, 64;
+    add.s64 %rd5, %rd4, %rd3;
+    cvt.u64.u32 %rd6, %r1;
+    shl.b64 %rd7, %rd6, 2;
+    add.s64 %rd8, %rd2, %rd7;
+    ld.global.f32 %f1, [%rd5];
+    st.global.f32 [%rd8], %f1;''', lambda t: t),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REBUILD_CASES))
+def test_region_anchors_rebuilt_only_where_exact(case):
+    body, source_of = REBUILD_CASES[case]
+    k = dptx.RawModule(ptx=_REBUILD_HEAD.format(name=case, body=body)).get_function(case)
+    assert _vectorized(k)
+    src = np.arange(128, dtype=np.float32) * 3 + 1
+    for _ in range(2):          # (again: the pattern flags an earlier run left set)
+        dst = np.zeros(64, np.float32)
+        cpu.launch(k, (1,), (64,), [src, dst])
+        np.testing.assert_array_equal(dst, src[source_of(np.arange(64))])

@@ -34,6 +34,7 @@ from .lowering.common import (LLTY, ST_ERR, unsupported, W, F_WARP, F_DEAD, F_NO
 from .function import Function
 from .lowering.registry import scalar_lowering, vector_lowering
 from .vector_memory import VectorMemoryAccess
+from .vector_rebuild import RebuiltAddresses
 from .vector_loop import FullWarpLoops
 from .lowering.memory import MemoryVectorLowering
 from .lowering.arithmetic import ArithmeticVectorLowering
@@ -51,7 +52,7 @@ from .lowering.atomics import AtomicVectorLowering
 ALWAYS_INLINE_LINES = 12000
 
 
-class VectorFunction(VectorMemoryAccess, FullWarpLoops, MemoryVectorLowering, ArithmeticVectorLowering,
+class VectorFunction(VectorMemoryAccess, RebuiltAddresses, FullWarpLoops, MemoryVectorLowering, ArithmeticVectorLowering,
                      BitsVectorLowering, CompareVectorLowering, ConversionVectorLowering,
                      SyncVectorLowering, MatrixVectorLowering, FloatMathVectorLowering,
                      AtomicVectorLowering,

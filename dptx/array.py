@@ -420,17 +420,14 @@ class ndarray:
             raise IndexError(f"boolean index of shape {mask.shape} does not match the "
                              f"array's shape {self._shape} (dptx takes a mask of the whole "
                              f"shape)")
+        shape = value.shape if isinstance(value, ndarray) else np.shape(value)
+        if int(np.prod(shape)) != 1:
+            raise DptxError(f"a[mask] = array (of shape {shape}) assigns its values "
+                            f"in the order of the mask's True elements: not supported; "
+                            f"a[mask] = scalar is, or dptx.where(mask, value, a)")
         if isinstance(value, ndarray):
-            if value.size != 1:
-                raise DptxError(f"a[mask] = array (of shape {value.shape}) assigns its values "
-                                f"in the order of the mask's True elements: not supported; "
-                                f"a[mask] = scalar is, or dptx.where(mask, value, a)")
             value = value.get().reshape(())[()]
         elif np.ndim(value) != 0:
-            if np.size(value) != 1:
-                raise DptxError(f"a[mask] = array (of shape {np.shape(value)}) assigns its "
-                                f"values in the order of the mask's True elements: not "
-                                f"supported; a[mask] = scalar is, or dptx.where(mask, value, a)")
             value = np.asarray(value).reshape(())[()]
         if isinstance(mask, np.ndarray):
             mask = asarray(mask)

@@ -120,3 +120,13 @@ def test_readme_array_api_snippet(tmp_path):
     out = done.stdout
     assert "3.7416575 11.224972  19.131126" in out          # the row norms of arange(12)
     assert "[186. 224. 262.]" in out                        # the last row of the product
+
+
+@pytest.mark.timeout(600)
+def test_a_script_ending_with_work_it_did_not_wait_for_exits_cleanly(tmp_path):
+    """The last line submits work and the script ends at once: the exit abandons it quietly
+    (before the fix, Dask's "cannot schedule new futures after interpreter shutdown" ERROR
+    came at about two exits in three; several runs so that a race shows)."""
+    for _ in range(4):
+        done = run_script(tmp_path, "import dptx\nx = dptx.ones(3)\n")
+        assert_clean(done)

@@ -108,7 +108,12 @@ _FUNCTIONS = {np.where: ufuncs.where, np.clip: ufuncs.clip, np.reshape: reshape,
               np.amax: reductions.max_, np.mean: reductions.mean,
               np.argmin: reductions.argmin, np.argmax: reductions.argmax,
               np.any: reductions.any_, np.all: reductions.all_, np.dot: reductions.dot,
-              np.matmul: reductions.matmul, np.copy: copy}
+              np.matmul: reductions.matmul, np.copy: copy,
+              # what numpy reads of an array's description only (nothing moves)
+              np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim,
+              np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis],
+              np.result_type: lambda *xs: np.result_type(
+                  *[x.dtype if isinstance(x, ndarray) else x for x in xs])}
 
 
 def _array_function(self, func, types, args, kwargs):

@@ -348,6 +348,12 @@ def test_shapes_views_and_indexing(client):
     _same(np.concatenate([dptx.asarray(a[:5]), dptx.asarray(a[5:9])]), a[:9])
     _same(dptx.concatenate([dptx.zeros((2, 2)), dptx.ones((2, 3))], axis=1),
           np.concatenate([np.zeros((2, 2)), np.ones((2, 3))], axis=1))
+    # numpy's functions that read only the description
+    h = a.reshape(4, 6)
+    assert (np.shape(m), np.size(m), np.size(m, 1), np.ndim(m)) == \
+        (np.shape(h), np.size(h), np.size(h, 1), np.ndim(h))
+    assert np.result_type(m, 2.0) == np.result_type(h, 2.0) == np.float32
+    assert np.result_type(m, dptx.ones(2, np.int64)) == np.result_type(h, np.ones(2, np.int64))
 
 
 @pytest.mark.cpu_workers("a kernel per reduction, dtype and axes; compile time")

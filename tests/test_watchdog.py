@@ -49,6 +49,8 @@ def test_a_time_limit_stops_the_launch_and_names_the_blocks(slow):
 
 CTRL_C = '''
 import os, signal, threading, time, numpy as np, dptx
+# Ctrl-C as in a terminal, even where this test's own parent ignores SIGINT (a background job)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 k = dptx.RawModule({src!r}).get_function("slow")
 a = np.zeros(4096 * 256, np.float32)
 threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
@@ -70,6 +72,8 @@ def test_ctrl_c_stops_an_in_process_launch_within_a_second():
 
 CTRL_C_CLUSTER = '''
 import os, signal, threading, time, numpy as np, dptx
+# Ctrl-C as in a terminal, even where this test's own parent ignores SIGINT (a background job)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 k = dptx.RawKernel({src!r}, "slow")
 a = dptx.zeros(4096 * 256, np.float32)
 k((4096,), (256,), (a, np.int32(10)))
@@ -175,6 +179,8 @@ def test_a_time_limit_stops_a_thread_that_loops_for_ever(forever, mode, kernel, 
 
 CTRL_C_FOREVER = '''
 import os, signal, socket, threading, time, numpy as np, dptx
+# Ctrl-C as in a terminal, even where this test's own parent ignores SIGINT (a background job)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 if {taken}:     # the wakeup fd is someone else's (an asyncio loop's)
     a, b = socket.socketpair(); a.setblocking(False); signal.set_wakeup_fd(a.fileno())
 k = dptx.RawModule({src!r}).get_function("spin")
@@ -221,6 +227,8 @@ def test_chunks_on_workers_get_a_time_limit_by_default(monkeypatch):
 
 CTRL_C_CLUSTER_FOREVER = '''
 import os, signal, threading, time, numpy as np, dptx
+# Ctrl-C as in a terminal, even where this test's own parent ignores SIGINT (a background job)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 k = dptx.RawKernel({src!r}, "spin")
 flag = dptx.zeros(1, np.int32)
 out = dptx.zeros(64, np.int32)

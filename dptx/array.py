@@ -219,8 +219,8 @@ def _basic_key(key) -> None:
             isinstance(key, tuple) and any(isinstance(k, (list, np.ndarray, ndarray))
                                            for k in key)):
         raise DptxError("dptx arrays take basic indexing (integers, slices, None, ...); "
-                        "integer and boolean array indexing is not supported (a[mask] = "
-                        "scalar is, and dptx.where(mask, a, b) keeps the shape)")
+                        "integer array indexing and boolean masks of another shape than the "
+                        "array's are not supported")
 
 
 def _is_mask(key) -> bool:
@@ -229,12 +229,13 @@ def _is_mask(key) -> bool:
 
 _device_assign = None     # dst[...] = src on the devices: the array API's, once imported
 _device_mask_assign = None  # dst[mask] = scalar on the devices (the array API's)
+_device_mask_select = None  # a[mask] on the devices (the array API's)
 
 
-def install_device_assign(assign, mask_assign=None) -> None:
+def install_device_assign(assign, mask_assign=None, mask_select=None) -> None:
     """Called by ``array_api`` (a layer above, which generates the kernels)."""
-    global _device_assign, _device_mask_assign
-    _device_assign, _device_mask_assign = assign, mask_assign
+    global _device_assign, _device_mask_assign, _device_mask_select
+    _device_assign, _device_mask_assign, _device_mask_select = assign, mask_assign, mask_select
 
 
 class ndarray:
@@ -384,7 +385,10 @@ class ndarray:
         ``m[::2, 1:]``, ``a[::-1]``, ``m[:, None]``); ``a[i, j]`` is a 0-d view, as CuPy's.
         A contiguous view reaches a kernel as the buffer's pointer plus its offset (CUDA's
         ``d_ptr + n``); a strided one only through the array API (a kernel takes contiguous
-        arrays, as CuPy's RawKernel)."""
+        arrays, as CuPy's RawKernel). ``a[mask]`` with a boolean mask of ``a``'s shape: a new
+        1-D array of the selected elements (``selection``)."""
+        if _is_mask(key) and _device_mask_select is not None:
+            return _device_mask_select(self, self._mask_of_my_shape(key))
         _basic_key(key)
         probe = self._stand_in()
         try:
@@ -415,11 +419,15 @@ class ndarray:
         else:
             view.set(np.broadcast_to(np.asarray(value, dtype=self._dtype), view.shape))
 
-    def _mask_assign(self, mask, value) -> None:
+    def _mask_of_my_shape(self, mask) -> "ndarray":
         if mask.shape != self._shape:
             raise IndexError(f"boolean index of shape {mask.shape} does not match the "
                              f"array's shape {self._shape} (dptx takes a mask of the whole "
                              f"shape)")
+        return asarray(mask) if isinstance(mask, np.ndarray) else mask
+
+    def _mask_assign(self, mask, value) -> None:
+        mask = self._mask_of_my_shape(mask)
         shape = value.shape if isinstance(value, ndarray) else np.shape(value)
         if int(np.prod(shape)) != 1:
             raise DptxError(f"a[mask] = array (of shape {shape}) assigns its values "
@@ -429,8 +437,6 @@ class ndarray:
             value = value.get().reshape(())[()]
         elif np.ndim(value) != 0:
             value = np.asarray(value).reshape(())[()]
-        if isinstance(mask, np.ndarray):
-            mask = asarray(mask)
         _device_mask_assign(self, mask, value)
 
     # -- Python scalars ------------------------------------------------------------------------

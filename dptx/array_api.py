@@ -13,7 +13,7 @@ import operator
 
 import numpy as np
 
-from . import reductions, ufuncs
+from . import reductions, selection, ufuncs
 from .array import (_axes, asarray, copy, empty, expand_dims, install_device_assign, ndarray,
                     ravel, reshape, squeeze, swapaxes, transpose)
 
@@ -187,7 +187,7 @@ def _install():
     ndarray.dot = lambda self, other: reductions.dot(self, other)
     ndarray.__matmul__ = lambda self, other: reductions.matmul(self, other)
     ndarray.__rmatmul__ = lambda self, other: reductions.matmul(other, self)
-    install_device_assign(ufuncs.assign, ufuncs.mask_assign)
+    install_device_assign(ufuncs.assign, ufuncs.mask_assign, selection.mask_select)
 
 
 _install()

@@ -322,8 +322,31 @@ def test_assigning_a_scalar_where_a_mask_is_true(client, monkeypatch):
         d[d > 1] = dptx.ones(3)
     with pytest.raises(IndexError, match=r"boolean index of shape \(6,\) does not match"):
         d[dptx.ones(6, dtype=bool)] = 1
-    with pytest.raises(DptxError, match="boolean array indexing is not supported"):
-        d[d > 1]
+    with pytest.raises(DptxError, match="integer array indexing .* not supported"):
+        d[np.array([1, 2])]
+
+
+def test_selecting_where_a_mask_is_true(client):
+    """``a[mask]``: the selected elements in C order as a new 1-D array, numpy's result, on
+    the devices (counted per piece, the pieces' offsets, then copied: the total is the one
+    value read back)."""
+    rng = np.random.default_rng(5)
+    h = rng.random((300, 70)).astype(np.float32)        # several pieces of 4096 elements
+    d = dptx.asarray(h)
+    _same(d[d > 0.5], h[h > 0.5])
+    _same(d[d > 2], h[h > 2])                           # none: shape (0,)
+    _same(d[d >= 0], h.ravel())                         # all
+    v, hv = d[::3, 1::2], h[::3, 1::2]                  # a strided view and its own mask
+    _same(v[v < 0.25], hv[hv < 0.25])
+    mask = rng.random(h.shape) < 0.1                    # a numpy mask is uploaded
+    _same(d[mask], h[mask])
+    i = dptx.arange(10, dtype=np.int16)
+    _same(i[i % 3 == 0], np.arange(10, dtype=np.int16)[::3])
+    assert float(d[d > 0.9].mean()) == pytest.approx(float(h[h > 0.9].mean()), rel=1e-5)
+    e = dptx.zeros(0, np.float64)
+    assert e[e > 1].shape == (0,)
+    with pytest.raises(IndexError, match=r"boolean index of shape \(70,\) does not match"):
+        d[dptx.ones(70, dtype=bool)]
 
 
 def test_shapes_views_and_indexing(client):

@@ -82,7 +82,6 @@ class VectorMemoryAccess:
         return out
 
     def emit_range(self, start: int, stop: int):
-        insts = self.f.instructions
         i = start
         self.range_start = start        # (``rebuilt`` looks back within this range only)
         # sync points emitted before each instruction's first emission here: a warp that
@@ -90,9 +89,7 @@ class VectorMemoryAccess:
         self.syncs_before = {}
         for first, end, accesses in self.region_table.get((start, stop), ()):
             for k in range(i, first):
-                self.inst_index = k
-                self.syncs_before.setdefault(k, self.sync_points)
-                self.vinstruction(insts[k])
+                self.emit_instruction(k)
             self.inst_index = first
             ok, plan = self.region_check(accesses)
             fast, slow, join = self.label("rfast"), self.label("rslow"), self.label("rjoin")
@@ -121,9 +118,7 @@ class VectorMemoryAccess:
                 self.fast = mode
                 try:
                     for k in range(first, end):
-                        self.inst_index = k
-                        self.syncs_before.setdefault(k, self.sync_points)
-                        self.vinstruction(insts[k])
+                        self.emit_instruction(k)
                 finally:
                     self.fast = None
                 self.emit(f"br label %{join}")
@@ -132,10 +127,15 @@ class VectorMemoryAccess:
             self.pattern_cache, self.range_cache = {}, {}
             i = end
         for k in range(i, stop):
-            self.inst_index = k
-            self.syncs_before.setdefault(k, self.sync_points)
-            self.vinstruction(insts[k])
+            self.emit_instruction(k)
         self.range_start = None
+
+    def emit_instruction(self, k: int):
+        """Instruction ``k`` of the range, noting the sync points emitted before its first
+        emission (``vector_rebuild``)."""
+        self.inst_index = k
+        self.syncs_before.setdefault(k, self.sync_points)
+        self.vinstruction(self.f.instructions[k])
 
     SAME_HALVES_LOADS = 4       # loads through one base register that justify a third copy
     SAME_HALVES_SPAN = 400      # instructions: regions longer than this are not copied again

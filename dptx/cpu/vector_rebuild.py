@@ -33,8 +33,10 @@ class RebuiltAddresses:
     """Mixin of the warp form's function: ``rebuilt(name, lane)``."""
 
     REBUILD_DEPTH = 3       # instructions followed back from an address register
-    range_start = None      # the straight-line range being emitted (``emit_range`` sets it)
-    syncs_before: dict = {}
+    # set by ``emit_range`` for the straight-line range being emitted: its first instruction,
+    # and the sync points emitted before each instruction's first emission there
+    range_start = None
+    syncs_before = None
 
     def rebuildable_def(self, name: str):
         """The index of the instruction that last wrote ``name`` when what it computed can

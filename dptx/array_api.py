@@ -136,6 +136,33 @@ def _binary(ufunc):
     return method, reflected, inplace
 
 
+def _fast_power(self, exponent):
+    """The ufunc numpy's ``a ** exponent`` uses instead of ``power`` (its
+    ``fast_scalar_power``): ``square`` for a Python 2 (a bool array's square is int8, its
+    power int64), ``reciprocal`` for -1 on floats; 0.5 is ufuncs.apply's own case."""
+    if type(exponent) is int and exponent == 2:
+        return np.square
+    if type(exponent) is int and exponent == -1 and self.dtype.kind == "f":
+        return np.reciprocal
+    return None
+
+
+def _power_methods():
+    method, reflected, inplace = _binary(np.power)
+
+    def power(self, other):
+        fast = _fast_power(self, other)
+        return ufuncs.apply(fast, self) if fast else method(self, other)
+
+    def inplace_power(self, other):
+        fast = _fast_power(self, other)
+        if fast is None:
+            return inplace(self, other)
+        ufuncs.apply(fast, self, out=self)
+        return self
+    return power, reflected, inplace_power
+
+
 def _unary(ufunc):
     return lambda self: ufuncs.apply(ufunc, self)
 
@@ -166,7 +193,7 @@ def _install():
                      ("mod", "remainder"), ("pow", "power"), ("and", "bitwise_and"),
                      ("or", "bitwise_or"), ("xor", "bitwise_xor"), ("lshift", "left_shift"),
                      ("rshift", "right_shift")):
-        f, r, i = _binary(getattr(np, name))
+        f, r, i = _power_methods() if op == "pow" else _binary(getattr(np, name))
         setattr(ndarray, f"__{op}__", f)
         setattr(ndarray, f"__r{op}__", r)
         setattr(ndarray, f"__i{op}__", i)

@@ -356,12 +356,13 @@ def _reduce(a, op: str, axis, dtype, out, keepdims, result_dtype):
     """One of numpy's reductions of ``a``: ``op`` in sum prod min max any all."""
     a = asarray(a)
     R = np.dtype(result_dtype)
-    if op in ("min", "max") and a.size == 0:
-        raise ValueError(f"zero-size array to reduction operation "
-                         f"{'minimum' if op == 'min' else 'maximum'} which has no identity")
-    if op in ("min", "max") and axis is not None:
-        if any(a.shape[k] == 0 for k in _axes(axis, a.ndim)):
-            raise ValueError("zero-size array to reduction operation which has no identity")
+    if op in ("min", "max"):
+        # numpy's rule: an error when the reduced axes hold no element, even where the
+        # result is empty too ((0, 0) along 0), none where only the kept axes are empty
+        reduced = range(a.ndim) if axis is None else _axes(axis, a.ndim)
+        if any(a.shape[k] == 0 for k in reduced):
+            raise ValueError(f"zero-size array to reduction operation "
+                             f"{'minimum' if op == 'min' else 'maximum'} which has no identity")
     X = a.dtype
 
     def build():
@@ -450,7 +451,8 @@ def _arg(a, op: str, axis, out, keepdims):
     """numpy.argmin/argmax: the index of the first extreme (of the first NaN, for floats),
     over the flattened array when ``axis`` is None."""
     a = _arr(a)
-    if a.size == 0:
+    # as numpy: an error when the searched axis is empty, none where only others are
+    if a.size == 0 and (axis is None or a.shape[_axes(axis, a.ndim)[0]] == 0):
         raise ValueError(f"attempt to get arg{op} of an empty sequence")
     if axis is None:
         a = a.reshape(-1)

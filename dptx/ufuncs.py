@@ -11,6 +11,8 @@ round toward minus infinity, shifts by the width or more give 0 (or -1), ``minim
 an fma (``--fmad=false``), as numpy computes."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .array import ndarray
@@ -106,9 +108,14 @@ def _binary_expr(ufunc, R: np.dtype, C: np.dtype) -> str:
         if kind == "f":
             return "pow((R)x, (R)y)"
         if kind in "iu":
-            return ("__STMT__R _b = (R)x, _p = 1; long long _e = (long long)y; "
-                    "if (_e < 0) { _p = 0; } else { while (_e) { if (_e & 1) _p *= _b; "
-                    "_b *= _b; _e >>= 1; } } z = _p;")
+            # computed in R as numpy does (an unsigned exponent of 2**63 stays positive).
+            # numpy raises for a negative integer exponent after looking at the data; a
+            # device cannot without a wait, so CuPy's values: 1 and -1 keep their powers
+            # (1/x truncated), every other base gives 0
+            negative = ("if (_e < 0) { _p = (_b == 1) ? (R)1 : (_b == (R)-1) ? "
+                        "((_e & 1) ? (R)-1 : (R)1) : (R)0; } else " if kind == "i" else "")
+            return ("__STMT__R _b = (R)x, _p = 1, _e = (R)y; " + negative +
+                    "{ while (_e) { if (_e & 1) _p *= _b; _b *= _b; _e >>= 1; } } z = _p;")
         return None
     if ufunc in (np.left_shift, np.right_shift):
         if kind not in "iu":
@@ -128,6 +135,9 @@ def _binary_expr(ufunc, R: np.dtype, C: np.dtype) -> str:
 def _unary_expr(ufunc, R: np.dtype, X: np.dtype) -> str:
     if ufunc is np.absolute:
         return "fabs((R)x)" if R.kind == "f" else ("x" if X.kind in "ub" else "(R)(x < 0 ? -x : x)")
+    if ufunc is np.reciprocal:
+        # integers: numpy's 1/0 is whatever the FPU's conversion gives; not guessed at
+        return "(R)1 / (R)x" if R.kind == "f" else None
     if ufunc is np.invert:
         return "!x" if X.kind == "b" else "(R)~x"
     if ufunc is np.sign:
@@ -144,7 +154,7 @@ def _unary_expr(ufunc, R: np.dtype, X: np.dtype) -> str:
 
 SUPPORTED = set(_ARITH) | set(_COMPARE) | set(_LOGICAL) | set(_UNARY) | {
     np.minimum, np.maximum, np.floor_divide, np.remainder, np.power, np.left_shift,
-    np.right_shift, np.absolute, np.invert, np.sign}
+    np.right_shift, np.absolute, np.invert, np.sign, np.reciprocal}
 
 
 def apply(ufunc, *operands, out=None):
@@ -155,6 +165,8 @@ def apply(ufunc, *operands, out=None):
         raise TypeError(f"{ufunc.__name__} takes {ufunc.nin} operands, got {len(operands)}")
     if not any(isinstance(v, ndarray) for v in operands):
         return ufunc(*operands)
+    # a numpy scalar on the left (``np.float32(2) * a``) reaches us as a 0-d numpy array
+    operands = [v[()] if isinstance(v, np.ndarray) and v.ndim == 0 else v for v in operands]
     probes = [_probe(v) for v in operands]
     R = ufunc(*probes).dtype                    # numpy's own promotion and loop errors
     if out is not None:
@@ -165,15 +177,25 @@ def apply(ufunc, *operands, out=None):
                             f"{out.dtype} with casting rule 'same_kind'")
     C = np.result_type(*probes) if ufunc in _COMPARE else R
     types = [v.dtype if isinstance(v, ndarray) else C for v in operands]
-    if ufunc.nin == 1:
+    constant = _out_of_range_comparison(ufunc, operands, C)
+    if constant is not None:
+        # numpy 2 compares an integer array with a Python integer its type cannot hold
+        # (``u8 < -1``): the answer is the same for every element
+        operands = [v if isinstance(v, ndarray) else 0 for v in operands]
+        expr = "true" if constant else "false"
+    elif ufunc.nin == 1:
         expr = _unary_expr(ufunc, R, types[0])
+    elif ufunc is np.power and R.kind == "f" and _is_scalar_half(operands[1]):
+        expr = "sqrt((R)x)"     # numpy's scalar 0.5 is sqrt: -0 stays -0, -inf gives NaN
     else:
+        if ufunc is np.power and R.kind in "iu":
+            _check_scalar_exponent(operands[1])
         expr = _binary_expr(ufunc, R, C)
     if expr is None:
         raise DptxError(f"numpy.{ufunc.__name__} on {', '.join(str(t) for t in types)} is not "
                         f"supported on dptx arrays yet")
     Z = out.dtype if out is not None else R
-    key = (ufunc.__name__, tuple(str(t) for t in types), str(R), str(C), str(Z))
+    key = (ufunc.__name__, tuple(str(t) for t in types), str(R), str(C), str(Z), expr)
 
     def build():
         names = ["x", "y"][:ufunc.nin]
@@ -190,6 +212,38 @@ def apply(ufunc, *operands, out=None):
         args = [_unaliased(v, out) for v in args]
         return kernel(*args, out)
     return kernel(*args)
+
+
+_PYTHON_COMPARE = {np.equal: operator.eq, np.not_equal: operator.ne, np.less: operator.lt,
+                   np.less_equal: operator.le, np.greater: operator.gt,
+                   np.greater_equal: operator.ge}
+
+
+def _out_of_range_comparison(ufunc, operands, C: np.dtype):
+    """The constant result of comparing an integer array with a Python integer outside its
+    type's range, else None: every element lies on the same side of that integer, so the
+    type's extreme on that side answers for all of them."""
+    if ufunc not in _COMPARE or C.kind not in "iu":
+        return None
+    info = np.iinfo(C)
+    for k, v in enumerate(operands):
+        if type(v) is int and not info.min <= v <= info.max:
+            extreme = int(info.max) if v > info.max else int(info.min)
+            pair = (extreme, v) if k == 1 else (v, extreme)
+            return _PYTHON_COMPARE[ufunc](*pair)
+    return None
+
+
+def _is_scalar_half(exponent) -> bool:
+    return isinstance(exponent, (float, np.floating)) and exponent == 0.5
+
+
+def _check_scalar_exponent(exponent) -> None:
+    """numpy's error for an integer power with a negative scalar exponent (an array of
+    exponents is not looked at: that would wait for the device; CuPy's values then)."""
+    if isinstance(exponent, (int, np.integer)) and not isinstance(exponent, (bool, np.bool_)) \
+            and exponent < 0:
+        raise ValueError("Integers to negative integer powers are not allowed.")
 
 
 def _unaliased(value, out):

@@ -124,6 +124,59 @@ def test_operators_follow_numpy(client, op, types):
         _same(op(b, dptx.asarray(a)), np.asarray(want), exact=exact)
 
 
+def test_powers_and_comparisons_at_the_edges_numpy_defines(client):
+    from fractions import Fraction
+    # computed in the result type: an unsigned exponent of 2**63 is not negative
+    base, exponent = np.array([3, 250, 1, 0, 2], np.uint8), np.array([2**63, 5, 2**63 + 1, 0, 63],
+                                                                     np.uint64)
+    _same(dptx.asarray(base) ** dptx.asarray(exponent), base ** exponent)
+    _same(dptx.asarray(base.astype(bool)) ** dptx.asarray(exponent),
+          base.astype(bool) ** exponent)
+    # negative exponents in an array: numpy raises after reading the data, a device cannot;
+    # CuPy's values, the power truncated toward zero (0 for a zero base)
+    b = np.array([-1, -1, 1, 2, 0, -3, 5, -1], np.int32)
+    e = np.array([-1, -2, -5, -1, -3, -2, 2, 3], np.int32)
+    want = np.array([0 if x == 0 else int(Fraction(int(x)) ** int(y)) for x, y in zip(b, e)],
+                    np.int32)
+    _same(dptx.asarray(b) ** dptx.asarray(e), want)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        dptx.asarray(b) ** -1                     # a scalar exponent is checked as numpy does
+    # numpy's a ** 2 is square (a bool array's is int8), ** 0.5 sqrt (-0 stays -0, -inf NaN),
+    # ** -1 reciprocal for floats; np.power with a scalar 0.5 too
+    f = np.array([-0.0, 0.0, -np.inf, np.inf, 4.0, -4.0, np.nan, 1e-300, 3.3])
+    with np.errstate(all="ignore"):
+        for x in (f, f.astype(np.float32), np.array([True, False]), np.array([3, -2], np.int8)):
+            for k in (2, 0.5, -1, 2.0, 3):
+                if x.dtype.kind in "iub" and k == -1:
+                    continue
+                want = x ** k
+                got = (dptx.asarray(x) ** k).get()
+                assert got.dtype == want.dtype, (x.dtype, k)
+                assert np.array_equal(got.view(np.uint8), want.view(np.uint8)) or \
+                    (k in (2.0, 3) and np.allclose(got, want, equal_nan=True)), (x.dtype, k)
+            if x.dtype.kind == "f":
+                got = np.power(dptx.asarray(x), 0.5).get()
+                assert np.array_equal(got.view(np.uint8), np.power(x, 0.5).view(np.uint8))
+        d = dptx.asarray(np.array([1.5, 2.0]))
+        d **= 2
+        _same(d, np.array([2.25, 4.0]))
+    # numpy 2 compares an integer array with a Python integer its type cannot hold
+    for dtype, values in [(np.uint8, [0, 7, 255]), (np.int8, [-128, 0, 127]),
+                          (np.uint64, [0, 2**64 - 1]), (np.int64, [-2**63, 2**63 - 1])]:
+        x = np.array(values, dtype)
+        for scalar in (-1, 300, -300, 2**64, -2**70, 5):
+            for op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq,
+                       operator.ne):
+                _same(op(dptx.asarray(x), scalar), op(x, scalar))
+                _same(op(scalar, dptx.asarray(x)), op(scalar, x))
+    with pytest.raises(OverflowError):
+        dptx.asarray(np.array([1], np.int8)) + 300          # arithmetic still raises
+    # a numpy scalar on the left arrives as a 0-d numpy array: taken as the scalar it is
+    x = np.array([1.0, -2.0, 3.5], np.float32)
+    _same(np.float32(2) * dptx.asarray(x), np.float32(2) * x)
+    _same(np.int64(-2) < dptx.asarray(x), np.int64(-2) < x)
+
+
 def test_integer_division_and_shifts_at_the_edges(client):
     a = np.array([7, -7, 7, -7, 0, -8, 5], np.int32)
     b = np.array([2, 2, -2, -2, 3, 0, 0], np.int32)
@@ -471,6 +524,21 @@ def test_reductions_of_nan_empty_and_bad_axes(client):
     with pytest.raises(ValueError, match="zero-size array"):
         dptx.zeros((0, 3)).max()
     _same(dptx.zeros((0, 3)).sum(axis=0), np.zeros((0, 3)).sum(axis=0))
+    # numpy's rule for min/max/argmax: an error exactly when a reduced axis is empty, even
+    # where the result is empty too, none where only a kept axis is
+    for shape, axis in [((0, 3), 1), ((3, 0), 0), ((0, 3), 0), ((0, 0), 1), ((2, 0, 3), (0, 2)),
+                        ((2, 0, 3), 1), ((0, 3), None)]:
+        e = np.zeros(shape, np.float32)
+        for op in ("min", "argmax"):
+            if op == "argmax" and isinstance(axis, tuple):
+                continue
+            try:
+                want = np.asarray(getattr(e, op)(axis=axis))
+            except ValueError as error:
+                with pytest.raises(ValueError, match=str(error)):
+                    getattr(dptx.asarray(e), op)(axis=axis)
+                continue
+            _same(getattr(dptx.asarray(e), op)(axis=axis), want)
     big = RNG.random(300_000)
     np.testing.assert_allclose(dptx.asarray(big).sum().get(), big.sum(), rtol=1e-12)
 

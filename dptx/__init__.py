@@ -11,12 +11,13 @@ from . import config  # registers the dptx.* settings with dask.config
 from .array import (array, asarray, asnumpy, ascontiguousarray, copy, empty, empty_like,
                     expand_dims, full, full_like, ndarray, ones, ones_like, ravel, reshape,
                     squeeze, swapaxes, transpose, zeros, zeros_like)
-from .array_api import arange, concatenate, linspace
+from .array_api import arange, concatenate, count_nonzero, linspace, where
+from .selection import argwhere, flatnonzero, nonzero
 from .elementwise import ElementwiseKernel
 from .fusion import fuse
 from .reductions import (ReductionKernel, all_ as all, any_ as any, argmax, argmin, dot,
                          matmul, max_ as max, mean, min_ as min, prod, sum_ as sum)
-from .ufuncs import clip, where
+from .ufuncs import clip
 from .module import KernelParam, RawKernel, RawModule
 from .handle import LaunchHandle
 from .runtime import client, connect, dashboard_link, shutdown
@@ -40,7 +41,8 @@ __all__ = [
     "ndarray", "array", "asarray", "asnumpy", "empty", "empty_like", "zeros", "zeros_like",
     "ones", "full", "ones_like", "full_like", "copy", "arange", "linspace", "reshape", "ravel",
     "expand_dims", "squeeze", "transpose", "swapaxes", "ascontiguousarray", "concatenate",
-    "where", "clip", "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "dot", "matmul", "ElementwiseKernel",
+    "where", "nonzero", "flatnonzero", "argwhere", "count_nonzero", "clip", "sum", "prod",
+    "min", "max", "mean", "argmin", "argmax", "any", "all", "dot", "matmul", "ElementwiseKernel",
     "ReductionKernel", "fuse", "connect", "shutdown", "synchronize", "client", "dashboard_link",
     "LaunchHandle", "Stream", "Event", "get_elapsed_time", "get_current_stream",
     "RawModule", "RawKernel", "KernelParam", "DptxError", "CompileError", "PtxSyntaxError",

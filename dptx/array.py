@@ -214,13 +214,29 @@ def _address(a: np.ndarray) -> int:
     return a.__array_interface__["data"][0]
 
 
+def _is_basic_item(k) -> bool:
+    """An index numpy treats as basic (a view): an integer, a slice, None or ``...``. A bool
+    (``a[True]``) or any sequence makes numpy index by advanced rules, which copy: on the
+    stand-in that copy would be a whole array of the client's memory and its offset
+    meaningless."""
+    if k is None or k is Ellipsis or isinstance(k, slice):
+        return True
+    if isinstance(k, (bool, np.bool_, ndarray, np.ndarray)):
+        return False
+    return hasattr(k, "__index__")
+
+
 def _basic_key(key) -> None:
-    if isinstance(key, ndarray) or (isinstance(key, (list, np.ndarray))) or (
-            isinstance(key, tuple) and any(isinstance(k, (list, np.ndarray, ndarray))
-                                           for k in key)):
-        raise DptxError("dptx arrays take basic indexing (integers, slices, None, ...); "
-                        "integer array indexing and boolean masks of another shape than the "
-                        "array's are not supported")
+    items = key if isinstance(key, tuple) else (key,)
+    if not all(_is_basic_item(k) for k in items):
+        bad = next(k for k in items if not _is_basic_item(k))
+        if not isinstance(bad, (bool, np.bool_, ndarray, np.ndarray, list, tuple)):
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
+                             "(`None`) and integer or boolean arrays are valid indices")
+        raise DptxError(f"dptx arrays take basic indexing (integers, slices, None, ...), not "
+                        f"{type(bad).__name__} {bad!r:.60}: integer array indexing, boolean "
+                        f"scalars and boolean masks of another shape than the array's are "
+                        f"not supported")
 
 
 def _is_mask(key) -> bool:
@@ -464,15 +480,16 @@ class ndarray:
         return self.get().reshape(())[()]
 
     # -- shapes: views of the same (contiguous) bytes ----------------------------------------
-    def reshape(self, *shape, order="C") -> "ndarray":
+    def reshape(self, *shape, order="C", copy=None) -> "ndarray":
         return reshape(self, shape[0] if len(shape) == 1 and not isinstance(
-            shape[0], numbers.Integral) else shape, order=order)
+            shape[0], numbers.Integral) else shape, order=order, copy=copy)
 
     def ravel(self, order="C") -> "ndarray":
         return ravel(self, order)
 
-    def flatten(self) -> "ndarray":
-        return self.copy()._view((self.size,))
+    def flatten(self, order="C") -> "ndarray":
+        flat = ravel(self, order)
+        return flat.copy() if flat._buffer is self._buffer else flat
 
     def squeeze(self, axis=None) -> "ndarray":
         axes = _axes(axis, self.ndim) if axis is not None else \
@@ -585,19 +602,56 @@ def copy(a) -> ndarray:
     return a.copy() if isinstance(a, ndarray) else array(a)
 
 
-def reshape(a, newshape, order="C") -> ndarray:
-    """A view with another shape (one dimension may be -1), as numpy's reshape of a
-    C-contiguous array."""
-    if order != "C":
-        raise DptxError("dptx arrays are C-ordered: reshape(order='C') only")
-    shape = _shape_with_inferred(newshape, a.size)
+def _order(a: ndarray, order, allowed: str) -> str:
+    """numpy's ``order`` argument resolved to "C" or "F" (or "K" where allowed): "A" is F for
+    an array that is F- and not C-contiguous."""
+    if order is None:
+        order = "C"
+    if not isinstance(order, str) or order.upper() not in allowed:
+        raise ValueError(f"order must be one of {', '.join(repr(c) for c in allowed)}, "
+                         f"not {order!r}")
+    order = order.upper()
+    if order == "A":
+        return "F" if a.flags.f_contiguous and not a._contiguous else "C"
+    return order
+
+
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None) -> ndarray:
+    """A view with another shape (one dimension may be -1) where numpy would make one, else a
+    copy (always with ``copy=True``; an error where one is needed with ``copy=False``), as
+    numpy 2's signature has it. ``order="F"`` reads and places the elements with the first
+    index fastest: the transpose of the C-order reshape of the transpose to the reversed
+    shape."""
+    if shape is None:
+        if newshape is None:
+            raise TypeError("reshape() missing 1 required positional argument: 'shape'")
+        shape = newshape
+    if copy:
+        return reshape(a.copy(), shape, order)
+    if copy is False:
+        result = reshape(a, shape, order)
+        if result._buffer is not a._buffer:
+            raise ValueError("Unable to avoid creating a copy while reshaping.")
+        return result
+    shape = _shape_with_inferred(shape, a.size)
+    if _order(a, order, "CFA") == "F":
+        return a.transpose()._view(shape[::-1]).transpose()
     return a._view(shape)
 
 
 def ravel(a, order="C") -> ndarray:
-    """A 1-D view of a contiguous array, a contiguous copy of a strided one (numpy's)."""
-    if order not in ("C", "K", "A"):
-        raise DptxError("dptx arrays are C-ordered: ravel(order='C') only")
+    """numpy.ravel: a 1-D view where the elements already lie in that order, else a copy.
+    "F" reads the first index fastest; "K" in the order of the strides (the largest
+    outermost; a negative stride is read as it is, not reversed, as numpy's)."""
+    order = _order(a, order, "CFAK")
+    if order == "K":
+        if a._contiguous:
+            order = "C"
+        else:
+            axes = sorted(range(a.ndim), key=lambda k: -abs(a.strides[k]))
+            return ravel(a.transpose(axes), "C")
+    if order == "F":
+        return ravel(a.transpose(), "C")
     return a._view((a.size,)) if a._contiguous else a.copy()._view((a.size,))
 
 

@@ -55,10 +55,13 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None):
 
 
 def concatenate(arrays, axis=0, out=None, dtype=None) -> ndarray:
-    """numpy.concatenate along ``axis`` (device to device copies of each part)."""
+    """numpy.concatenate along ``axis`` (``None``: of the flattened arrays): one device copy
+    per part, into its slab of the result (a strided view where ``axis`` is not the first)."""
     arrays = [asarray(x) for x in arrays]
     if not arrays:
         raise ValueError("need at least one array to concatenate")
+    if axis is None:
+        arrays, axis = [x.reshape(-1) for x in arrays], 0
     ndim = arrays[0].ndim
     if ndim == 0:
         raise ValueError("zero-dimensional arrays cannot be concatenated")
@@ -70,24 +73,35 @@ def concatenate(arrays, axis=0, out=None, dtype=None) -> ndarray:
     dt = np.dtype(dtype) if dtype is not None else np.result_type(*[x.dtype for x in arrays])
     shape = list(arrays[0].shape)
     shape[ax] = sum(x.shape[ax] for x in arrays)
-    if out is not None and not out._contiguous:
-        out[...] = concatenate(arrays, axis, dtype=dtype)
-        return out
+    if out is not None and tuple(out.shape) != tuple(shape):
+        raise ValueError(f"Output array has wrong dimensionality: {out.shape} for a result "
+                         f"of shape {tuple(shape)}")
     result = out if out is not None else empty(tuple(shape), dt)
-    outer = int(np.prod(shape[:ax], dtype=np.int64))
     at = 0
     for x in arrays:
-        part = x if x.dtype == dt else x.astype(dt)
-        inner = int(np.prod(part.shape[ax:], dtype=np.int64))
-        row = int(np.prod(shape[ax:], dtype=np.int64))
-        flat, src = result.reshape(-1), part.reshape(-1)
-        for o in range(outer):      # one contiguous copy per outer index
-            if inner:
-                flat[o * row + at:o * row + at + inner] = src[o * inner:(o + 1) * inner]
-        at += inner
+        n = x.shape[ax]
+        if n and x.size:
+            # the array API's device copy converts and writes through strides: one launch
+            result[(slice(None),) * ax + (slice(at, at + n),)] = x
+        at += n
     return result
 
 
+def where(condition, x=None, y=None):
+    """numpy.where: ``x`` where ``condition`` else ``y`` (one launch, broadcast); with the
+    condition alone, ``nonzero(condition)``."""
+    if x is None and y is None:
+        return selection.nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")
+    return ufuncs.where(condition, x, y)
+
+
+def count_nonzero(a, axis=None, *, keepdims=False):
+    """numpy.count_nonzero as a device array (an int64 0-d array where numpy gives an int, as
+    CuPy's): the sum of ``a != 0`` (NaN counts)."""
+    return reductions.sum_(ufuncs.apply(np.not_equal, asarray(a), 0), axis=axis,
+                           keepdims=keepdims)
 
 
 # -- ndarray methods ------------------------------------------------------------------------------
@@ -100,7 +114,9 @@ def _array_ufunc(self, ufunc, method, *inputs, out=None, **kwargs):
     return ufuncs.apply(ufunc, *inputs, out=out)
 
 
-_FUNCTIONS = {np.where: ufuncs.where, np.clip: ufuncs.clip, np.reshape: reshape,
+_FUNCTIONS = {np.where: where, np.nonzero: selection.nonzero,
+              np.flatnonzero: selection.flatnonzero, np.argwhere: selection.argwhere,
+              np.count_nonzero: count_nonzero, np.clip: ufuncs.clip, np.reshape: reshape,
               np.transpose: transpose, np.swapaxes: swapaxes, np.squeeze: squeeze,
               np.expand_dims: expand_dims,
               np.ravel: ravel, np.sum: reductions.sum_, np.prod: reductions.prod,
@@ -211,6 +227,7 @@ def _install():
                          ("argmax", reductions.argmax, False), ("any", reductions.any_, False),
                          ("all", reductions.all_, False)):
         setattr(ndarray, name, _reduction(fn, dt))
+    ndarray.nonzero = selection.nonzero
     ndarray.dot = lambda self, other: reductions.dot(self, other)
     ndarray.__matmul__ = lambda self, other: reductions.matmul(self, other)
     ndarray.__rmatmul__ = lambda self, other: reductions.matmul(other, self)

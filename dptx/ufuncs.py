@@ -263,13 +263,24 @@ def _overlap(x, y) -> bool:
     return x._buffer is y._buffer and a < d and c < b
 
 
+def conversion(src: np.dtype, dst: np.dtype, x: str = "x") -> str:
+    """C for numpy's conversion of ``x`` from ``src`` to ``dst``. C's own cast matches it for
+    every value ``dst`` holds; a negative float into an unsigned type is C's undefined case
+    (a GPU saturates to 0) where numpy wraps it modulo 2**bits, as through int64."""
+    if src.kind == "f" and dst.kind == "u":
+        if dst.itemsize < 8:
+            return f"({c_type(dst)})(long long){x}"
+        return f"(({x}) < 0 ? ({c_type(dst)})(long long){x} : ({c_type(dst)}){x})"
+    return f"({c_type(dst)}){x}"
+
+
 def astype(a, dtype):
-    """A copy of ``a`` converted to ``dtype`` (C's conversions, which numpy's match for
-    values the target holds)."""
+    """A copy of ``a`` converted to ``dtype`` as numpy converts (``conversion``)."""
     dt = np.dtype(dtype)
     key = ("astype", str(a.dtype), str(dt))
     kernel = _kernels.get(key, lambda: ElementwiseKernel(
-        f"{a.dtype} x", f"{dt} z", f"z = ({c_type(dt)})x", "dptx_astype", options=EXACT))
+        f"{a.dtype} x", f"{dt} z", f"z = {conversion(a.dtype, dt)}", "dptx_astype",
+        options=EXACT))
     return kernel(a)
 
 
@@ -281,8 +292,8 @@ def assign(dst, src):
     src_type = src.dtype if isinstance(src, ndarray) else dst.dtype
     key = ("assign", str(src_type), str(dst.dtype))
     kernel = _kernels.get(key, lambda: ElementwiseKernel(
-        f"{src_type} x", f"{dst.dtype} z", f"z = ({c_type(dst.dtype)})x", "dptx_assign",
-        options=EXACT))
+        f"{src_type} x", f"{dst.dtype} z", f"z = {conversion(np.dtype(src_type), dst.dtype)}",
+        "dptx_assign", options=EXACT))
     if isinstance(src, ndarray):
         try:
             fits = np.broadcast_shapes(src.shape, dst.shape) == dst.shape
@@ -350,13 +361,16 @@ def fill_arange(out, start, step):
 
 def fill_linspace(out, start, stop, step, div, delta, last_is_stop):
     """numpy.linspace's values: (double)i * step + start, or i / div * delta + start where
-    step is 0, converted to out's type; the last one ``stop`` when ``last_is_stop``."""
+    step is 0, floored for an integer type, converted to out's type; the last one ``stop``
+    when ``last_is_stop``."""
     T = out.dtype
     kernel = _kernels.get(("linspace", str(T)), lambda: ElementwiseKernel(
         "float64 start, float64 stop, float64 step, float64 div, float64 delta, bool last",
         f"{T} z",
         "double v = (step == 0.0) ? (double)i / div * delta + start : (double)i * step + start;"
         " if (last && i == _ind.size() - 1) v = stop;"
+        # numpy 2 rounds toward minus infinity for an integer dtype, not toward zero
+        + (" v = floor(v);" if T.kind in "iu" else "") +
         f" z = ({c_type(T)})v;", "dptx_linspace", options=EXACT))
     kernel(np.float64(start), np.float64(stop), np.float64(step), np.float64(div),
            np.float64(delta), np.bool_(last_is_stop), out)

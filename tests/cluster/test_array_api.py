@@ -2,6 +2,7 @@
 reductions, matmul, ReductionKernel. Every result is checked against numpy (dtype and
 values; exact where numpy's and C's operations are the same IEEE operations), on the test
 clusters: each call is an ordinary launch of generated CUDA C."""
+import importlib
 import operator
 
 import numpy as np
@@ -430,6 +431,94 @@ def test_shapes_views_and_indexing(client):
         (np.shape(h), np.size(h), np.size(h, 1), np.ndim(h))
     assert np.result_type(m, 2.0) == np.result_type(h, 2.0) == np.float32
     assert np.result_type(m, dptx.ones(2, np.int64)) == np.result_type(h, np.ones(2, np.int64))
+
+
+def test_orders_concatenation_and_keys_numpy_would_copy_for(client, monkeypatch):
+    a = np.arange(24.0).reshape(2, 3, 4)
+    d = dptx.asarray(a)
+    views = [lambda x: x, lambda x: x.T, lambda x: x[:, ::-1], lambda x: x.transpose(1, 0, 2),
+             lambda x: x[::-1].T, lambda x: x.swapaxes(0, 2)[1:]]
+    for view in views:
+        for order in "CFAK":        # "K": the order of the strides, negative ones as they are
+            _same(view(d).ravel(order), view(a).ravel(order))
+            _same(view(d).flatten(order), view(a).flatten(order))
+        for order in "CFA":
+            for shape in [(4, -1), (-1,)]:
+                if view(a).size != 24 and shape != (-1,):
+                    continue
+                _same(view(d).reshape(shape, order=order), view(a).reshape(shape, order=order))
+    _same(np.reshape(d, shape=(6, 4), order="F"), np.reshape(a, shape=(6, 4), order="F"))
+    with pytest.raises(ValueError, match="Unable to avoid creating a copy"):
+        np.reshape(d.T, (24,), copy=False)
+    flat = d.flatten()
+    flat[0] = 99                                  # a copy, never a view
+    assert float(d[0, 0, 0]) == 0.0
+    with pytest.raises(ValueError, match="order must be one of"):
+        d.reshape(24, order="Z")
+    # concatenate: numpy's results, one device copy per part (not one per row)
+    b = np.arange(300 * 2, dtype=np.int32).reshape(300, 2)
+    c = RNG.random((300, 5))
+    copies = []
+    array_module = importlib.import_module("dptx.array")    # (dptx.array is the function)
+    assign = array_module._device_assign
+    monkeypatch.setattr(array_module, "_device_assign",
+                        lambda *args: (copies.append(1), assign(*args)))
+    _same(np.concatenate([dptx.asarray(b), dptx.asarray(c)], axis=1),
+          np.concatenate([b, c], axis=1))
+    assert len(copies) == 2
+    _same(dptx.concatenate([dptx.asarray(b), dptx.asarray(c)], axis=None),
+          np.concatenate([b, c], axis=None))
+    out = dptx.empty((300, 7))
+    assert dptx.concatenate([dptx.asarray(b), dptx.asarray(c)], axis=-1, out=out) is out
+    _same(out, np.concatenate([b, c], axis=-1))
+    monkeypatch.undo()
+    # keys numpy indexes by advanced rules (a bool, a list, a tuple inside the key) copy in
+    # numpy: refused, never a view at a meaningless offset; a float is numpy's IndexError
+    for key in [True, (0, False), [0, 1], (0, (1, 2))]:
+        with pytest.raises(DptxError, match="basic indexing"):
+            d[key]
+        with pytest.raises(DptxError, match="basic indexing"):
+            d[key] = 1.0
+    with pytest.raises(IndexError, match="only integers, slices"):
+        d[1.0]
+
+
+def test_nonzero_argwhere_and_counts(client):
+    x = np.array([[0, 1.5, 0, np.nan], [2, 0, 0, -1.0]])
+    m = RNG.random((70, 300)) > 0.6                # several pieces of 4096 elements
+    for host in (x, m, m.astype(np.int16)[:, 5:9], np.zeros((0, 3)), np.arange(5) % 2 == 0):
+        dev = dptx.asarray(host)
+        for got, want in zip(np.nonzero(dev), np.nonzero(host)):
+            _same(got, want)
+        for got, want in zip(dev.nonzero(), host.nonzero()):
+            _same(got, want)
+        for got, want in zip(dptx.where(dev), np.where(host)):
+            _same(got, want)
+        _same(np.argwhere(dev), np.argwhere(host))
+        _same(np.flatnonzero(dev), np.flatnonzero(host))
+        _same(np.count_nonzero(dev), np.asarray(np.count_nonzero(host)))
+        if host.ndim == 2:
+            _same(np.count_nonzero(dev, axis=0), np.count_nonzero(host, axis=0))
+    _same(np.argwhere(dptx.asarray(np.array(3.0))), np.argwhere(np.array(3.0)))
+    with pytest.raises(ValueError, match="nonzero on 0d arrays"):
+        np.nonzero(dptx.asarray(np.array(1.0)))
+    with pytest.raises(ValueError, match="both or neither"):
+        np.where(dptx.asarray(x), 1)
+
+
+def test_conversions_and_linspace_as_numpy_rounds(client):
+    # a negative float into an unsigned type: numpy wraps it (a GPU's cast would saturate)
+    f = np.array([-74.7, -1.0, 0.0, 72.9, 255.0, -300.5, 1e4])
+    with np.errstate(invalid="ignore"):
+        for dst in (np.uint8, np.uint16, np.uint32, np.uint64, np.int8, np.int32):
+            for src in (np.float32, np.float64):
+                _same(dptx.asarray(f.astype(src)).astype(dst), f.astype(src).astype(dst))
+        u = dptx.zeros(7, np.uint8)
+        u[...] = dptx.asarray(f)                 # assignment converts the same way
+        _same(u, f.astype(np.uint8))
+    # numpy 2 floors linspace's values for an integer dtype
+    _same(dptx.linspace(-1, 1, 9, dtype=np.int32), np.linspace(-1, 1, 9, dtype=np.int32))
+    _same(dptx.linspace(-7.5, 3, 10, dtype=np.int64), np.linspace(-7.5, 3, 10, dtype=np.int64))
 
 
 @pytest.mark.cpu_workers("a kernel per reduction, dtype and axes; compile time")

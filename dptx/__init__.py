@@ -12,6 +12,7 @@ from .array import (array, asarray, asnumpy, ascontiguousarray, copy, empty, emp
                     expand_dims, full, full_like, ndarray, ones, ones_like, ravel, reshape,
                     squeeze, swapaxes, transpose, zeros, zeros_like)
 from .array_api import arange, concatenate, count_nonzero, linspace, where
+from .indexing import take
 from .selection import argwhere, flatnonzero, nonzero
 from .elementwise import ElementwiseKernel
 from .fusion import fuse
@@ -41,7 +42,7 @@ __all__ = [
     "ndarray", "array", "asarray", "asnumpy", "empty", "empty_like", "zeros", "zeros_like",
     "ones", "full", "ones_like", "full_like", "copy", "arange", "linspace", "reshape", "ravel",
     "expand_dims", "squeeze", "transpose", "swapaxes", "ascontiguousarray", "concatenate",
-    "where", "nonzero", "flatnonzero", "argwhere", "count_nonzero", "clip", "sum", "prod",
+    "where", "nonzero", "flatnonzero", "argwhere", "count_nonzero", "take", "clip", "sum", "prod",
     "min", "max", "mean", "argmin", "argmax", "any", "all", "dot", "matmul", "ElementwiseKernel",
     "ReductionKernel", "fuse", "connect", "shutdown", "synchronize", "client", "dashboard_link",
     "LaunchHandle", "Stream", "Event", "get_elapsed_time", "get_current_stream",

@@ -221,37 +221,42 @@ def _is_basic_item(k) -> bool:
     meaningless."""
     if k is None or k is Ellipsis or isinstance(k, slice):
         return True
-    if isinstance(k, (bool, np.bool_, ndarray, np.ndarray)):
+    if isinstance(k, (ndarray, np.ndarray)):        # a 0-d integer array is an integer
+        return k.ndim == 0 and k.dtype.kind in "iu"
+    if isinstance(k, (bool, np.bool_)):
         return False
     return hasattr(k, "__index__")
 
 
-def _basic_key(key) -> None:
+def _basic_key(key):
+    """``key`` checked to be basic, with 0-d integer arrays as the integers they are (numpy
+    indexes by them as by arrays, which copy)."""
     items = key if isinstance(key, tuple) else (key,)
     if not all(_is_basic_item(k) for k in items):
         bad = next(k for k in items if not _is_basic_item(k))
         if not isinstance(bad, (bool, np.bool_, ndarray, np.ndarray, list, tuple)):
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
                              "(`None`) and integer or boolean arrays are valid indices")
-        raise DptxError(f"dptx arrays take basic indexing (integers, slices, None, ...), not "
-                        f"{type(bad).__name__} {bad!r:.60}: integer array indexing, boolean "
-                        f"scalars and boolean masks of another shape than the array's are "
-                        f"not supported")
-
-
-def _is_mask(key) -> bool:
-    return isinstance(key, (ndarray, np.ndarray)) and key.dtype == np.bool_
+        raise DptxError(f"dptx arrays take integers, slices, None, ..., integer arrays and a "
+                        f"boolean mask of the array's shape as indices, not "
+                        f"{type(bad).__name__} {bad!r:.60} (boolean scalars are not supported)")
+    if any(isinstance(k, (ndarray, np.ndarray)) for k in items):
+        items = tuple(operator.index(k) if isinstance(k, (ndarray, np.ndarray)) else k
+                      for k in items)
+        return items if isinstance(key, tuple) else items[0]
+    return key
 
 
 _device_assign = None     # dst[...] = src on the devices: the array API's, once imported
-_device_mask_assign = None  # dst[mask] = scalar on the devices (the array API's)
-_device_mask_select = None  # a[mask] on the devices (the array API's)
+_advanced = None          # indexing beyond the basic rules (indexing.py), once imported
 
 
-def install_device_assign(assign, mask_assign=None, mask_select=None) -> None:
-    """Called by ``array_api`` (a layer above, which generates the kernels)."""
-    global _device_assign, _device_mask_assign, _device_mask_select
-    _device_assign, _device_mask_assign, _device_mask_select = assign, mask_assign, mask_select
+def install_device_indexing(assign, advanced) -> None:
+    """Called by ``array_api`` (a layer above, which generates the kernels): ``assign`` is
+    dst[...] = src on the devices, ``advanced`` the module for masks and index arrays (its
+    ``handles(key)``, ``getitem(a, key)`` and ``setitem(a, key, value)``)."""
+    global _device_assign, _advanced
+    _device_assign, _advanced = assign, advanced
 
 
 class ndarray:
@@ -401,11 +406,11 @@ class ndarray:
         ``m[::2, 1:]``, ``a[::-1]``, ``m[:, None]``); ``a[i, j]`` is a 0-d view, as CuPy's.
         A contiguous view reaches a kernel as the buffer's pointer plus its offset (CUDA's
         ``d_ptr + n``); a strided one only through the array API (a kernel takes contiguous
-        arrays, as CuPy's RawKernel). ``a[mask]`` with a boolean mask of ``a``'s shape: a new
-        1-D array of the selected elements (``selection``)."""
-        if _is_mask(key) and _device_mask_select is not None:
-            return _device_mask_select(self, self._mask_of_my_shape(key))
-        _basic_key(key)
+        arrays, as CuPy's RawKernel). Integer arrays (``a[idx]``, ``m[rows, cols]``) and a
+        boolean mask of ``a``'s shape make a new array on the devices (``indexing``)."""
+        if _advanced is not None and _advanced.handles(key):
+            return _advanced.getitem(self, key)
+        key = _basic_key(key)
         probe = self._stand_in()
         try:
             view = probe[key]
@@ -418,9 +423,9 @@ class ndarray:
     def __setitem__(self, key, value) -> None:
         """``a[100:200] = 0`` (a scalar fills the view), or a host or dptx array that
         broadcasts to the view's shape (a dptx array is copied on the devices);
-        ``a[mask] = scalar`` with a boolean mask of ``a``'s shape (one launch)."""
-        if _is_mask(key) and _device_mask_assign is not None:
-            self._mask_assign(key, value)
+        ``a[idx] = value`` and ``a[mask] = scalar`` on the devices (``indexing``)."""
+        if _advanced is not None and _advanced.handles(key):
+            _advanced.setitem(self, key, value)
             return
         view = self[key]
         if isinstance(value, ndarray):
@@ -434,26 +439,6 @@ class ndarray:
             view.fill(value)
         else:
             view.set(np.broadcast_to(np.asarray(value, dtype=self._dtype), view.shape))
-
-    def _mask_of_my_shape(self, mask) -> "ndarray":
-        if mask.shape != self._shape:
-            raise IndexError(f"boolean index of shape {mask.shape} does not match the "
-                             f"array's shape {self._shape} (dptx takes a mask of the whole "
-                             f"shape)")
-        return asarray(mask) if isinstance(mask, np.ndarray) else mask
-
-    def _mask_assign(self, mask, value) -> None:
-        mask = self._mask_of_my_shape(mask)
-        shape = value.shape if isinstance(value, ndarray) else np.shape(value)
-        if int(np.prod(shape)) != 1:
-            raise DptxError(f"a[mask] = array (of shape {shape}) assigns its values "
-                            f"in the order of the mask's True elements: not supported; "
-                            f"a[mask] = scalar is, or dptx.where(mask, value, a)")
-        if isinstance(value, ndarray):
-            value = value.get().reshape(())[()]
-        elif np.ndim(value) != 0:
-            value = np.asarray(value).reshape(())[()]
-        _device_mask_assign(self, mask, value)
 
     # -- Python scalars ------------------------------------------------------------------------
     def __bool__(self):

@@ -13,8 +13,8 @@ import operator
 
 import numpy as np
 
-from . import reductions, selection, ufuncs
-from .array import (_axes, asarray, copy, empty, expand_dims, install_device_assign, ndarray,
+from . import indexing, reductions, selection, ufuncs
+from .array import (_axes, asarray, copy, empty, expand_dims, install_device_indexing, ndarray,
                     ravel, reshape, squeeze, swapaxes, transpose)
 
 def arange(start, stop=None, step=1, dtype=None) -> ndarray:
@@ -114,7 +114,7 @@ def _array_ufunc(self, ufunc, method, *inputs, out=None, **kwargs):
     return ufuncs.apply(ufunc, *inputs, out=out)
 
 
-_FUNCTIONS = {np.where: where, np.nonzero: selection.nonzero,
+_FUNCTIONS = {np.where: where, np.take: indexing.take, np.nonzero: selection.nonzero,
               np.flatnonzero: selection.flatnonzero, np.argwhere: selection.argwhere,
               np.count_nonzero: count_nonzero, np.clip: ufuncs.clip, np.reshape: reshape,
               np.transpose: transpose, np.swapaxes: swapaxes, np.squeeze: squeeze,
@@ -228,10 +228,11 @@ def _install():
                          ("all", reductions.all_, False)):
         setattr(ndarray, name, _reduction(fn, dt))
     ndarray.nonzero = selection.nonzero
+    ndarray.take = indexing.take
     ndarray.dot = lambda self, other: reductions.dot(self, other)
     ndarray.__matmul__ = lambda self, other: reductions.matmul(self, other)
     ndarray.__rmatmul__ = lambda self, other: reductions.matmul(other, self)
-    install_device_assign(ufuncs.assign, ufuncs.mask_assign, selection.mask_select)
+    install_device_indexing(ufuncs.assign, indexing)
 
 
 _install()

@@ -4,6 +4,7 @@ values; exact where numpy's and C's operations are the same IEEE operations), on
 clusters: each call is an ordinary launch of generated CUDA C."""
 import importlib
 import operator
+import re
 
 import numpy as np
 import pytest
@@ -376,8 +377,6 @@ def test_assigning_a_scalar_where_a_mask_is_true(client, monkeypatch):
         d[d > 1] = dptx.ones(3)
     with pytest.raises(IndexError, match=r"boolean index of shape \(6,\) does not match"):
         d[dptx.ones(6, dtype=bool)] = 1
-    with pytest.raises(DptxError, match="integer array indexing.* not supported"):
-        d[np.array([1, 2])]
 
 
 def test_selecting_where_a_mask_is_true(client):
@@ -472,15 +471,65 @@ def test_orders_concatenation_and_keys_numpy_would_copy_for(client, monkeypatch)
     assert dptx.concatenate([dptx.asarray(b), dptx.asarray(c)], axis=-1, out=out) is out
     _same(out, np.concatenate([b, c], axis=-1))
     monkeypatch.undo()
-    # keys numpy indexes by advanced rules (a bool, a list, a tuple inside the key) copy in
-    # numpy: refused, never a view at a meaningless offset; a float is numpy's IndexError
-    for key in [True, (0, False), [0, 1], (0, (1, 2))]:
-        with pytest.raises(DptxError, match="basic indexing"):
+    # a boolean scalar numpy indexes by advanced rules (a copy): refused, never a view at a
+    # meaningless offset; a float is numpy's IndexError
+    for key in [True, (0, False), np.True_]:
+        with pytest.raises(DptxError, match="boolean scalars are not supported"):
             d[key]
-        with pytest.raises(DptxError, match="basic indexing"):
+        with pytest.raises(DptxError, match="boolean scalars are not supported"):
             d[key] = 1.0
     with pytest.raises(IndexError, match="only integers, slices"):
         d[1.0]
+
+
+def test_integer_array_indexing_follows_numpy(client):
+    """Index arrays from the host and from the devices, with numpy's result shapes (the index
+    shape where the advanced indices are adjacent in the key, first otherwise), negative
+    indices, numpy's errors, assignment, and take."""
+    a = RNG.standard_normal((4, 5, 6)).astype(np.float32)
+    d = dptx.asarray(a)
+    i, j, k = np.array([3, 0, -1, 2]), np.array([[1, 3], [0, -4]]), np.array([5, 0, 2, 2])
+    keys = [(i,), ([0, 1],), (slice(None), i), (i, slice(1, 3)), (0, slice(None), k),
+            (i, 2), (1, i), (i, np.array([4, 0, 2, 2])), (slice(None), j), (Ellipsis, k),
+            (None, i), (j, None, slice(None, None, -1)), (slice(None), 1, i), (i, slice(None), k),
+            (i[:, None], slice(None), k[None, :]), (np.array([], dtype=int),), ([],),
+            (2, 3, k), (-1, i, slice(None)), (np.array(2),), ((i % 4).astype(np.uint8),),
+            (slice(None, None, 2), i), (j, np.array([4, 0]))]
+    for key in keys:
+        want = a[key]
+        _same(d[key], want)
+        on_device = tuple(dptx.asarray(x) if isinstance(x, np.ndarray) and x.ndim else x
+                          for x in key)
+        _same(d[on_device], want)
+    _same(d.T[i], a.T[i])                                   # of a strided view
+    for key, error in [((np.array([4]),), IndexError), ((slice(None), np.array([-6])), IndexError),
+                       ((i, np.array([1, 2])), IndexError), ((np.array([1.5]),), IndexError),
+                       ((i, Ellipsis, i, Ellipsis), IndexError)]:
+        with pytest.raises(error) as numpy_error:
+            a[key]
+        with pytest.raises(error, match=re.escape(str(numpy_error.value)[:30])):
+            d[key]
+    with pytest.raises(DptxError, match="index out of bounds for its axis"):
+        d[dptx.asarray(np.array([1, 4]))].get()             # checked on the devices
+    # assignment: scalars anywhere, arrays where each position is named once
+    for key, value in [((i,), 7.0), ((slice(None), i), 1.5), ((0, slice(None), k[:3]), -2.0),
+                       ((np.array([3, 0, 1, 2]), 2), np.arange(24, dtype=np.float32).reshape(4, 6)),
+                       ((slice(None), np.array([0, 2])), np.arange(12.0).reshape(2, 6)),
+                       ((i[:, None], slice(None), k[None, :3]), 3.0),
+                       ((np.array([1, 3]), slice(None), np.array([0, 5])), np.arange(10.0).reshape(2, 5))]:
+        want = a.copy()
+        want[key] = value
+        got = dptx.asarray(a)
+        got[key] = dptx.asarray(value) if isinstance(value, np.ndarray) else value
+        _same(got, want)
+    with pytest.raises(DptxError, match="repeats a position"):
+        d[np.array([1, 1])] = np.ones((2, 5, 6), np.float32)
+    with pytest.raises(DptxError, match="index on the devices"):
+        d[dptx.asarray(np.array([1, 2]))] = dptx.ones((2, 5, 6), np.float32)
+    flat = np.array([3, 7, 100, -1])
+    _same(np.take(d, flat), np.take(a, flat))
+    _same(d.take(np.array([1, 0]), axis=2), a.take([1, 0], axis=2))
+    _same(dptx.take(d, 2, axis=1), a.take(2, axis=1))
 
 
 def test_nonzero_argwhere_and_counts(client):

@@ -1,0 +1,304 @@
+"""Indexing beyond numpy's basic rules, on the devices, with numpy's results, shapes and
+errors: a boolean mask of the array's shape (``a[mask]``, ``a[mask] = scalar``) and integer
+arrays (``a[idx]``, ``m[rows, cols]``, ``m[:, idx]``, ``a[idx] = value``, ``take``).
+
+An integer-array index is done in two steps. The basic part of the key (slices, integers,
+``None``, ``...``) makes a view, with a full slice where each index array stands; then one
+generated kernel walks the result, reading (or writing) the view's bytes at the positions the
+index arrays give. numpy's placement rule decides the result's shape: the broadcast shape of
+the index arrays replaces the indexed axes where the advanced indices (the arrays and any
+integers) are next to each other in the key, and comes first otherwise.
+
+Indices from the host are checked at once (numpy's IndexError); indices already on the
+devices are checked by the kernel, whose failed assertion names the thread, as CUDA's
+device-side assert does: the devices cannot be asked without a wait.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import selection, ufuncs
+from .array import _axes, asarray, empty, ndarray
+from .elementwise import ElementwiseKernel, KernelCache
+from .errors import DptxError
+
+_kernels = KernelCache()
+
+
+# -- what a key holds -------------------------------------------------------------------------
+def _is_index_array(k) -> bool:
+    """An item numpy indexes by advanced rules: a list, a tuple inside the key, or an array
+    of at least one dimension (a 0-d integer array is an integer to numpy)."""
+    if isinstance(k, (list, tuple)):
+        return True
+    if isinstance(k, (np.ndarray, ndarray)):
+        return k.ndim > 0 or k.dtype == np.bool_
+    return False
+
+
+def handles(key) -> bool:
+    """Whether ``key`` needs this module (else it is basic indexing, or an error there)."""
+    items = key if isinstance(key, tuple) else (key,)
+    return any(_is_index_array(k) for k in items)
+
+
+def _as_index(k):
+    """A list or nested tuple as the numpy array numpy would make of it (an empty one is an
+    integer index); arrays and the basic items as they are."""
+    if isinstance(k, (list, tuple)):
+        arr = np.asarray(k)
+        return arr.astype(np.intp) if arr.size == 0 and arr.dtype.kind == "f" else arr
+    return k
+
+
+def _is_mask(k) -> bool:
+    return isinstance(k, (np.ndarray, ndarray)) and k.dtype == np.bool_
+
+
+def _mask_of_shape(a: ndarray, mask) -> ndarray:
+    if mask.shape != a.shape:
+        raise IndexError(f"boolean index of shape {mask.shape} does not match the array's "
+                         f"shape {a.shape} (dptx takes a mask of the whole shape)")
+    return asarray(mask) if isinstance(mask, np.ndarray) else mask
+
+
+def _items(a: ndarray, key) -> list:
+    items = [_as_index(k) for k in (key if isinstance(key, tuple) else (key,))]
+    masks = [k for k in items if _is_mask(k)]
+    if masks and len(items) > 1:
+        raise DptxError("a boolean mask together with other indices is not supported: dptx "
+                        "takes a boolean mask of the array's whole shape, alone")
+    return items
+
+
+# -- the plan of an integer-array index --------------------------------------------------------
+class _Plan:
+    """The view the basic part of the key makes, the axes of that view the index arrays
+    index, the index arrays (int64, broadcast to one shape, on the devices) and where numpy
+    places their shape in the result."""
+
+    def __init__(self, a: ndarray, items: list):
+        if sum(1 for k in items if k is Ellipsis) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        consumed = sum(1 for k in items if k is not None and k is not Ellipsis)
+        if consumed > a.ndim:
+            raise IndexError(f"too many indices for array: array is {a.ndim}-dimensional, "
+                             f"but {consumed} were indexed")
+        if not any(k is Ellipsis for k in items):
+            items = items + [Ellipsis]
+        view_key, axes, arrays, source_axes = [], [], [], []
+        advanced_at = []            # positions in the key of arrays and integers
+        v_dim = a_dim = 0           # dimensions of the view and of ``a`` so far
+        for pos, k in enumerate(items):
+            if k is Ellipsis:
+                n = a.ndim - consumed
+                view_key.append(k)
+                v_dim += n
+                a_dim += n
+            elif k is None:
+                view_key.append(k)
+                v_dim += 1
+            elif isinstance(k, slice):
+                view_key.append(k)
+                v_dim += 1
+                a_dim += 1
+            elif isinstance(k, (np.ndarray, ndarray)):
+                if k.dtype.kind not in "iu":
+                    raise IndexError("arrays used as indices must be of integer (or boolean) "
+                                     "type")
+                view_key.append(slice(None))
+                axes.append(v_dim)
+                arrays.append(k)
+                source_axes.append(a_dim)
+                advanced_at.append(pos)
+                v_dim += 1
+                a_dim += 1
+            else:                   # an integer: basic in the view, advanced for placement
+                view_key.append(k)
+                advanced_at.append(pos)
+                a_dim += 1
+        self.view = a[tuple(view_key)]
+        self.axes = axes
+        try:
+            self.shape = tuple(np.broadcast_shapes(*[k.shape for k in arrays]))
+        except ValueError:
+            shapes = " ".join(str(k.shape) for k in arrays)
+            raise IndexError(f"shape mismatch: indexing arrays could not be broadcast "
+                             f"together with shapes {shapes}") from None
+        adjacent = advanced_at == list(range(advanced_at[0], advanced_at[0] + len(advanced_at)))
+        # where the broadcast shape goes: at the first advanced index's place, or first
+        self.at = _view_dims_before(items, advanced_at[0], a.ndim - consumed) if adjacent else 0
+        self.indices = [self._device_index(k, self.view.shape[ax], src)
+                        for k, ax, src in zip(arrays, axes, source_axes)]
+        self.rest = [d for d in range(self.view.ndim) if d not in axes]
+
+    def _device_index(self, k, n: int, axis: int) -> ndarray:
+        """``k`` as an int64 device array of the broadcast shape; a host one checked here."""
+        if isinstance(k, np.ndarray):
+            bad = (k < -n) | (k >= n)
+            if bad.any():
+                raise IndexError(f"index {k[bad].flat[0]} is out of bounds for axis {axis} "
+                                 f"with size {n}")
+            return asarray(np.ascontiguousarray(np.broadcast_to(k, self.shape), np.int64))
+        if k.dtype == np.int64 and k.shape == self.shape and k._contiguous:
+            return k
+        out = empty(self.shape, np.int64)
+        ufuncs.assign(out, k)       # converted and broadcast on the devices
+        return out
+
+    @property
+    def gathered_shape(self) -> tuple:
+        """The shape the kernel walks: the index arrays' shape, then the view's other axes."""
+        return self.shape + tuple(self.view.shape[d] for d in self.rest)
+
+    def result_order(self, result: ndarray) -> ndarray:
+        """``result`` (in the gathered order) with the index shape moved to numpy's place."""
+        if self.at == 0:
+            return result
+        k = len(self.shape)
+        before = list(range(k, k + self.at))
+        perm = before + list(range(k)) + list(range(k + self.at, result.ndim))
+        return result.transpose(perm)
+
+
+def _view_dims_before(items: list, stop: int, ellipsis_dims: int) -> int:
+    """How many dimensions of the view the key's items before ``stop`` make."""
+    n = 0
+    for k in items[:stop]:
+        if k is Ellipsis:
+            n += ellipsis_dims
+        elif k is None or isinstance(k, slice):
+            n += 1
+    return n
+
+
+def _kernel(dtype: np.dtype, arrays: int, rest: int, write: bool) -> ElementwiseKernel:
+    """The gather (``z = w[o]``) or scatter (``w[o] = v``) of ``arrays`` index arrays over a
+    view with ``rest`` other axes, ``o`` the element's offset in the view's span."""
+    def build():
+        T = str(dtype)
+        params = ", ".join([f"raw int64 j{k}, int64 n{k}, int64 s{k}" for k in range(arrays)] +
+                           [f"int64 m{d}, int64 t{d}" for d in range(rest)] +
+                           ["int64 base", "int64 inner"])
+        lines = ["long long r = i % inner, b = i / inner, o = base;"]
+        for d in reversed(range(rest)):
+            lines.append(f"o += (r % m{d}) * t{d}; r /= m{d};")
+        for k in range(arrays):
+            lines.append(f"long long index{k} = j{k}[b]; if (index{k} < 0) index{k} += n{k};")
+            lines.append(f'assert(index{k} >= 0 && index{k} < n{k} && "an index array holds '
+                         f'an index out of bounds for its axis");')
+            lines.append(f"o += index{k} * s{k};")
+        if write:
+            lines.append("w[o] = v[i];")
+            return ElementwiseKernel(f"{params}, raw {T} v", f"raw {T} w", " ".join(lines),
+                                     f"dptx_scatter_{arrays}_{rest}")
+        lines.append("z = w[o];")
+        return ElementwiseKernel(f"raw {T} w, {params}", f"{T} z", " ".join(lines),
+                                 f"dptx_gather_{arrays}_{rest}")
+    return _kernels.get(("take", str(dtype), arrays, rest, write), build)
+
+
+def _arguments(plan: _Plan) -> tuple:
+    """(the view's span, the kernel's index and stride arguments)."""
+    view = plan.view
+    span, base = view._span()
+    strides = [s // view.itemsize for s in view.strides]
+    args = []
+    for j, ax in zip(plan.indices, plan.axes):
+        args += [j, np.int64(view.shape[ax]), np.int64(strides[ax])]
+    for d in plan.rest:
+        args += [np.int64(view.shape[d]), np.int64(strides[d])]
+    inner = int(np.prod([view.shape[d] for d in plan.rest], dtype=np.int64))
+    return span, args + [np.int64(base), np.int64(max(inner, 1))]
+
+
+# -- the entry points array.py calls ---------------------------------------------------------
+def getitem(a: ndarray, key) -> ndarray:
+    items = _items(a, key)
+    if _is_mask(items[0]):
+        return selection.mask_select(a, _mask_of_shape(a, items[0]))
+    plan = _Plan(a, items)
+    out = empty(plan.gathered_shape, a.dtype)
+    if out.size:
+        span, args = _arguments(plan)
+        _kernel(a.dtype, len(plan.indices), len(plan.rest), write=False)(span, *args, out)
+    result = plan.result_order(out)
+    return result if result._contiguous else result.copy()
+
+
+def setitem(a: ndarray, key, value) -> None:
+    items = _items(a, key)
+    if _is_mask(items[0]):
+        _mask_assign(a, _mask_of_shape(a, items[0]), value)
+        return
+    plan = _Plan(a, items)
+    shape = plan.gathered_shape
+    if not int(np.prod(shape, dtype=np.int64)):
+        return
+    scalar = not isinstance(value, ndarray) and np.ndim(value) == 0
+    if not scalar and not _distinct_host_positions(plan, items):
+        raise DptxError("a[index array] = array with an index on the devices, or one that "
+                        "repeats a position: which value lands where a position repeats is "
+                        "not defined on parallel devices (numpy takes the last); use an index "
+                        "from the host without repeats, or assign a scalar")
+    # the values in the gathered order: a scalar broadcast, or the value broadcast to numpy's
+    # result shape and laid out as the kernel walks
+    values = empty(shape, a.dtype)
+    target = plan.result_order(values)
+    if scalar:
+        values.fill(np.array(value, dtype=a.dtype)[()])   # numpy's conversion and errors
+    else:
+        target[...] = value if isinstance(value, ndarray) else np.asarray(value)
+    span, args = _arguments(plan)
+    size = int(np.prod(shape, dtype=np.int64))
+    _kernel(a.dtype, len(plan.indices), len(plan.rest), write=True)(
+        *args, values.reshape(-1), span, size=size)
+
+
+def _distinct_host_positions(plan: _Plan, items: list) -> bool:
+    """Whether every index array came from the host and together they name each position of
+    the indexed axes at most once."""
+    host = [k for k in items if isinstance(k, np.ndarray)]
+    if len(host) != len(plan.indices) or any(isinstance(k, ndarray) for k in items
+                                             if _is_index_array(k)):
+        return False
+    lengths = [plan.view.shape[ax] for ax in plan.axes]
+    wrapped = [np.broadcast_to(np.where(k < 0, k + n, k), plan.shape).ravel()
+               for k, n in zip(host, lengths)]
+    flat = np.ravel_multi_index(wrapped, lengths) if wrapped else np.zeros(0, np.int64)
+    return np.unique(flat).size == flat.size
+
+
+def _mask_assign(a: ndarray, mask: ndarray, value) -> None:
+    shape = value.shape if isinstance(value, ndarray) else np.shape(value)
+    if int(np.prod(shape)) != 1:
+        raise DptxError(f"a[mask] = array (of shape {shape}) assigns its values in the order "
+                        f"of the mask's True elements: not supported; a[mask] = scalar is, or "
+                        f"dptx.where(mask, value, a)")
+    if isinstance(value, ndarray):
+        value = value.get().reshape(())[()]
+    elif np.ndim(value) != 0:
+        value = np.asarray(value).reshape(())[()]
+    ufuncs.mask_assign(a, mask, value)
+
+
+def take(a, indices, axis=None, out=None, mode="raise"):
+    """numpy.take: ``a.ravel()[indices]`` without an axis, else the index along ``axis``."""
+    if mode != "raise":
+        raise DptxError(f"take(mode={mode!r}) is not supported: mode='raise' (numpy's default)")
+    a = asarray(a)
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    axis = _axes((axis,), a.ndim)[0]
+    idx = _as_index(indices)
+    if not isinstance(idx, (np.ndarray, ndarray)):
+        idx = np.asarray(idx)
+    if idx.ndim == 0:
+        result = a[(slice(None),) * axis + (int(idx),)]
+        result = result.copy()
+    else:
+        result = getitem(a, (slice(None),) * axis + (idx,))
+    if out is not None:
+        out[...] = result
+        return out
+    return result

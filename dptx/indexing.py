@@ -9,9 +9,10 @@ index arrays give. numpy's placement rule decides the result's shape: the broadc
 the index arrays replaces the indexed axes where the advanced indices (the arrays and any
 integers) are next to each other in the key, and comes first otherwise.
 
-Indices from the host are checked at once (numpy's IndexError); indices already on the
-devices are checked by the kernel, whose failed assertion names the thread, as CUDA's
-device-side assert does: the devices cannot be asked without a wait.
+Indices from the host are checked at once (numpy's IndexError). Indices already on the
+devices wrap around modulo the axis length, as CuPy documents for its integer-array indexing:
+checking them would need a wait, and a device-side assert would leave a GPU worker's CUDA
+context unusable (the kernel runs on CPU and GPU workers alike).
 """
 from __future__ import annotations
 
@@ -128,6 +129,11 @@ class _Plan:
         adjacent = advanced_at == list(range(advanced_at[0], advanced_at[0] + len(advanced_at)))
         # where the broadcast shape goes: at the first advanced index's place, or first
         self.at = _view_dims_before(items, advanced_at[0], a.ndim - consumed) if adjacent else 0
+        for k, ax, src in zip(arrays, axes, source_axes):
+            if isinstance(k, ndarray) and self.view.shape[ax] == 0 and \
+                    int(np.prod(self.shape, dtype=np.int64)):
+                # every index is out of bounds there (and wrapping would divide by zero)
+                raise IndexError(f"index 0 is out of bounds for axis {src} with size 0")
         self.indices = [self._device_index(k, self.view.shape[ax], src)
                         for k, ax, src in zip(arrays, axes, source_axes)]
         self.rest = [d for d in range(self.view.ndim) if d not in axes]
@@ -184,9 +190,9 @@ def _kernel(dtype: np.dtype, arrays: int, rest: int, write: bool) -> Elementwise
         for d in reversed(range(rest)):
             lines.append(f"o += (r % m{d}) * t{d}; r /= m{d};")
         for k in range(arrays):
-            lines.append(f"long long index{k} = j{k}[b]; if (index{k} < 0) index{k} += n{k};")
-            lines.append(f'assert(index{k} >= 0 && index{k} < n{k} && "an index array holds '
-                         f'an index out of bounds for its axis");')
+            # CuPy's wrap-around (host indices were checked; n > 0 where anything is read)
+            lines.append(f"long long index{k} = j{k}[b] % n{k}; if (index{k} < 0) "
+                         f"index{k} += n{k};")
             lines.append(f"o += index{k} * s{k};")
         if write:
             lines.append("w[o] = v[i];")

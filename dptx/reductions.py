@@ -101,6 +101,11 @@ class ReductionKernel:
             else tuple(shape[k] for k in kept)
         types, placeholders = self._types(args, out)
         rtype = np.dtype(self.reduce_type) if self.reduce_type else types[self.out_params[0].name]
+        want = types[self.out_params[0].name]
+        if out is not None and out.dtype != want:
+            # the kernel writes its output type: another one would get reinterpreted bytes
+            raise DptxError(f"{self.name}: {self.out_params[0].name} must be {want}, got "
+                            f"{out.dtype}")
         if out is None:
             out = empty(out_shape, types[self.out_params[0].name])
         elif out.shape != out_shape:
@@ -363,6 +368,13 @@ def _reduce(a, op: str, axis, dtype, out, keepdims, result_dtype):
         if any(a.shape[k] == 0 for k in reduced):
             raise ValueError(f"zero-size array to reduction operation "
                              f"{'minimum' if op == 'min' else 'maximum'} which has no identity")
+    if out is not None and out.dtype != R:
+        if op in ("sum", "prod") and dtype is None and np.can_cast(a.dtype, out.dtype, "safe"):
+            R = out.dtype       # numpy computes in out's type where the input casts to it
+        else:                   # numpy's type, then converted into out (an unsafe cast)
+            with stream_for(None).together():
+                out[...] = _reduce(a, op, axis, dtype, None, keepdims, R)
+            return out
     X = a.dtype
 
     def build():
@@ -433,10 +445,16 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     _no_extra(kwargs, "mean")
     a = _arr(a)
     R = np.dtype(dtype) if dtype is not None else np.mean(np.zeros(1, a.dtype)).dtype
-    with stream_for(None).together():       # its three launches in one message
+    with stream_for(None).together():       # its launches in one message
         total = _reduce(a, "sum", axis, R, None, keepdims, R)
         count = a.size // total.size if total.size else 0      # elements per mean
-        return ufuncs.apply(np.true_divide, total, R.type(count), out=out)
+        # numpy divides the sum (in R) by the count, a float division for an integer R,
+        # then converts to R (an integer dtype= truncates) or into out (an unsafe cast)
+        quotient = ufuncs.apply(np.true_divide, total, R.type(count))
+        if out is not None:
+            out[...] = quotient
+            return out
+        return quotient if quotient.dtype == R else ufuncs.astype(quotient, R)
 
 
 def argmin(a, axis=None, out=None, keepdims=False):
@@ -473,6 +491,10 @@ def _arg(a, op: str, axis, out, keepdims):
     def build():
         return _ArgKernel(X, op, preamble)
     kernel = _builtins.get(("arg" + op, str(X)), build)
+    if out is not None and out.dtype != np.int64:
+        with stream_for(None).together():       # numpy converts the int64 index into out
+            out[...] = kernel(a, axis, None, keepdims)
+        return out
     return kernel(a, axis, out, keepdims)
 
 

@@ -11,7 +11,9 @@ from . import config  # registers the dptx.* settings with dask.config
 from .array import (array, asarray, asnumpy, ascontiguousarray, copy, empty, empty_like,
                     expand_dims, full, full_like, ndarray, ones, ones_like, ravel, reshape,
                     squeeze, swapaxes, transpose, zeros, zeros_like)
-from .array_api import arange, concatenate, count_nonzero, linspace, where
+from .array_api import arange, count_nonzero, linspace, where
+from .joining import column_stack, concatenate, hstack, stack, vstack
+from .numeric import allclose, around, array_equal, isclose, round_ as round, std, var
 from .indexing import take
 from .selection import argwhere, flatnonzero, nonzero
 from .elementwise import ElementwiseKernel
@@ -42,6 +44,8 @@ __all__ = [
     "ndarray", "array", "asarray", "asnumpy", "empty", "empty_like", "zeros", "zeros_like",
     "ones", "full", "ones_like", "full_like", "copy", "arange", "linspace", "reshape", "ravel",
     "expand_dims", "squeeze", "transpose", "swapaxes", "ascontiguousarray", "concatenate",
+    "stack", "vstack", "hstack", "column_stack", "around", "round", "isclose", "allclose",
+    "array_equal", "var", "std",
     "where", "nonzero", "flatnonzero", "argwhere", "count_nonzero", "take", "clip", "sum", "prod",
     "min", "max", "mean", "argmin", "argmax", "any", "all", "dot", "matmul", "ElementwiseKernel",
     "ReductionKernel", "fuse", "connect", "shutdown", "synchronize", "client", "dashboard_link",

@@ -1,7 +1,7 @@
 """The numpy / CuPy array API on ``dptx.ndarray``: operators and the ufunc protocol
 (``ufuncs``), reductions and products (``reductions``), ``__array_function__``, ``astype``,
 device-to-device assignment, and the creation functions that run kernels (``arange``,
-``linspace``, ``concatenate``).
+``linspace``).
 
 ``array.py`` keeps the array itself (buffers, views, copies); this layer sits above the kernel
 machinery (``elementwise`` -> ``module``/``launch`` -> ``array``) and attaches its methods to
@@ -13,7 +13,7 @@ import operator
 
 import numpy as np
 
-from . import indexing, reductions, selection, ufuncs
+from . import indexing, joining, numeric, reductions, selection, ufuncs
 from .array import (_axes, asarray, copy, empty, expand_dims, install_device_indexing, ndarray,
                     ravel, reshape, squeeze, swapaxes, transpose)
 
@@ -54,39 +54,6 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None):
     return (out, step) if retstep else out
 
 
-def concatenate(arrays, axis=0, out=None, dtype=None) -> ndarray:
-    """numpy.concatenate along ``axis`` (``None``: of the flattened arrays): one device copy
-    per part, into its slab of the result (a strided view where ``axis`` is not the first)."""
-    arrays = [asarray(x) for x in arrays]
-    if not arrays:
-        raise ValueError("need at least one array to concatenate")
-    if axis is None:
-        arrays, axis = [x.reshape(-1) for x in arrays], 0
-    ndim = arrays[0].ndim
-    if ndim == 0:
-        raise ValueError("zero-dimensional arrays cannot be concatenated")
-    ax = _axes((axis,), ndim)[0]
-    for x in arrays:
-        if x.ndim != ndim or any(x.shape[k] != arrays[0].shape[k] for k in range(ndim) if k != ax):
-            raise ValueError("all the input array dimensions except for the concatenation "
-                             "axis must match exactly")
-    dt = np.dtype(dtype) if dtype is not None else np.result_type(*[x.dtype for x in arrays])
-    shape = list(arrays[0].shape)
-    shape[ax] = sum(x.shape[ax] for x in arrays)
-    if out is not None and tuple(out.shape) != tuple(shape):
-        raise ValueError(f"Output array has wrong dimensionality: {out.shape} for a result "
-                         f"of shape {tuple(shape)}")
-    result = out if out is not None else empty(tuple(shape), dt)
-    at = 0
-    for x in arrays:
-        n = x.shape[ax]
-        if n and x.size:
-            # the array API's device copy converts and writes through strides: one launch
-            result[(slice(None),) * ax + (slice(at, at + n),)] = x
-        at += n
-    return result
-
-
 def where(condition, x=None, y=None):
     """numpy.where: ``x`` where ``condition`` else ``y`` (one launch, broadcast); with the
     condition alone, ``nonzero(condition)``."""
@@ -114,7 +81,12 @@ def _array_ufunc(self, ufunc, method, *inputs, out=None, **kwargs):
     return ufuncs.apply(ufunc, *inputs, out=out)
 
 
-_FUNCTIONS = {np.where: where, np.take: indexing.take, np.nonzero: selection.nonzero,
+_FUNCTIONS = {np.where: where, np.round: numeric.around, np.around: numeric.around,
+              np.isclose: numeric.isclose, np.allclose: numeric.allclose,
+              np.array_equal: numeric.array_equal, np.var: numeric.var, np.std: numeric.std,
+              np.concatenate: joining.concatenate, np.stack: joining.stack,
+              np.vstack: joining.vstack, np.hstack: joining.hstack,
+              np.column_stack: joining.column_stack, np.take: indexing.take, np.nonzero: selection.nonzero,
               np.flatnonzero: selection.flatnonzero, np.argwhere: selection.argwhere,
               np.count_nonzero: count_nonzero, np.clip: ufuncs.clip, np.reshape: reshape,
               np.transpose: transpose, np.swapaxes: swapaxes, np.squeeze: squeeze,
@@ -133,7 +105,7 @@ _FUNCTIONS = {np.where: where, np.take: indexing.take, np.nonzero: selection.non
 
 
 def _array_function(self, func, types, args, kwargs):
-    handler = concatenate if func is np.concatenate else _FUNCTIONS.get(func)
+    handler = _FUNCTIONS.get(func)
     if handler is None:
         return NotImplemented
     return handler(*args, **kwargs)
@@ -228,6 +200,9 @@ def _install():
                          ("all", reductions.all_, False)):
         setattr(ndarray, name, _reduction(fn, dt))
     ndarray.nonzero = selection.nonzero
+    ndarray.round = numeric.around
+    ndarray.var = numeric.var
+    ndarray.std = numeric.std
     ndarray.take = indexing.take
     ndarray.dot = lambda self, other: reductions.dot(self, other)
     ndarray.__matmul__ = lambda self, other: reductions.matmul(self, other)

@@ -585,6 +585,42 @@ def test_reductions_into_an_out_of_another_type(client):
         r(dptx.ones(3, np.float32), out=dptx.zeros((), np.float64))
 
 
+def test_stacking_rounding_closeness_and_variance_follow_numpy(client):
+    x = RNG.standard_normal((3, 4)) * 40
+    x[0, :3] = [2.5, -0.5, 1.5]                  # halves round to even
+    for host in (x, x.astype(np.float32), x.astype(np.int32), x.astype(np.int8)):
+        dev = dptx.asarray(host)
+        for decimals in (0, 1, 2, -1, -2):
+            _same(np.round(dev, decimals), np.round(host, decimals))
+            _same(dev.round(decimals), host.round(decimals))
+        for axis in (None, 0, 1):
+            for ddof in (0, 1):
+                _same(np.var(dev, axis=axis, ddof=ddof), np.asarray(np.var(host, axis=axis, ddof=ddof)),
+                      exact=False)
+                _same(dev.std(axis=axis, ddof=ddof, keepdims=True),
+                      host.std(axis=axis, ddof=ddof, keepdims=True), exact=False)
+        _same(np.stack([dev, dev], axis=1), np.stack([host, host], axis=1))
+        _same(dptx.stack([dev, dev], axis=-1), np.stack([host, host], axis=-1))
+        _same(np.vstack([dev, dev[0]]), np.vstack([host, host[0]]))
+        _same(np.hstack([dev, dev]), np.hstack([host, host]))
+        _same(np.hstack([dev[0], dev[1]]), np.hstack([host[0], host[1]]))
+        _same(np.column_stack([dev[0], dev[1]]), np.column_stack([host[0], host[1]]))
+    with pytest.raises(DptxError, match="boolean array"):
+        np.round(dptx.asarray(x > 0))
+    y = np.array([1.0, np.nan, np.inf, -np.inf, 1e-9, 100.0, 0.0])
+    z = np.array([1.0 + 1e-6, np.nan, np.inf, np.inf, 0.0, 100.001, -0.0])
+    for equal_nan in (False, True):
+        _same(np.isclose(dptx.asarray(y), dptx.asarray(z), equal_nan=equal_nan),
+              np.isclose(y, z, equal_nan=equal_nan))
+        assert bool(np.allclose(dptx.asarray(y), dptx.asarray(y), equal_nan=equal_nan)) is \
+            np.allclose(y, y, equal_nan=equal_nan)
+        assert bool(np.array_equal(dptx.asarray(y), dptx.asarray(y), equal_nan=equal_nan)) is \
+            np.array_equal(y, y, equal_nan=equal_nan)
+    big = np.array([np.iinfo(np.int64).min, 5])        # abs(INT_MIN) taken in float64
+    _same(np.isclose(dptx.asarray(big), dptx.asarray(big + [0, 1])), np.isclose(big, big + [0, 1]))
+    assert not bool(dptx.array_equal(dptx.asarray(y), dptx.asarray(y[:2])))
+
+
 def test_conversions_and_linspace_as_numpy_rounds(client):
     # a negative float into an unsigned type: numpy wraps it (a GPU's cast would saturate)
     f = np.array([-74.7, -1.0, 0.0, 72.9, 255.0, -300.5, 1e4])

@@ -1,0 +1,80 @@
+"""Joining arrays, as numpy's: ``concatenate`` and the ``stack`` family. Each part is one
+device copy into its slab of the result (a strided view where the axis is not the first):
+the parts never pass through the host."""
+from __future__ import annotations
+
+import numpy as np
+
+from .array import _axes, asarray, empty, ndarray
+
+
+def concatenate(arrays, axis=0, out=None, dtype=None) -> ndarray:
+    """numpy.concatenate along ``axis`` (``None``: of the flattened arrays): one device copy
+    per part, into its slab of the result (a strided view where ``axis`` is not the first)."""
+    arrays = [asarray(x) for x in arrays]
+    if not arrays:
+        raise ValueError("need at least one array to concatenate")
+    if axis is None:
+        arrays, axis = [x.reshape(-1) for x in arrays], 0
+    ndim = arrays[0].ndim
+    if ndim == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    ax = _axes((axis,), ndim)[0]
+    for x in arrays:
+        if x.ndim != ndim or any(x.shape[k] != arrays[0].shape[k] for k in range(ndim) if k != ax):
+            raise ValueError("all the input array dimensions except for the concatenation "
+                             "axis must match exactly")
+    dt = np.dtype(dtype) if dtype is not None else np.result_type(*[x.dtype for x in arrays])
+    shape = list(arrays[0].shape)
+    shape[ax] = sum(x.shape[ax] for x in arrays)
+    if out is not None and tuple(out.shape) != tuple(shape):
+        raise ValueError(f"Output array has wrong dimensionality: {out.shape} for a result "
+                         f"of shape {tuple(shape)}")
+    result = out if out is not None else empty(tuple(shape), dt)
+    at = 0
+    for x in arrays:
+        n = x.shape[ax]
+        if n and x.size:
+            # the array API's device copy converts and writes through strides: one launch
+            result[(slice(None),) * ax + (slice(at, at + n),)] = x
+        at += n
+    return result
+
+
+def stack(arrays, axis=0, out=None, dtype=None) -> ndarray:
+    """numpy.stack: the arrays (all of one shape) joined along a new axis."""
+    arrays = [asarray(x) for x in arrays]
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    if any(x.shape != arrays[0].shape for x in arrays):
+        raise ValueError("all input arrays must have the same shape")
+    ax = _axes((axis,), arrays[0].ndim + 1)[0]
+    return concatenate([x.reshape(x.shape[:ax] + (1,) + x.shape[ax:]) for x in arrays],
+                       axis=ax, out=out, dtype=dtype)
+
+
+def _at_least(x: ndarray, ndim: int) -> ndarray:
+    """numpy's atleast_1d/atleast_2d: a 1-D array becomes a row of a 2-D one."""
+    if x.ndim >= ndim:
+        return x
+    if ndim == 1 or x.ndim == 0:
+        return x.reshape((1,) * ndim)
+    return x.reshape((1,) + x.shape)
+
+
+def vstack(tup, dtype=None) -> ndarray:
+    """numpy.vstack: along the first axis, 1-D arrays taken as rows."""
+    return concatenate([_at_least(asarray(x), 2) for x in tup], axis=0, dtype=dtype)
+
+
+def hstack(tup, dtype=None) -> ndarray:
+    """numpy.hstack: along the second axis, or the first for 1-D arrays."""
+    arrays = [_at_least(asarray(x), 1) for x in tup]
+    return concatenate(arrays, axis=0 if arrays and arrays[0].ndim == 1 else 1, dtype=dtype)
+
+
+def column_stack(tup) -> ndarray:
+    """numpy.column_stack: 1-D arrays as columns of a 2-D one, 2-D ones as they are."""
+    arrays = [asarray(x) for x in tup]
+    arrays = [x.reshape(x.shape + (1,)) if x.ndim < 2 else x for x in arrays]
+    return concatenate(arrays, axis=1)

@@ -1,0 +1,114 @@
+"""numpy functions built from the array API's launches, following numpy's own definitions
+step by step (so their types, NaN handling and rounding are numpy's): ``round``/``around``,
+``isclose``/``allclose``/``array_equal``, ``var``/``std``. Everything stays on the devices;
+where numpy returns a Python bool (``allclose``, ``array_equal``) the result is a 0-d array,
+as CuPy's, which ``bool()`` and ``assert`` read."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import reductions, ufuncs
+from .array import asarray, ndarray
+from .errors import DptxError
+
+
+def around(a, decimals=0, out=None) -> ndarray:
+    """numpy.round: multiplied by 10**decimals, rounded half to even (``rint``), divided
+    back (divided then multiplied for negative decimals); integers with decimals >= 0 are
+    returned unchanged (a copy), with negative ones rounded through float64 and converted
+    back, as numpy does."""
+    a = asarray(a)
+    if a.dtype.kind == "b":
+        raise DptxError("numpy.round of a boolean array is not supported: numpy's result is "
+                        "float16, a type dptx's array kernels do not have")
+    if a.dtype.kind in "iu" and decimals >= 0:
+        if out is None:
+            return a.copy()
+        out[...] = a
+        return out
+    factor = float(10.0 ** abs(decimals))
+    scale, unscale = (np.multiply, np.true_divide) if decimals >= 0 else \
+        (np.true_divide, np.multiply)
+    scaled = ufuncs.apply(scale, a, factor)
+    result = ufuncs.apply(unscale, ufuncs.apply(np.rint, scaled), factor)
+    if a.dtype.kind in "iu":
+        result = ufuncs.astype(result, a.dtype)
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
+round_ = around
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> ndarray:
+    """numpy.isclose: |a - b| <= atol + rtol * |b| where b is finite, or a == b; b taken in
+    an inexact type first (numpy's guard against abs(INT_MIN))."""
+    x = a if isinstance(a, (int, float, complex, ndarray)) else asarray(a)
+    y = b if isinstance(b, (int, float, complex, ndarray)) else asarray(b)
+    if isinstance(y, ndarray):
+        dt = np.result_type(y.dtype, 1.0)
+        if y.dtype != dt:
+            y = ufuncs.astype(y, dt)
+    elif isinstance(y, int):
+        y = float(y)
+    apply = ufuncs.apply
+    close = apply(np.less_equal, apply(np.absolute, apply(np.subtract, x, y)),
+                  apply(np.add, atol, apply(np.multiply, rtol, apply(np.absolute, y))))
+    close = apply(np.logical_or, apply(np.logical_and, close, apply(np.isfinite, y)),
+                  apply(np.equal, x, y))
+    if equal_nan:
+        close = apply(np.logical_or, close,
+                      apply(np.logical_and, apply(np.isnan, x), apply(np.isnan, y)))
+    return close
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> ndarray:
+    """numpy.allclose: ``isclose`` everywhere, as a 0-d bool array (CuPy's)."""
+    return reductions.all_(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def array_equal(a1, a2, equal_nan=False) -> ndarray:
+    """numpy.array_equal: the same shape and equal elements (NaN equal to NaN with
+    ``equal_nan``), as a 0-d bool array (CuPy's)."""
+    a1, a2 = asarray(a1), asarray(a2)
+    if a1.shape != a2.shape:
+        return asarray(np.array(False))
+    same = ufuncs.apply(np.equal, a1, a2)
+    if equal_nan and (a1.dtype.kind == "f" or a2.dtype.kind == "f"):
+        same = ufuncs.apply(np.logical_or, same, ufuncs.apply(
+            np.logical_and, ufuncs.apply(np.isnan, a1), ufuncs.apply(np.isnan, a2)))
+    return reductions.all_(same)
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """numpy.var, as numpy's ``_var`` computes it: the mean (kept dimensions, in ``dtype``,
+    float64 for integers and booleans), the squared deviations, their sum divided by
+    ``count - ddof`` (at least 0)."""
+    reductions._no_extra(kwargs, "var")
+    a = asarray(a)
+    if dtype is None and a.dtype.kind in "iub":
+        dtype = np.float64
+    total = reductions.sum_(a, axis=axis, dtype=dtype, keepdims=True)
+    count = a.size // total.size if total.size else 0
+    mean = ufuncs.apply(np.true_divide, total, count)
+    deviation = ufuncs.apply(np.subtract, a, mean)
+    squares = ufuncs.apply(np.multiply, deviation, deviation)
+    result = ufuncs.apply(np.true_divide,
+                          reductions.sum_(squares, axis=axis, dtype=dtype, keepdims=keepdims),
+                          max(count - ddof, 0))
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """numpy.std: the square root of ``var``."""
+    result = ufuncs.apply(np.sqrt, var(a, axis=axis, dtype=dtype, ddof=ddof,
+                                       keepdims=keepdims, **kwargs))
+    if out is None:
+        return result
+    out[...] = result
+    return out

@@ -13,7 +13,7 @@ import operator
 
 import numpy as np
 
-from . import indexing, joining, numeric, reductions, selection, ufuncs
+from . import indexing, joining, numeric, reductions, scan, selection, ufuncs
 from .array import (_axes, asarray, copy, empty, expand_dims, install_device_indexing, ndarray,
                     ravel, reshape, squeeze, swapaxes, transpose)
 
@@ -81,7 +81,7 @@ def _array_ufunc(self, ufunc, method, *inputs, out=None, **kwargs):
     return ufuncs.apply(ufunc, *inputs, out=out)
 
 
-_FUNCTIONS = {np.where: where, np.round: numeric.around, np.around: numeric.around,
+_FUNCTIONS = {np.where: where, np.cumsum: scan.cumsum, np.cumprod: scan.cumprod, np.round: numeric.around, np.around: numeric.around,
               np.isclose: numeric.isclose, np.allclose: numeric.allclose,
               np.array_equal: numeric.array_equal, np.var: numeric.var, np.std: numeric.std,
               np.concatenate: joining.concatenate, np.stack: joining.stack,
@@ -201,6 +201,8 @@ def _install():
         setattr(ndarray, name, _reduction(fn, dt))
     ndarray.nonzero = selection.nonzero
     ndarray.round = numeric.around
+    ndarray.cumsum = scan.cumsum
+    ndarray.cumprod = scan.cumprod
     ndarray.var = numeric.var
     ndarray.std = numeric.std
     ndarray.take = indexing.take

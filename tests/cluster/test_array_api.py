@@ -621,6 +621,33 @@ def test_stacking_rounding_closeness_and_variance_follow_numpy(client):
     assert not bool(dptx.array_equal(dptx.asarray(y), dptx.asarray(y[:2])))
 
 
+def test_running_sums_and_products(client):
+    """cumsum/cumprod along each axis in numpy's types: rows of one piece (up to 4096
+    elements) bit for bit, longer ones (several pieces, offsets between them) within
+    rounding for floats and exactly for integers."""
+    short = RNG.standard_normal((3, 7, 5))
+    short[0, 0, 0] = -0.0                               # numpy starts from the first element
+    long_rows = RNG.standard_normal((2, 9000))
+    ints = RNG.integers(-9, 9, (4, 10_000)).astype(np.int32)
+    for host in (short, short.astype(np.float32), ints, ints > 0, ints[:, :6].astype(np.int8),
+                 long_rows, np.zeros((0, 3)), np.array(5.0)):
+        dev = dptx.asarray(host)
+        for axis in (None, 0, -1):
+            for fn in (np.cumsum, np.cumprod):
+                want = fn(host, axis=axis)
+                got = fn(dev, axis=axis).get()
+                assert got.dtype == want.dtype and got.shape == want.shape
+                if host.dtype.kind == "f" and host.shape[-1:] == (9000,) and axis != 0:
+                    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+                else:
+                    assert np.array_equal(got.view(np.uint8), want.view(np.uint8)), (host.dtype,
+                                                                                   axis, fn)
+    _same(dptx.arange(5).cumsum(dtype=np.float32), np.arange(5).cumsum(dtype=np.float32))
+    out = dptx.zeros((3, 7, 5), np.float32)
+    assert np.cumsum(dptx.asarray(short), axis=1, out=out) is out
+    _same(out, np.cumsum(short, axis=1).astype(np.float32))
+
+
 def test_conversions_and_linspace_as_numpy_rounds(client):
     # a negative float into an unsigned type: numpy wraps it (a GPU's cast would saturate)
     f = np.array([-74.7, -1.0, 0.0, 72.9, 255.0, -300.5, 1e4])

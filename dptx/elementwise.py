@@ -236,6 +236,9 @@ class ElementwiseKernel:
         args.append(idx(n))
         if "s" in layouts:
             args += [idx(d) for d in shape]
+            if not wide:        # each inner axis's divisor as a multiplier and a shift
+                for d in shape[1:]:
+                    args += [np.uint32(x) for x in fast_divisor(d)]
             for span, at, st in spans.values():
                 args += [idx(at)] + [idx(x) for x in st]
         grid = (n + block - 1) // block
@@ -266,6 +269,9 @@ class ElementwiseKernel:
         strided = [p for p, lay in zip(params, layouts) if lay == "s"]
         if strided:
             sig += [f"const _idx_t _d{k}" for k in range(ndim)]
+            if not wide:
+                sig += [f"const unsigned int _m{k}, const unsigned int _h{k}"
+                        for k in range(1, ndim)]
             for p in strided:
                 sig.append(f"const _idx_t _o_{p.name}")
                 sig += [f"const _idx_t _s_{p.name}_{k}" for k in range(ndim)]
@@ -273,9 +279,23 @@ class ElementwiseKernel:
         body.append("    if (i >= _n) return;")
         if strided:
             # the multi-index of element i, last axis fastest (C order)
-            body.append("    long long _rest = i;")
-            for k in reversed(range(ndim)):
-                body.append(f"    const long long _i{k} = _rest % _d{k}; _rest /= _d{k};")
+            if wide:
+                body.append("    long long _rest = i;")
+                for k in reversed(range(1, ndim)):
+                    body.append(f"    const long long _i{k} = _rest % _d{k}; _rest /= _d{k};")
+            else:
+                # i < 2**31: a division by an invariant as a multiply-high and a shift
+                # (``fast_divisor``), which vectorizes where a division does not; the min and
+                # max change nothing but tell the footprint analysis the index's range
+                body.append("    unsigned int _rest = (unsigned int)i;")
+                for k in reversed(range(1, ndim)):
+                    body.append(
+                        f"    const unsigned int _q{k} = (unsigned int)(((unsigned long long)"
+                        f"_rest * _m{k}) >> _h{k});\n"
+                        f"    const long long _i{k} = max(0, min((int)(_rest - _q{k} * "
+                        f"(unsigned int)_d{k}), _d{k} - 1)); _rest = _q{k};")
+            if ndim:            # i < _n: what is left is the first axis's index
+                body.append("    const long long _i0 = _rest;")
         for p, lay in zip(params, layouts):
             if lay in ("v", "r"):
                 continue
@@ -318,6 +338,15 @@ class KernelCache:
             if k is None:
                 k = self._cache[key] = build()
         return k
+
+
+def fast_divisor(d: int) -> tuple:
+    """(multiplier, shift) with n // d == n * multiplier >> shift (a 64-bit product) for
+    every 0 <= n < 2**31: shift = 31 + ceil(log2 d), multiplier = ceil(2**shift / d), which
+    is below 2**32 (CUTLASS's FastDivmod, with the 64-bit product instead of a multiply-high
+    so that d == 1 needs no branch)."""
+    p = 31 + (max(d, 1) - 1).bit_length()
+    return -(-(1 << p) // max(d, 1)), p
 
 
 def element_strides(a, out_shape: tuple) -> list:

@@ -112,6 +112,13 @@ class Graph:
             return self.add(a, self.const(-b.attrs, width), width)
         if a is b:
             return self.const(0, width)
+        if b.op == MUL and b.width == width:
+            # a - (a / d) * d is a % d (C's truncating remainder, which PTX's rem is): the
+            # form compilers give a remainder whose quotient they compute anyway. As a
+            # difference its range would be the dividend's spread; as a remainder, [0, d).
+            q, d = b.args if b.args[0].op == DIV else b.args[::-1]
+            if q.op == DIV and q.width == width and q.args[0] is a and q.args[1] is d:
+                return self.node(REM, (a, d), attrs=q.attrs, width=width)
         return self.node(SUB, (a, b), width=width)
 
     def mul(self, a, b, width):

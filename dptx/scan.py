@@ -15,55 +15,67 @@ from .array import _axes, asarray, ascontiguousarray, empty, ndarray
 from .elementwise import KernelCache, c_type
 from .module import RawModule
 
+# The loops run a count from 0 bounded by a constant (PIECE_) and the row's length, not
+# unrolled, rather than from a start to an end that both depend on the thread: the access
+# footprint then bounds a chunk's elements by its own pieces (from a start to an end, or
+# unrolled by NVRTC, it came out reaching about twice as far, or from the array's start, and
+# every chunk's window was the whole array, diffed byte by byte)
+
 PIECE = 4096
 BLOCK = 128
 
 _SOURCE = r"""
-extern "C" __global__ void dptx_scan_totals(const X_* x, long long L, long long P,
-                                            long long pieces, R_* totals) {
-    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+extern "C" __global__ void dptx_scan_totals(const X_* x, I_ L, I_ P, I_ pieces, R_* totals) {
+    const I_ t = (I_)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= pieces) return;
-    const long long row = t / P, p = t % P;
-    const long long a = p * PIECE_, b = a + PIECE_ < L ? a + PIECE_ : L;
+    const I_ row = t / P, p = t % P;
+    const I_ a = p * PIECE_;
     R_ s = IDENTITY_;
-    for (long long j = a; j < b; j++) s = s OP_ (R_)x[row * L + j];
+    #pragma unroll 1
+    for (I_ k = 0; k < PIECE_ && a + k < L; k++) s = s OP_ (R_)x[row * L + a + k];
     totals[t] = s;
 }
-extern "C" __global__ void dptx_scan_offsets(R_* totals, long long P, long long rows) {
-    const long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+extern "C" __global__ void dptx_scan_offsets(R_* totals, I_ P, I_ rows) {
+    const I_ row = (I_)blockIdx.x * blockDim.x + threadIdx.x;
     if (row >= rows) return;
     R_ s = IDENTITY_;
-    for (long long p = 0; p < P; p++) {
+    for (I_ p = 0; p < P; p++) {
         R_ t = totals[row * P + p];
         totals[row * P + p] = s;
         s = s OP_ t;
     }
 }
-extern "C" __global__ void dptx_scan_pieces(const X_* x, long long L, long long P,
-                                            long long pieces, const R_* offsets, R_* out) {
-    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+extern "C" __global__ void dptx_scan_pieces(const X_* x, I_ L, I_ P, I_ pieces,
+                                            const R_* offsets, R_* out) {
+    const I_ t = (I_)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= pieces) return;
-    const long long row = t / P, p = t % P;
-    const long long a = p * PIECE_, b = a + PIECE_ < L ? a + PIECE_ : L;
-    R_ s;
-    if (p == 0) {           // the row's first element as it is: numpy starts from it
-        s = (R_)x[row * L + a];
-        out[row * L + a] = s;
-        for (long long j = a + 1; j < b; j++) { s = s OP_ (R_)x[row * L + j]; out[row * L + j] = s; }
-        return;
+    const I_ row = t / P, p = t % P;
+    const I_ a = p * PIECE_;
+    // a row starts from its first element as it is (numpy's: -0.0 stays -0.0), a later
+    // piece from the total before it (offsets is only written where a row has pieces)
+    bool first = p == 0;
+    R_ s = first ? IDENTITY_ : offsets[t];
+    #pragma unroll 1
+    for (I_ k = 0; k < PIECE_ && a + k < L; k++) {
+        const R_ v = (R_)x[row * L + a + k];
+        s = first ? v : s OP_ v;
+        first = false;
+        out[row * L + a + k] = s;
     }
-    s = offsets[t];
-    for (long long j = a; j < b; j++) { s = s OP_ (R_)x[row * L + j]; out[row * L + j] = s; }
 }
 """
 
 _modules = KernelCache()
 
 
-def _module(X: np.dtype, R: np.dtype, op: str) -> RawModule:
+def _module(X: np.dtype, R: np.dtype, op: str, wide: bool) -> RawModule:
+    """The kernels for these types; sizes as 32-bit parameters unless ``wide``: the
+    footprint analysis takes a 64-bit parameter for a possible pointer, and then every
+    chunk's window would be every buffer, diffed byte by byte."""
     identity = "0" if op == "sum" else "1"
-    return _modules.get(("scan", str(X), str(R), op), lambda: RawModule(
-        f"#define PIECE_ {PIECE}LL\n#define OP_ {'+' if op == 'sum' else '*'}\n"
+    return _modules.get(("scan", str(X), str(R), op, wide), lambda: RawModule(
+        f"#define PIECE_ ((I_){PIECE})\n#define OP_ {'+' if op == 'sum' else '*'}\n"
+        f"typedef {'long long' if wide else 'int'} I_;\n"
         f"typedef {c_type(X)} X_;\ntypedef {c_type(R)} R_;\n#define IDENTITY_ (R_){identity}\n"
         + _SOURCE, options=("--fmad=false",)))
 
@@ -84,16 +96,18 @@ def _scan(a, axis, dtype, out, op: str) -> ndarray:
         rows = x.size // L
         P = -(-L // PIECE)
         pieces = rows * P
-        mod = _module(a.dtype, R, op)
+        wide = x.size > np.iinfo(np.int32).max
+        I = np.int64 if wide else np.int32
+        mod = _module(a.dtype, R, op, wide)
         grid = (-(-pieces // BLOCK),)
         totals = empty((pieces,), R)
         if P > 1:
             mod.get_function("dptx_scan_totals")(grid, (BLOCK,), [
-                x, np.int64(L), np.int64(P), np.int64(pieces), totals])
+                x, I(L), I(P), I(pieces), totals])
             mod.get_function("dptx_scan_offsets")((-(-rows // BLOCK),), (BLOCK,), [
-                totals, np.int64(P), np.int64(rows)])
+                totals, I(P), I(rows)])
         mod.get_function("dptx_scan_pieces")(grid, (BLOCK,), [
-            x, np.int64(L), np.int64(P), np.int64(pieces), totals, result])
+            x, I(L), I(P), I(pieces), totals, result])
     result = result.swapaxes(axis, -1) if a.ndim > 1 else result.reshape(a.shape)
     if out is not None:
         out[...] = result

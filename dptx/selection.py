@@ -20,46 +20,52 @@ PIECE = 4096        # elements a thread scans: few pieces for the one-thread pre
 BLOCK = 128
 
 _SOURCE = r"""
-extern "C" __global__ void dptx_mask_count(const M_* m, long long n, int* counts,
-                                           long long P) {
-    const long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+// Loops run a count from 0 bounded by PIECE_ and the size (not from a start to an end that
+// both depend on the thread), not unrolled, and sizes and offsets are 32-bit unless the
+// launch is wide: the access
+// footprint then bounds a chunk by its own pieces, and knows a stored-to offset read from
+// memory for a number, not a pointer that might reach the inputs.
+extern "C" __global__ void dptx_mask_count(const M_* m, I_ n, int* counts, I_ P) {
+    const I_ p = (I_)blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= P) return;
-    const long long a = p * PIECE_, b = a + PIECE_ < n ? a + PIECE_ : n;
+    const I_ a = p * PIECE_;
     int c = 0;
-    for (long long j = a; j < b; j++) c += (m[j] != (M_)0) ? 1 : 0;
+    #pragma unroll 1
+    for (I_ k = 0; k < PIECE_ && a + k < n; k++) c += (m[a + k] != (M_)0) ? 1 : 0;
     counts[p] = c;
 }
-extern "C" __global__ void dptx_mask_offsets(const int* counts, long long* offsets,
-                                             long long P) {
+extern "C" __global__ void dptx_mask_offsets(const int* counts, I_* offsets, I_ P) {
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
-    long long s = 0;
-    for (long long p = 0; p < P; p++) { offsets[p] = s; s += counts[p]; }
+    I_ s = 0;
+    for (I_ p = 0; p < P; p++) { offsets[p] = s; s += counts[p]; }
     offsets[P] = s;
 }
-extern "C" __global__ void dptx_mask_select(const T_* x, const M_* m, long long n,
-                                            const long long* offsets, T_* out, long long P) {
-    const long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+extern "C" __global__ void dptx_mask_select(const T_* x, const M_* m, I_ n, const I_* offsets,
+                                            T_* out, I_ P) {
+    const I_ p = (I_)blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= P) return;
-    const long long a = p * PIECE_, b = a + PIECE_ < n ? a + PIECE_ : n;
-    long long o = offsets[p];
-    for (long long j = a; j < b; j++)
-        if (m[j] != (M_)0) out[o++] = x[j];
+    const I_ a = p * PIECE_;
+    I_ o = offsets[p];
+    #pragma unroll 1
+    for (I_ k = 0; k < PIECE_ && a + k < n; k++)
+        if (m[a + k] != (M_)0) out[o++] = x[a + k];
 }
 // the C-order index of each non-zero element, axis k of the i-th written at
 // out[i * row + k * col] (nonzero: row 1, col total; argwhere: row ndim, col 1)
-extern "C" __global__ void dptx_mask_indices(const M_* m, long long n, const long long* offsets,
-                                             const long long* dims, int ndim, long long row,
-                                             long long col, long long* out, long long P) {
-    const long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+extern "C" __global__ void dptx_mask_indices(const M_* m, I_ n, const I_* offsets,
+                                             const long long* dims, int ndim, I_ row,
+                                             I_ col, long long* out, I_ P) {
+    const I_ p = (I_)blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= P) return;
-    const long long a = p * PIECE_, b = a + PIECE_ < n ? a + PIECE_ : n;
-    long long o = offsets[p];
-    for (long long j = a; j < b; j++) {
-        if (m[j] == (M_)0) continue;
-        long long rest = j;
-        for (int k = ndim - 1; k >= 0; k--) {
-            out[o * row + k * col] = rest % dims[k];
-            rest /= dims[k];
+    const I_ a = p * PIECE_;
+    I_ o = offsets[p];
+    #pragma unroll 1
+    for (I_ k = 0; k < PIECE_ && a + k < n; k++) {
+        if (m[a + k] == (M_)0) continue;
+        long long rest = a + k;
+        for (int d = ndim - 1; d >= 0; d--) {
+            out[o * row + d * col] = rest % dims[d];
+            rest /= dims[d];
         }
         o++;
     }
@@ -69,21 +75,26 @@ extern "C" __global__ void dptx_mask_indices(const M_* m, long long n, const lon
 _modules = KernelCache()
 
 
-def _module(values: np.dtype, mask: np.dtype) -> RawModule:
-    return _modules.get(("mask_select", str(values), str(mask)), lambda: RawModule(
-        f"#define PIECE_ {PIECE}LL\ntypedef {c_type(values)} T_;\ntypedef {c_type(mask)} M_;\n"
-        + _SOURCE))
+def _module(values: np.dtype, mask: np.dtype, wide: bool = False) -> RawModule:
+    return _modules.get(("mask_select", str(values), str(mask), wide), lambda: RawModule(
+        f"typedef {'long long' if wide else 'int'} I_;\n#define PIECE_ ((I_){PIECE})\n"
+        f"typedef {c_type(values)} T_;\ntypedef {c_type(mask)} M_;\n" + _SOURCE))
 
 
-def _offsets(mod: RawModule, m: ndarray):
+def _wide(n: int) -> bool:
+    return n > np.iinfo(np.int32).max
+
+
+def _offsets(mod: RawModule, m: ndarray, wide: bool):
     """Launch the count and the prefix sum over the flat ``m``: (offsets, pieces, grid)."""
     n = m.size
+    I = np.int64 if wide else np.int32
     P = -(-n // PIECE)
     grid = (-(-P // BLOCK),)
     counts = empty((P,), np.int32)
-    offsets = empty((P + 1,), np.int64)
-    mod.get_function("dptx_mask_count")(grid, (BLOCK,), [m, np.int64(n), counts, np.int64(P)])
-    mod.get_function("dptx_mask_offsets")((1,), (1,), [counts, offsets, np.int64(P)])
+    offsets = empty((P + 1,), I)
+    mod.get_function("dptx_mask_count")(grid, (BLOCK,), [m, I(n), counts, I(P)])
+    mod.get_function("dptx_mask_offsets")((1,), (1,), [counts, offsets, I(P)])
     return offsets, P, grid
 
 
@@ -94,13 +105,13 @@ def mask_select(a: ndarray, mask: ndarray) -> ndarray:
     n = x.size
     if n == 0:
         return empty((0,), a.dtype)
-    mod = _module(a.dtype, m.dtype)
-    offsets, P, grid = _offsets(mod, m)
+    I = np.int64 if _wide(n) else np.int32
+    mod = _module(a.dtype, m.dtype, _wide(n))
+    offsets, P, grid = _offsets(mod, m, _wide(n))
     total = int(offsets[P])         # the one wait: the result's size
     out = empty((total,), a.dtype)
     if total:
-        mod.get_function("dptx_mask_select")(grid, (BLOCK,), [x, m, np.int64(n), offsets, out,
-                                                              np.int64(P)])
+        mod.get_function("dptx_mask_select")(grid, (BLOCK,), [x, m, I(n), offsets, out, I(P)])
     return out
 
 
@@ -111,16 +122,17 @@ def _indices(a: ndarray, shape: tuple, by_row: bool) -> ndarray:
     ndim = len(shape)
     if m.size == 0:
         return empty((0, ndim) if by_row else (ndim, 0), np.int64)
-    mod = _module(m.dtype, m.dtype)
-    offsets, P, grid = _offsets(mod, m)
+    wide = _wide(m.size * max(ndim, 1))
+    I = np.int64 if wide else np.int32
+    mod = _module(m.dtype, m.dtype, wide)
+    offsets, P, grid = _offsets(mod, m, wide)
     dims = asarray(np.array(shape, np.int64))
     total = int(offsets[P])         # the one wait: the result's size
     out = empty((total, ndim) if by_row else (ndim, total), np.int64)
     if total:
         row, col = (ndim, 1) if by_row else (1, total)
         mod.get_function("dptx_mask_indices")(grid, (BLOCK,), [
-            m, np.int64(m.size), offsets, dims, np.int32(ndim), np.int64(row), np.int64(col),
-            out, np.int64(P)])
+            m, I(m.size), offsets, dims, np.int32(ndim), I(row), I(col), out, I(P)])
     return out
 
 

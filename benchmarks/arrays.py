@@ -1,6 +1,7 @@
 """The array API on the embedded cluster against numpy on this machine, side by side from one
 run (issue 19): ``a * 2 + b`` and ``np.sqrt(a * a + b * b)`` (each also through ``dptx.fuse``)
 and ``a.sum()`` on 16M float32, row sums of the same data as (n/128, 128) and (n/8192, 8192),
+a concatenation along the second axis (strided writes), a running sum, a boolean selection,
 and a 1024 x 1024 float32 matmul. Each dptx expression is timed to its result being complete on
 the devices (``dptx.synchronize()``), not to reading it back; the best of several runs,
 dptx and numpy interleaved. Results are checked against numpy.
@@ -71,6 +72,19 @@ def main():
         np.testing.assert_allclose(dev.sum(axis=1).get(), host.sum(axis=1), rtol=1e-4)
         rows.append((f"sum(axis=1) {nrows}x{ncols}", best(dptx_run(lambda: dev.sum(axis=1))),
                      best(lambda: host.sum(axis=1))))
+    # strided views and data-dependent sizes: the same data as a square
+    side = int(np.sqrt(args.n))
+    sq, dsq = a[:side * side].reshape(side, side), da[:side * side].reshape(side, side)
+    mask, dmask = a > 0.5, da > 0.5
+    more = [
+        (f"concatenate axis=1 {side}^2", lambda: dptx.concatenate([dsq, dsq], axis=1),
+         lambda: np.concatenate([sq, sq], axis=1)),
+        ("a.cumsum()", lambda: da.cumsum(), lambda: a.cumsum()),
+        ("a[a > 0.5]", lambda: da[dmask], lambda: a[mask]),
+    ]
+    for name, dev_run, host_run in more:
+        np.testing.assert_allclose(dev_run().get(), host_run(), rtol=1e-3)
+        rows.append((name, best(dptx_run(dev_run), repeat=3), best(host_run, repeat=3)))
     m = 1024
     A, B = rng.random((m, m), dtype=np.float32), rng.random((m, m), dtype=np.float32)
     dA, dB = dptx.asarray(A), dptx.asarray(B)

@@ -62,7 +62,8 @@ class _Var:
 def _ops():
     def binary(name):
         uf = getattr(np, name)
-        return (lambda s, o: s.trace.apply(uf, (s, o)), lambda s, o: s.trace.apply(uf, (o, s)))
+        return (lambda s, o: s.trace.apply(uf, (s, o), operator=True),
+                lambda s, o: s.trace.apply(uf, (o, s), operator=True))
     for op, name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
                      ("truediv", "true_divide"), ("floordiv", "floor_divide"),
                      ("mod", "remainder"), ("pow", "power"), ("and", "bitwise_and"),
@@ -77,7 +78,7 @@ def _ops():
     for op, name in (("neg", "negative"), ("pos", "positive"), ("abs", "absolute"),
                      ("invert", "invert")):
         uf = getattr(np, name)
-        setattr(_Var, f"__{op}__", lambda s, uf=uf: s.trace.apply(uf, (s,)))
+        setattr(_Var, f"__{op}__", lambda s, uf=uf: s.trace.apply(uf, (s,), operator=True))
     _Var.__hash__ = object.__hash__
 
 
@@ -125,7 +126,10 @@ class _Trace:
             return _Var(self, None, np.result_type(v), weak=v)
         raise DptxError(f"a fused function got a {type(v).__name__}: only arrays and scalars")
 
-    def apply(self, ufunc, inputs):
+    def apply(self, ufunc, inputs, operator=False):
+        """``ufunc`` on traced values; ``operator``: called as a Python operator (``-w``,
+        ``w ** 2``), which on Python scalars alone gives a Python scalar (weak), where a numpy
+        ufunc (``np.abs(w)``) gives a numpy scalar (strong)."""
         if ufunc not in ufuncs.SUPPORTED or ufunc.nout != 1 or ufunc.nin != len(inputs):
             raise DptxError(f"numpy.{ufunc.__name__} is not supported in a fused function")
         vs = [self.operand(v) for v in inputs]
@@ -145,6 +149,10 @@ class _Trace:
             f"z = ({c_type(R)})({expr});"
         self.lines.append(f"{{ typedef {c_type(R)} R; typedef {c_type(C)} C; {decl} "
                           f"{c_type(R)} &z = {t}; {stmt} }}")
+        if operator and all(v.weak is not None for v in vs):
+            # Python scalars only (``-w``, ``w ** 2``, ``abs(w)``): unfused, Python computes
+            # them and the result is a Python scalar, weak in what follows
+            return _WeakParam(self, t, R, {"b": False, "i": 0, "u": 0, "f": 0.0}[R.kind])
         return _Var(self, t, R)
 
     @staticmethod

@@ -838,6 +838,14 @@ def test_fuse_makes_one_kernel_with_numpys_types(client):
     assert hyp(3.0, 4.0) == 11.0                       # scalars only: plain Python
     with pytest.raises(DptxError, match="cannot branch"):
         dptx.fuse(lambda v: v if v > 0 else -v)(dptx.zeros(3))
+    # Python operators on Python scalars give Python scalars, weak in what follows; a numpy
+    # ufunc gives a numpy scalar, which is not
+    weak = dptx.fuse(lambda v, w: -v + abs(w) + w ** 2)
+    strong = dptx.fuse(lambda v, w: v + np.abs(w))
+    for host, scalar in ((x, 2), (a, 2), (a, 0.5)):
+        for fn, plain in ((weak, lambda v, w: -v + abs(w) + w ** 2),
+                          (strong, lambda v, w: v + np.abs(w))):
+            _same(fn(dptx.asarray(host), scalar), plain(host, scalar), exact=False)
 
 
 def test_empty_and_zero_dimensional_arrays(client):

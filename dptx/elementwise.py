@@ -44,7 +44,9 @@ C_TYPES = {
     np.dtype(np.uint8): "unsigned char", np.dtype(np.uint16): "unsigned short",
     np.dtype(np.uint32): "unsigned int", np.dtype(np.uint64): "unsigned long long",
     np.dtype(np.float32): "float", np.dtype(np.float64): "double",
+    np.dtype(np.float16): "__half",         # cuda_fp16.h's (``with_half_header``)
 }
+HALF = np.dtype(np.float16)
 
 BLOCK = 256
 NUMPY_NAMES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
@@ -58,6 +60,21 @@ def c_type(dtype) -> str:
     except KeyError:
         raise DptxError(f"dtype {dt} is not supported by dptx's array kernels (supported: "
                         + ", ".join(sorted(str(d) for d in C_TYPES)) + ")") from None
+
+
+def compute_type(dtype) -> str:
+    """The C type numpy computes an operation on ``dtype`` in: float for float16 (numpy's
+    half loops convert to float, compute, and round the result once), else its own."""
+    dt = np.dtype(dtype)
+    return "float" if dt == HALF else c_type(dt)
+
+
+def with_half_header(src: str) -> str:
+    """``src`` with cuda_fp16.h included where it uses ``__half`` (only then: the header
+    costs compile time)."""
+    if "__half" in src and "cuda_fp16.h" not in src:
+        return "#include <cuda_fp16.h>\n" + src
+    return src
 
 
 class Param:
@@ -246,7 +263,7 @@ class ElementwiseKernel:
 
     def _compile(self, types, placeholders, layouts, ndim, wide):
         src = self.source(types, placeholders, layouts, ndim, wide)
-        return RawModule(src, options=self.options).get_function(self.name)
+        return RawModule(with_half_header(src), options=self.options).get_function(self.name)
 
     def source(self, types, placeholders, layouts, ndim, wide) -> str:
         """The CUDA C of the kernel for these types and layouts (see the module doc).

@@ -16,7 +16,8 @@ import threading
 
 import numpy as np
 
-from .elementwise import KernelCache, c_type, element_strides, parse_params
+from .elementwise import (HALF, KernelCache, c_type, element_strides, parse_params,
+                          with_half_header)
 from .errors import DptxError
 from . import ufuncs
 from .array import _axes, asarray, ascontiguousarray, empty, ndarray
@@ -187,7 +188,7 @@ class ReductionKernel:
 
     def _compile(self, types, placeholders, rtype, kinds, layout, nkept, nred, mode, wide):
         src = self.source(types, placeholders, rtype, kinds, layout, nkept, nred, mode, wide)
-        mod = RawModule(src, options=self.options)
+        mod = RawModule(with_half_header(src), options=self.options)
         if mode != PIECES:
             return mod.get_function(f"{self.name}_{mode}"), None
         return mod.get_function(f"{self.name}_pieces"), mod.get_function(f"{self.name}_final")
@@ -377,8 +378,11 @@ def _reduce(a, op: str, axis, dtype, out, keepdims, result_dtype):
             return out
     X = a.dtype
 
+    # float16 results accumulate in float, as numpy's half loops do, rounded once at the end
+    acc = np.dtype(np.float32) if R == HALF else R
+
     def build():
-        rt = c_type(R)
+        rt = c_type(acc)
         if op == "sum":
             spec = (f"({rt})x", "a + b", "0")
         elif op == "prod":
@@ -389,13 +393,13 @@ def _reduce(a, op: str, axis, dtype, out, keepdims, result_dtype):
                 combine = f"(a != a) ? a : ((b != b) ? b : ((b {cmp} a) ? b : a))"
             else:
                 combine = f"(b {cmp} a) ? b : a"
-            spec = ("x", combine, _extreme(R, op == "min"))
+            spec = ("x", combine, _extreme(acc, op == "min"))
         elif op == "any":
             spec = ("(bool)x", "a || b", "false")
         else:
             spec = ("(bool)x", "a && b", "true")
         return ReductionKernel(f"{X} x", f"{R} y", spec[0], spec[1], "y = a", spec[2],
-                               f"dptx_{op}", reduce_type=str(R), options=EXACT)
+                               f"dptx_{op}", reduce_type=str(acc), options=EXACT)
     kernel = _builtins.get((op, str(X), str(R)), build)
     return kernel(a, axis=axis, keepdims=keepdims, out=out)
 
@@ -445,8 +449,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     _no_extra(kwargs, "mean")
     a = _arr(a)
     R = np.dtype(dtype) if dtype is not None else np.mean(np.zeros(1, a.dtype)).dtype
+    # numpy sums float16 in float32 for a mean and rounds the quotient once
+    S = np.dtype(np.float32) if R == HALF and dtype is None else R
     with stream_for(None).together():       # its launches in one message
-        total = _reduce(a, "sum", axis, R, None, keepdims, R)
+        total = _reduce(a, "sum", axis, S, None, keepdims, S)
         count = a.size // total.size if total.size else 0      # elements per mean
         # numpy divides the sum (in R) by the count, a float division for an integer R,
         # then converts to R (an integer dtype= truncates) or into out (an unsafe cast)
@@ -567,6 +573,9 @@ def matmul(a, b, out=None):
     R = np.result_type(a.dtype, b.dtype)
     if R.kind == "b":
         raise DptxError("matmul of booleans is not supported yet")
+    if HALF in (a.dtype, b.dtype) and np.result_type(a.dtype, b.dtype) == HALF:
+        raise DptxError("matmul of float16 is not supported yet (numpy rounds each step of "
+                        "its sums to float16; cast to float32 first)")
     a2 = ascontiguousarray(a2) if a2.dtype == R else a2.astype(R)
     b2 = ascontiguousarray(b2) if b2.dtype == R else b2.astype(R)
     n, k = a2.shape
@@ -626,7 +635,7 @@ extern "C" __global__ void dptx_matmul(const {t}* __restrict__ A, const {t}* __r
         if (row < n && col < m) C[row * m + col] = acc[r];
     }}
 }}'''
-    return RawModule(src, options=EXACT).get_function("dptx_matmul")
+    return RawModule(with_half_header(src), options=EXACT).get_function("dptx_matmul")
 
 
 def dot(a, b, out=None):

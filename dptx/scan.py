@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .array import _axes, asarray, ascontiguousarray, empty, ndarray
-from .elementwise import KernelCache, c_type
+from .elementwise import KernelCache, c_type, with_half_header
 from .module import RawModule
 
 # The loops run a count from 0 bounded by a constant (PIECE_) and the row's length, not
@@ -73,11 +73,11 @@ def _module(X: np.dtype, R: np.dtype, op: str, wide: bool) -> RawModule:
     footprint analysis takes a 64-bit parameter for a possible pointer, and then every
     chunk's window would be every buffer, diffed byte by byte."""
     identity = "0" if op == "sum" else "1"
-    return _modules.get(("scan", str(X), str(R), op, wide), lambda: RawModule(
+    return _modules.get(("scan", str(X), str(R), op, wide), lambda: RawModule(with_half_header(
         f"#define PIECE_ ((I_){PIECE})\n#define OP_ {'+' if op == 'sum' else '*'}\n"
         f"typedef {'long long' if wide else 'int'} I_;\n"
         f"typedef {c_type(X)} X_;\ntypedef {c_type(R)} R_;\n#define IDENTITY_ (R_){identity}\n"
-        + _SOURCE, options=("--fmad=false",)))
+        + _SOURCE), options=("--fmad=false",)))
 
 
 def _scan(a, axis, dtype, out, op: str) -> ndarray:

@@ -16,7 +16,7 @@ import operator
 import numpy as np
 
 from .array import ndarray
-from .elementwise import ElementwiseKernel, KernelCache, c_type
+from .elementwise import HALF, ElementwiseKernel, KernelCache, c_type, compute_type
 from .errors import DptxError
 
 EXACT = ("--fmad=false",)
@@ -199,8 +199,11 @@ def apply(ufunc, *operands, out=None):
 
     def build():
         names = ["x", "y"][:ufunc.nin]
-        ins = ", ".join(f"{t} {n}" for t, n in zip(types, names))
-        pre = f"typedef {c_type(R)} R; typedef {c_type(C)} C;"
+        # a float16 operand comes in as _hx and is computed on as a float x, in R and C
+        # float: numpy's half loops compute in float and round the result once
+        ins = ", ".join(f"{t} {'_h' if t == HALF else ''}{n}" for t, n in zip(types, names))
+        pre = f"typedef {compute_type(R)} R; typedef {compute_type(C)} C;" + "".join(
+            f" const float {n} = (float)_h{n};" for t, n in zip(types, names) if t == HALF)
         if expr.startswith("__STMT__"):
             op = pre + expr[len("__STMT__"):]
         else:

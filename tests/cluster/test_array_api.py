@@ -648,6 +648,61 @@ def test_running_sums_and_products(client):
     _same(out, np.cumsum(short, axis=1).astype(np.float32))
 
 
+def _same_half(got, want):
+    """Equal dtypes, shapes and bits, NaN for NaN (a NaN's payload is not numpy's to fix)."""
+    got = got.get() if isinstance(got, dptx.ndarray) else got
+    want = np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype)
+    if want.dtype.kind != "f":
+        np.testing.assert_array_equal(got, want)
+        return
+    nan = np.isnan(want)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    assert np.array_equal(got[~nan].view(np.uint8), want[~nan].view(np.uint8)), (got, want)
+
+
+def test_float16_computes_as_numpys_half_loops(client):
+    """float16 operands are computed on in float and each result rounded once to half, as
+    numpy's half loops do (so + - * / and sqrt are correctly rounded, bit for bit numpy's);
+    conversions to half round once from the source type; sums accumulate in float."""
+    x = np.array([1.5, -2.25, 0.0, -0.0, np.inf, np.nan, 65504, 1e-7, 3.3, -7.0, 2.5], np.float16)
+    y = np.array([2.0, 0.5, -1.0, 3.0, 1.0, 2.0, 2.0, 1e-3, -3.3, 0.0, 2.5], np.float16)
+    d, e = dptx.asarray(x), dptx.asarray(y)
+    with np.errstate(all="ignore"):
+        for f in (np.add, np.subtract, np.multiply, np.true_divide, np.floor_divide,
+                  np.remainder, np.maximum, np.fmin, np.less, np.equal, np.hypot, np.copysign):
+            _same_half(f(d, e), f(x, y))
+            _same_half(f(d, 2), f(x, 2))                               # a weak scalar
+            _same_half(f(d, dptx.asarray(y.astype(np.int8))), f(x, y.astype(np.int8)))
+        for f in (np.sqrt, np.negative, np.absolute, np.floor, np.rint, np.sign, np.isnan,
+                  np.signbit, lambda v: v ** 2, lambda v: v * 2 + 1, lambda v: v // 2):
+            _same_half(f(d), f(x))
+        finite = x[np.isfinite(x)]
+        for t in (np.float32, np.float64, np.int32, np.uint8, bool):
+            _same_half(dptx.asarray(finite).astype(t), finite.astype(t))
+        src = np.array([1e-5, 0.1, 2049, 65519, 65520, -3, 1e6, 0.5, 3.14159265, 2 ** -25])
+        for t in (np.float64, np.float32, np.int64, np.uint8):
+            _same_half(dptx.asarray(src.astype(t)).astype(np.float16), src.astype(t).astype(np.float16))
+        big = RNG.standard_normal(100_000).astype(np.float16)
+        db = dptx.asarray(big)
+        for op in ("max", "min", "argmax", "any"):
+            _same_half(getattr(db, op)(), np.asarray(getattr(big, op)()))
+        exact = big.astype(np.float64).sum()
+        assert db.sum().dtype == np.float16
+        assert abs(float(db.sum()) - exact) <= 1e-3 * np.abs(big).astype(np.float64).sum() + 0.5
+        assert abs(float(db.mean()) - float(big.mean())) <= 2e-3
+        _same_half(db[db > 0], big[big > 0])
+        fused = dptx.fuse(lambda v, w: v * w + 1)
+        _same_half(fused(d, e), x * y + 1)
+        square = dptx.ElementwiseKernel("T v", "T w", "w = v * v + v", "half_square")
+        _same_half(square(d), x * x + x)
+    mixed = np.ones((2, 3), np.float16) * 1.5
+    _same_half(dptx.asarray(mixed) @ dptx.asarray(np.ones((3, 2), np.float32)),
+               mixed @ np.ones((3, 2), np.float32))
+    with pytest.raises(DptxError, match="matmul of float16"):
+        dptx.asarray(mixed) @ dptx.asarray(mixed.T)
+
+
 def test_conversions_and_linspace_as_numpy_rounds(client):
     # a negative float into an unsigned type: numpy wraps it (a GPU's cast would saturate)
     f = np.array([-74.7, -1.0, 0.0, 72.9, 255.0, -300.5, 1e4])

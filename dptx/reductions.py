@@ -456,7 +456,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
         count = a.size // total.size if total.size else 0      # elements per mean
         # numpy divides the sum (in R) by the count, a float division for an integer R,
         # then converts to R (an integer dtype= truncates) or into out (an unsafe cast)
-        quotient = ufuncs.apply(np.true_divide, total, R.type(count))
+        # (the count as a Python int, weak as numpy's: in float16 100000 would be inf)
+        quotient = ufuncs.apply(np.true_divide, total, int(count))
         if out is not None:
             out[...] = quotient
             return out

@@ -36,6 +36,27 @@ PIECE_ROUND = 8 * 128
 # WARP_ROWS elements (a block's barriers would cost more than its loads).
 PIECES, ROWS, WARPS = "pieces", "rows", "warps"
 WARP_ROWS = 4096
+# The reduced axes leading and the kept ones trailing in C-contiguous arrays (``m.sum(axis=0)``)
+# with outputs enough for whole warps: a thread per output, its lanes on consecutive outputs,
+# each walking the reduced elements in order (every step reads a contiguous row; numpy adds
+# the rows in the same order, so sums agree bit for bit). A block per output there read a
+# column with a stride of a row, a cache line per element: 57x numpy's time.
+# Beyond COLUMN_ROWS rows the reduced axis is cut into pieces of rows too (a grid of (column
+# blocks, pieces), then each output's partials added in order): a chunk of blocks then reads
+# only its rows, where a column block needed every row of the array on its worker, and a
+# float sum runs COLUMN_ROWS additions in a row at a time rather than R (numpy's pairwise
+# sum along a contiguous axis is that accurate; up to COLUMN_ROWS rows the order is numpy's
+# own for a C-contiguous array, row after row).
+COLUMNS, COLUMN_PIECES = "columns", "column_pieces"
+COLUMNS_MIN_OUTPUTS = 64
+COLUMN_ROWS = 128
+MAX_COLUMN_PIECES = 256
+
+
+def column_pieces(M: int, R: int) -> tuple:
+    """(pieces, rows per piece) for a COLUMNS reduction of R rows of M outputs."""
+    rows = max(COLUMN_ROWS, -(-R // MAX_COLUMN_PIECES))
+    return max(1, -(-R // rows)), rows
 
 
 def pieces(M: int, R: int) -> tuple:
@@ -116,9 +137,13 @@ class ReductionKernel:
         if M == 0:
             return out
         P, piece = pieces(M, R)
-        layout = self._layout(args, shape, kept, red)
+        layout = self._layout(args, shape, kept, red, M)
         kinds = tuple("a" if _is_array(v) else "v" for v in args)
-        mode = PIECES if P > 1 else WARPS if R <= WARP_ROWS else ROWS
+        if layout[0] == "c":
+            P, piece = column_pieces(M, R)
+            mode = COLUMN_PIECES if P > 1 else COLUMNS
+        else:
+            mode = PIECES if P > 1 else WARPS if R <= WARP_ROWS else ROWS
         wide = max([M * P, R, M * R, P * piece]
                    + [abs(int(v)) for v in layout[1]]) > np.iinfo(np.int32).max
         idx = np.int64 if wide else np.int32
@@ -132,14 +157,16 @@ class ReductionKernel:
                                                             layout[0], len(kept), len(red), mode,
                                                             wide)
         first, second = kernels
-        partial = self._partial(M * P, rtype) if mode == PIECES else out
+        two = mode in (PIECES, COLUMN_PIECES)
+        partial = self._partial(M * P, rtype) if two else out
         a1 = [self._arg(p, v, types) for p, v in zip(self.in_params, args)]
         a1 += [partial, idx(M), idx(R), idx(P), idx(piece)]
         a1 += [idx(v) for v in layout[1]]
-        grid = (P, M) if mode == PIECES else (M,) if mode == ROWS else (-(-M // (BLOCK // 32)),)
+        grid = {PIECES: (P, M), ROWS: (M,), COLUMNS: (-(-M // BLOCK),),
+                COLUMN_PIECES: (-(-M // BLOCK), P)}.get(mode, (-(-M // (BLOCK // 32)),))
         with stream_for(stream).together():     # both launches in one message
             first(grid, (BLOCK,), a1, stream=stream)
-            if mode == PIECES:
+            if two:
                 second((-(-M // BLOCK),), (BLOCK,), [partial, out, idx(M), idx(P)],
                        stream=stream)
         return out
@@ -172,13 +199,18 @@ class ReductionKernel:
         return types, {k: np.dtype(v) for k, v in bound.items()}
 
     @staticmethod
-    def _layout(args, shape, kept, red) -> tuple:
+    def _layout(args, shape, kept, red, M) -> tuple:
         """("t", []) when every array is C-contiguous with the full shape and the reduced
-        axes are the trailing ones (element j of output m is at m * R + j); else ("s",
-        [dims and per-array strides]) for index arithmetic."""
+        axes are the trailing ones (element j of output m is at m * R + j); ("c", []) when
+        they are the leading ones and there are COLUMNS_MIN_OUTPUTS outputs or more (element j
+        of output m is at j * M + m); else ("s", [dims and per-array strides]) for index
+        arithmetic."""
+        full = all(a.shape == shape for a in args if _is_array(a))
         trailing = red == tuple(range(len(shape) - len(red), len(shape)))
-        if trailing and all(a.shape == shape for a in args if _is_array(a)):
+        if trailing and full:
             return "t", []
+        if full and kept and red == tuple(range(len(red))) and M >= COLUMNS_MIN_OUTPUTS:
+            return "c", []
         extra = [shape[k] for k in kept] + [shape[k] for k in red]
         for a in args:
             if _is_array(a):
@@ -189,9 +221,9 @@ class ReductionKernel:
     def _compile(self, types, placeholders, rtype, kinds, layout, nkept, nred, mode, wide):
         src = self.source(types, placeholders, rtype, kinds, layout, nkept, nred, mode, wide)
         mod = RawModule(with_half_header(src), options=self.options)
-        if mode != PIECES:
+        if mode not in (PIECES, COLUMN_PIECES):
             return mod.get_function(f"{self.name}_{mode}"), None
-        return mod.get_function(f"{self.name}_pieces"), mod.get_function(f"{self.name}_final")
+        return mod.get_function(f"{self.name}_{mode}"), mod.get_function(f"{self.name}_final")
 
     def source(self, types, placeholders, rtype, kinds, layout, nkept, nred, mode,
                wide) -> str:
@@ -211,12 +243,17 @@ class ReductionKernel:
                 sig.append(f"const {ct}* __restrict__ _p_{p.name}")
         out = self.out_params[0]
         out_ct = c_type(types[out.name])
-        sig += ["_reduce_t* __restrict__ _partial" if mode == PIECES else
+        sig += ["_reduce_t* __restrict__ _partial" if mode in (PIECES, COLUMN_PIECES) else
                 f"{out_ct}* __restrict__ _p_{out.name}",
                 "const _idx_t _M", "const _idx_t _R", "const _idx_t _P", "const _idx_t _piece"]
         if layout == "t":
             for p in arrays:
                 loads.append(f"const {c_type(types[p.name])} {p.name} = _p_{p.name}[_m * _R + _j];")
+            index = ""
+        elif layout == "c":
+            for p in arrays:
+                loads.append(f"const {c_type(types[p.name])} {p.name} = "
+                             f"_p_{p.name}[(long long)_j * _M + _m];")
             index = ""
         else:
             sig += [f"const _idx_t _dk{k}" for k in range(nkept)]
@@ -252,6 +289,41 @@ class ReductionKernel:
                 f"typedef {c_type(rtype)} _reduce_t;\n"
                 f"typedef {'long long' if wide else 'int'} _idx_t;\n")
         kernel = f'extern "C" __global__ void {self.name}_{mode}({", ".join(sig)}) {{\n{typedefs}'
+        final = (f'extern "C" __global__ void {self.name}_final('
+                 f"const {c_type(rtype)}* __restrict__ _partial, "
+                 f"{out_ct}* __restrict__ _p_{out.name}, const _idx_t _M, const _idx_t _P) {{\n"
+                 f"{typedefs}"
+                 "    const long long _m = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                 "    if (_m >= _M) return;\n"
+                 "    _reduce_t a = _partial[_m * _P];\n"
+                 "    for (long long _p = 1; _p < _P; _p++) {\n"
+                 "        _reduce_t b = _partial[_m * _P + _p];\n"
+                 f"        {reduce_line}\n"
+                 "    }\n"
+                 f"    {post_map}"
+                 "}\n")
+        if mode in (COLUMNS, COLUMN_PIECES):
+            # thread m of the grid's column blocks, its piece of rows blockIdx.y in order;
+            # the loop bounded by the piece and R (the footprint is then the piece's rows)
+            src = (head + kernel +
+                   "    const long long _mw = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                   "    if (_mw >= _M) return;\n"
+                   "    const _idx_t _m = (_idx_t)_mw, _j0 = (_idx_t)blockIdx.y * _piece;\n"
+                   f"    _reduce_t a = ({self.identity});\n"
+                   "    #pragma unroll 1\n"
+                   "    for (_idx_t _k = 0; _k < _piece && _j0 + _k < _R; _k++) {\n"
+                   "        const _idx_t _j = _j0 + _k;\n"
+                   + "".join(f"        {line}\n" for line in loads) +
+                   f"        _reduce_t b = ({self.map_expr});\n"
+                   f"        {reduce_line}\n"
+                   "    }\n")
+            if mode == COLUMNS:
+                return src + f"    {post_map}" + "}\n"
+            # partials piece-major: a chunk of pieces writes one contiguous range of them
+            # (output-major, the chunks' writes would interleave and be merged by diffs)
+            return (src + "    _partial[(long long)blockIdx.y * _M + _m] = a;\n}\n"
+                    + final.replace("_partial[_m * _P]", "_partial[_m]")
+                           .replace("_partial[_m * _P + _p]", "_partial[_p * _M + _m]"))
         if mode == WARPS:
             # a warp per output: its lanes side by side along the output's elements, then a
             # tree of shuffles (the value as 32-bit words: _reduce_t may be a struct)

@@ -217,3 +217,27 @@ def test_a_selection_writes_its_output_and_nothing_else():
         assert per_range[1] == ([(lo, hi)], [])                   # and of the mask
         assert per_range[2][1] == []                              # offsets: only read
         assert per_range[3][0] == [] and per_range[3][1]          # the output: written
+
+
+def test_a_chunk_of_column_pieces_reads_only_its_rows():
+    """``m.sum(axis=0)`` of R rows of M outputs: block (x, p) of the grid reduces outputs
+    x*BLOCK.. over rows p*rows..: a chunk of whole pieces must read only its rows and write
+    only its partials (piece-major), so chunks on two workers need no rows of each other."""
+    M, R = 300, 1000
+    P, rows = reductions.column_pieces(M, R)
+    assert P > 1
+    k = reductions.ReductionKernel("float32 x", "float32 y", "x", "a + b", "y = a", "0",
+                                   "fp_colsum", reduce_type="float32", options=reductions.EXACT)
+    src = k.source({"x": F32, "y": F32}, {}, F32, ("a",), "c", 1, 1, reductions.COLUMN_PIECES,
+                   False)
+    kernel = RawModule(src, options=reductions.EXACT).get_function("fp_colsum_column_pieces")
+    X = -(-M // reductions.BLOCK)
+    params = (("buffer", (0, 0)), ("buffer", (1, 0)), ("scalar", np.int32(M)),
+              ("scalar", np.int32(R)), ("scalar", np.int32(P)), ("scalar", np.int32(rows)))
+    cut = X * (P // 2)                        # the first half of the pieces, all columns
+    got = chunk_footprints(kernel, (X, P, 1), (reductions.BLOCK, 1, 1), params, (),
+                           [M * R * 4, M * P * 4], [(0, cut), (cut, X * P)])
+    assert got is not None
+    split = P // 2 * rows
+    assert got[0][0] == ([(0, split * M * 4)], []) and got[1][0] == ([(split * M * 4, M * R * 4)], [])
+    assert got[0][1] == ([], [(0, P // 2 * M * 4)]) and got[1][1] == ([], [(P // 2 * M * 4, P * M * 4)])

@@ -790,6 +790,33 @@ def test_row_reductions_in_each_mode(client):
         _same(d.T.sum(axis=0), v.T.sum(axis=0), exact=False)     # a strided view
 
 
+def test_column_reductions_walk_rows_in_order(client):
+    """Reducing the leading axes of a C-contiguous array (``m.sum(axis=0)``): a thread per
+    output walking the rows; up to COLUMN_ROWS rows in numpy's own order (bit for bit), more in
+    pieces of rows whose partials are added in order (within n * eps * sum |x| of the exact
+    sum); argmin/argmax the first index of ties, integer sums exact."""
+    from dptx import reductions
+    short = RNG.random((reductions.COLUMN_ROWS, 300)).astype(np.float32)
+    _same(dptx.asarray(short).sum(axis=0), short.sum(axis=0))
+    _same(dptx.asarray(short).mean(axis=0), short.mean(axis=0))
+    for shape in ((1000, 70), (3000, 257)):
+        v = RNG.random(shape).astype(np.float32)
+        v[::7, 3] = 2.0                          # ties down a column, the first is numpy's
+        v[5::11, 10] = -1.0
+        d = dptx.asarray(v)
+        got = d.sum(axis=0).get()
+        exact = v.astype(np.float64).sum(axis=0)
+        assert np.all(np.abs(got - exact) <= shape[0] * 6e-8 * np.abs(v).sum(axis=0))
+        _same(d.argmax(axis=0), v.argmax(axis=0))
+        _same(d.argmin(axis=0), v.argmin(axis=0))
+        _same(d.max(axis=0, keepdims=True), v.max(axis=0, keepdims=True))
+        ints = RNG.integers(-1000, 1000, shape)
+        _same(dptx.asarray(ints).sum(axis=0), ints.sum(axis=0))
+    cube = RNG.standard_normal((40, 9, 80))
+    _same(dptx.asarray(cube).sum(axis=(0, 1)), cube.sum(axis=(0, 1)), exact=False)
+    _same(dptx.asarray(cube).min(axis=(0, 1)), cube.min(axis=(0, 1)))
+
+
 def test_reductions_on_every_kind_of_worker(client):
     a = _data("float32", (4, 6, 5))
     d = dptx.asarray(a)

@@ -19,7 +19,7 @@ import numpy as np
 from .elementwise import (HALF, KernelCache, c_type, element_strides, parse_params,
                           with_half_header)
 from .errors import DptxError
-from . import ufuncs
+from . import matvec, ufuncs
 from .array import _axes, asarray, ascontiguousarray, empty, ndarray
 from .module import RawModule
 from .stream import stream_for
@@ -660,6 +660,13 @@ def matmul(a, b, out=None):
         return out
     result = out if out is not None else empty(shape, R)
     if n * m == 0:
+        return result
+    if k and (a.ndim == 1 or b.ndim == 1):       # a vector: a warp per row, or per column
+        flat = result.reshape(-1)
+        if b.ndim == 1:
+            matvec.matvec(a2, b2.reshape(-1), flat)
+        else:
+            matvec.vecmat(a2.reshape(-1), b2, flat)
         return result
     wide = max(n * k, k * m, n * m) > np.iinfo(np.int32).max
     T, idx = _MATMUL_TILE, (np.int64 if wide else np.int32)

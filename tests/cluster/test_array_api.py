@@ -874,6 +874,26 @@ def test_matmul_and_dot(client):
         dptx.asarray(A) @ dptx.asarray(A)
 
 
+def test_products_with_a_vector(client):
+    """matrix @ vector (a warp per row), vector @ matrix (a thread per column over pieces of
+    rows) and vector @ vector: numpy's values, exact for integers (narrow ones wrap as numpy's
+    do), for long rows and columns (several pieces)."""
+    for dtype in (np.int8, np.uint8, np.int32, np.int64):
+        a = RNG.integers(-100, 100, (300, 1000)).astype(dtype)
+        x, y = RNG.integers(-100, 100, 1000).astype(dtype), RNG.integers(-100, 100, 300).astype(dtype)
+        _same(dptx.asarray(a) @ dptx.asarray(x), a @ x)
+        _same(dptx.asarray(y) @ dptx.asarray(a), y @ a)
+        _same(np.dot(dptx.asarray(x), dptx.asarray(x)), np.asarray(np.dot(x, x)))
+    a = RNG.random((700, 2000))
+    x, y = RNG.random(2000), RNG.random(700)
+    np.testing.assert_allclose((dptx.asarray(a) @ dptx.asarray(x)).get(), a @ x, rtol=1e-12)
+    np.testing.assert_allclose((dptx.asarray(y) @ dptx.asarray(a)).get(), y @ a, rtol=1e-12)
+    np.testing.assert_allclose((dptx.asarray(a.T) @ dptx.asarray(y)).get(), a.T @ y, rtol=1e-12)
+    f = (dptx.asarray(a.astype(np.float32)) @ dptx.asarray(x)).get()
+    assert f.dtype == np.float64
+    _same(dptx.zeros((3, 0)) @ dptx.zeros(0), np.zeros(3))
+
+
 def test_matmul_of_tall_operands_sums_each_output_in_order(client):
     """Enough rows for four outputs per thread (n >= 64), sizes not multiples of the tiles:
     every output is the sum over k in order of rounded products, bit for bit (the reference

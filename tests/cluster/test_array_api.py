@@ -815,6 +815,20 @@ def test_column_reductions_walk_rows_in_order(client):
     cube = RNG.standard_normal((40, 9, 80))
     _same(dptx.asarray(cube).sum(axis=(0, 1)), cube.sum(axis=(0, 1)), exact=False)
     _same(dptx.asarray(cube).min(axis=(0, 1)), cube.min(axis=(0, 1)))
+    # a transposed view is reduced as the array it views (no copy), kept axes in its order
+    x = RNG.standard_normal((4, 5, 6, 7))
+    dx = dptx.asarray(x)
+    for perm in ((1, 0, 2, 3), (3, 2, 1, 0), (2, 0, 3, 1)):
+        for axis in (None, 0, 1, (0, 2), (1, 3), -1):
+            for keepdims in (False, True):
+                _same(dx.transpose(perm).sum(axis=axis, keepdims=keepdims),
+                      np.asarray(x.transpose(perm).sum(axis=axis, keepdims=keepdims)),
+                      exact=False)
+                _same(dx.transpose(perm).max(axis=axis, keepdims=keepdims),
+                      np.asarray(x.transpose(perm).max(axis=axis, keepdims=keepdims)))
+            if not isinstance(axis, tuple):
+                _same(dx.transpose(perm).argmax(axis=axis),
+                      np.asarray(x.transpose(perm).argmax(axis=axis)))
 
 
 def test_reductions_on_every_kind_of_worker(client):

@@ -13,7 +13,8 @@ import operator
 
 import numpy as np
 
-from . import indexing, joining, numeric, reductions, scan, selection, ufuncs
+from . import (indexing, joining, matrices, numeric, rearranging, reductions, scan, selection,
+               ufuncs)
 from .array import (_axes, asarray, copy, empty, expand_dims, install_device_indexing, ndarray,
                     ravel, reshape, squeeze, swapaxes, transpose)
 
@@ -81,7 +82,12 @@ def _array_ufunc(self, ufunc, method, *inputs, out=None, **kwargs):
     return ufuncs.apply(ufunc, *inputs, out=out)
 
 
-_FUNCTIONS = {np.where: where, np.cumsum: scan.cumsum, np.cumprod: scan.cumprod, np.round: numeric.around, np.around: numeric.around,
+_FUNCTIONS = {np.where: where, np.diagonal: matrices.diagonal, np.diag: matrices.diag,
+              np.trace: matrices.trace, np.tril: matrices.tril, np.triu: matrices.triu,
+              np.outer: matrices.outer, np.flip: rearranging.flip,
+              np.fliplr: rearranging.fliplr, np.flipud: rearranging.flipud,
+              np.roll: rearranging.roll, np.repeat: rearranging.repeat,
+              np.tile: rearranging.tile, np.diff: rearranging.diff, np.cumsum: scan.cumsum, np.cumprod: scan.cumprod, np.round: numeric.around, np.around: numeric.around,
               np.isclose: numeric.isclose, np.allclose: numeric.allclose,
               np.array_equal: numeric.array_equal, np.var: numeric.var, np.std: numeric.std,
               np.concatenate: joining.concatenate, np.stack: joining.stack,
@@ -200,6 +206,9 @@ def _install():
                          ("all", reductions.all_, False)):
         setattr(ndarray, name, _reduction(fn, dt))
     ndarray.nonzero = selection.nonzero
+    ndarray.diagonal = matrices.diagonal
+    ndarray.trace = matrices.trace
+    ndarray.repeat = rearranging.repeat
     ndarray.round = numeric.around
     ndarray.cumsum = scan.cumsum
     ndarray.cumprod = scan.cumprod

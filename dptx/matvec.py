@@ -80,15 +80,14 @@ def matvec(a: ndarray, v: ndarray, out: ndarray) -> None:
         (-(-N // warps),), (BLOCK,), [a, v, out, I(N), I(K)])
 
 
-def vecmat(v: ndarray, m: ndarray, out: ndarray) -> None:
+def vecmat(v: ndarray, m: ndarray, out: ndarray, rows: int) -> None:
     """out[j] = sum over k of v[k] * m[k, j]: C-contiguous operands of out's type. The rows
-    in pieces (``reductions.column_pieces``), each piece's sums then added in order: a chunk
-    of blocks reads only its rows of the matrix."""
-    from .reductions import column_pieces
+    in pieces of ``rows`` (the caller's: ``reductions.column_pieces``), each piece's sums then
+    added in order: a chunk of blocks reads only its rows of the matrix."""
     K, N = m.shape
     wide = N * K > np.iinfo(np.int32).max
     I = np.int64 if wide else np.int32
-    P, rows = column_pieces(N, K)
+    P = max(1, -(-K // rows))
     mod = _module(out.dtype, wide)
     partial = empty((P * N,), _accumulator(out.dtype))
     with stream_for(None).together():       # both launches in one message

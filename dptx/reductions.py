@@ -727,7 +727,7 @@ def matmul(a, b, out=None):
         if b.ndim == 1:
             matvec.matvec(a2, b2.reshape(-1), flat)
         else:
-            matvec.vecmat(a2.reshape(-1), b2, flat)
+            matvec.vecmat(a2.reshape(-1), b2, flat, column_pieces(m, k)[1])
         return result
     wide = max(n * k, k * m, n * m) > np.iinfo(np.int32).max
     T, idx = _MATMUL_TILE, (np.int64 if wide else np.int32)

@@ -704,6 +704,38 @@ def test_float16_computes_as_numpys_half_loops(client):
         dptx.asarray(mixed) @ dptx.asarray(mixed.T)
 
 
+def test_matrix_and_rearranging_routines(client):
+    x = RNG.standard_normal((4, 5))
+    d = dptx.asarray(x)
+    for k in (-2, 0, 1, 7):
+        _same(dptx.eye(4, 6, k), np.eye(4, 6, k))
+        _same(np.tril(d, k), np.tril(x, k))
+        _same(np.triu(d, k), np.triu(x, k))
+        _same(np.diagonal(d, k), np.diagonal(x, k))
+        _same(np.trace(d, k), np.asarray(np.trace(x, k)), exact=False)
+        _same(dptx.diag(d[0], k), np.diag(x[0], k))
+        _same(np.diag(d, k), np.diag(x, k))
+    _same(dptx.identity(3, dtype=np.int32), np.identity(3, dtype=np.int32))
+    _same(np.outer(d[0], d[1]), np.outer(x[0], x[1]))
+    view = d.diagonal(1)                     # a view, as numpy's: writes reach the array
+    assert view.base is not None
+    for axis in (None, 0, 1, (0, 1)):
+        _same(np.flip(d, axis), np.flip(x, axis))
+    _same(np.fliplr(d), np.fliplr(x))
+    _same(np.flipud(d), np.flipud(x))
+    for shift, axis in ((1, None), (-3, None), (2, 0), (7, 1), ((1, 2), (0, 1)), (0, 0)):
+        _same(np.roll(d, shift, axis), np.roll(x, shift, axis))
+    for count, axis in ((2, None), (3, 0), (2, 1), (0, 1)):
+        _same(np.repeat(d, count, axis), np.repeat(x, count, axis))
+    for reps in (2, (2, 1), (1, 3), (2, 2, 2), 0):
+        _same(np.tile(d, reps), np.tile(x, reps))
+    for n, axis in ((1, -1), (2, 0), (0, 1), (3, 1)):
+        _same(np.diff(d, n, axis), np.diff(x, n, axis))
+    _same(np.diff(d > 0), np.diff(x > 0))
+    small = (x * 10).astype(np.int8)
+    _same(np.diff(dptx.asarray(small)), np.diff(small))
+
+
 def test_conversions_and_linspace_as_numpy_rounds(client):
     # a negative float into an unsigned type: numpy wraps it (a GPU's cast would saturate)
     f = np.array([-74.7, -1.0, 0.0, 72.9, 255.0, -300.5, 1e4])

@@ -1,0 +1,111 @@
+"""numpy's rearranging routines on dptx arrays, made of views, device copies and gathers:
+``flip``/``fliplr``/``flipud`` (views with negative strides, as numpy's), ``roll``, ``tile``,
+``repeat``, ``diff``."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import indexing, ufuncs
+from .array import _axes, asarray, empty, ndarray
+from .joining import concatenate
+
+
+def flip(m, axis=None) -> ndarray:
+    """numpy.flip: a view reversed along ``axis`` (every axis by default)."""
+    m = asarray(m)
+    axes = range(m.ndim) if axis is None else _axes(axis, m.ndim)
+    key = [slice(None)] * m.ndim
+    for k in axes:
+        key[k] = slice(None, None, -1)
+    return m[tuple(key)]
+
+
+def fliplr(m) -> ndarray:
+    m = asarray(m)
+    if m.ndim < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return flip(m, 1)
+
+
+def flipud(m) -> ndarray:
+    m = asarray(m)
+    if m.ndim < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return flip(m, 0)
+
+
+def roll(a, shift, axis=None) -> ndarray:
+    """numpy.roll: elements shifted along ``axis`` (of the flattened array by default),
+    those past the end coming back at the start: two slices joined."""
+    a = asarray(a)
+    if axis is None:
+        return roll(a.reshape(-1), shift, 0).reshape(a.shape)
+    shifts, axes = np.broadcast_arrays(np.asarray(shift), np.asarray(axis))
+    out = a
+    for s, ax in zip(shifts.ravel(), axes.ravel()):
+        ax = _axes((int(ax),), a.ndim)[0]
+        n = a.shape[ax]
+        if n == 0:
+            continue
+        s = int(s) % n
+        if s:
+            head = [slice(None)] * a.ndim
+            tail = [slice(None)] * a.ndim
+            head[ax], tail[ax] = slice(n - s, None), slice(None, n - s)
+            out = concatenate([out[tuple(head)], out[tuple(tail)]], axis=ax)
+    return out if out is not a else a.copy()
+
+
+def repeat(a, repeats, axis=None) -> ndarray:
+    """numpy.repeat with a single count: each element ``repeats`` times in a row along
+    ``axis`` (of the flattened array by default): a gather by index // repeats."""
+    a = asarray(a)
+    if np.ndim(repeats) != 0:
+        raise NotImplementedError("dptx.repeat takes one count for every element")
+    r = int(repeats)
+    if r < 0:
+        raise ValueError("negative dimensions are not allowed")
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    ax = _axes((axis,), a.ndim)[0]
+    n = a.shape[ax]
+    index = empty((n * r,), np.int64)
+    if index.size:
+        ufuncs.fill_arange(index, 0, 1)
+        index = ufuncs.apply(np.floor_divide, index, r)
+    return indexing.getitem(a, (slice(None),) * ax + (index,))
+
+
+def tile(A, reps) -> ndarray:
+    """numpy.tile: ``A`` repeated ``reps`` times along each axis: a broadcast copy of it
+    with an axis of repetitions before each of its own, then reshaped."""
+    A = asarray(A)
+    reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
+    ndim = max(A.ndim, len(reps))
+    A = A.reshape((1,) * (ndim - A.ndim) + A.shape)
+    reps = (1,) * (ndim - len(reps)) + reps
+    wide = []
+    for r, n in zip(reps, A.shape):
+        wide += [r, n]
+    out = empty(tuple(wide), A.dtype)
+    source = A.reshape(tuple(x for n in A.shape for x in (1, n)))
+    if out.size:
+        out[...] = source
+    return out.reshape(tuple(r * n for r, n in zip(reps, A.shape)))
+
+
+def diff(a, n=1, axis=-1) -> ndarray:
+    """numpy.diff: the n-th difference along ``axis`` (a[1:] - a[:-1], n times; booleans
+    differ by not_equal, as numpy's)."""
+    a = asarray(a)
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n!r}")
+    if a.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    ax = _axes((axis,), a.ndim)[0]
+    upper, lower = [slice(None)] * a.ndim, [slice(None)] * a.ndim
+    upper[ax], lower[ax] = slice(1, None), slice(None, -1)
+    op = np.not_equal if a.dtype == np.bool_ else np.subtract
+    for _ in range(n):
+        a = ufuncs.apply(op, a[tuple(upper)], a[tuple(lower)])
+    return a

@@ -14,7 +14,7 @@ import operator
 import numpy as np
 
 from . import (indexing, joining, matrices, numeric, rearranging, reductions, scan, selection,
-               ufuncs)
+               sorting, ufuncs)
 from .array import (_axes, asarray, copy, empty, expand_dims, install_device_indexing, ndarray,
                     ravel, reshape, squeeze, swapaxes, transpose)
 
@@ -82,7 +82,7 @@ def _array_ufunc(self, ufunc, method, *inputs, out=None, **kwargs):
     return ufuncs.apply(ufunc, *inputs, out=out)
 
 
-_FUNCTIONS = {np.where: where, np.diagonal: matrices.diagonal, np.diag: matrices.diag,
+_FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsort, np.diagonal: matrices.diagonal, np.diag: matrices.diag,
               np.trace: matrices.trace, np.tril: matrices.tril, np.triu: matrices.triu,
               np.outer: matrices.outer, np.flip: rearranging.flip,
               np.fliplr: rearranging.fliplr, np.flipud: rearranging.flipud,
@@ -206,6 +206,8 @@ def _install():
                          ("all", reductions.all_, False)):
         setattr(ndarray, name, _reduction(fn, dt))
     ndarray.nonzero = selection.nonzero
+    ndarray.sort = sorting.sort_in_place
+    ndarray.argsort = sorting.argsort
     ndarray.diagonal = matrices.diagonal
     ndarray.trace = matrices.trace
     ndarray.repeat = rearranging.repeat

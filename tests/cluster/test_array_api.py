@@ -736,6 +736,29 @@ def test_matrix_and_rearranging_routines(client):
     _same(np.diff(dptx.asarray(small)), np.diff(small))
 
 
+def test_sort_and_argsort_as_numpys_stable_sort(client):
+    """A merge sort on the devices: numpy's values (NaN last, infinities in place), argsort's
+    indices those of numpy's kind='stable' (equal elements keep their order), along any axis
+    and of the flattened array; rows of one run, of several runs and passes, not powers of
+    two."""
+    for shape, dtype in (((10,), np.float64), ((1000,), np.float32), ((5000,), np.int32),
+                         ((3, 2500), np.float64), ((7, 33), np.int8), ((70_000,), np.float32),
+                         ((4096 * 3 + 5,), np.int64), ((0,), np.float32), ((1,), np.uint8)):
+        x = (RNG.standard_normal(shape) * 50).astype(dtype)
+        if x.dtype.kind == "f" and x.size > 5:
+            x.flat[::7] = np.nan
+            x.flat[3], x.flat[4] = np.inf, -np.inf
+        elif x.size > 20:
+            x.flat[::3] = 5                      # many ties: stability shows in argsort
+        d = dptx.asarray(x)
+        for axis in (-1, 0, None):
+            _same(np.sort(d, axis=axis), np.sort(x, axis=axis))
+            _same(np.argsort(d, axis=axis), np.argsort(x, axis=axis, kind="stable"))
+    y = dptx.asarray(np.array([3.0, np.nan, 1.0, 2.0]))
+    y.sort()
+    _same(y, np.array([1.0, 2.0, 3.0, np.nan]))
+
+
 def test_conversions_and_linspace_as_numpy_rounds(client):
     # a negative float into an unsigned type: numpy wraps it (a GPU's cast would saturate)
     f = np.array([-74.7, -1.0, 0.0, 72.9, 255.0, -300.5, 1e4])

@@ -1,0 +1,157 @@
+"""``sort`` and ``argsort`` along an axis, on the devices: a stable merge sort (numpy's
+``kind='stable'``; its values are those of every numpy kind), NaN last as in numpy.
+
+The axis is moved last and made contiguous: rows of L elements. One launch sorts each run of
+RUN elements by rank (a thread per element counts the elements before it: a warp is a run);
+then each launch merges pairs of sorted runs of width w into runs of 2w, a thread per PIECE
+elements of output (2w while runs are shorter): it finds where its slice starts in the two
+runs by a binary search along the merge path (Green et al.), then merges its slice in order,
+the left run winning ties (stability). log2(L / RUN) passes, between two buffers, each
+chunk reading and writing only its own rows' pieces where its runs allow (the footprint is
+exact: loops are counts bounded by constants). ``argsort`` carries each element's index
+along with its key.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .array import _axes, asarray, empty, ndarray
+from .elementwise import KernelCache, c_type, with_half_header
+from .module import RawModule
+
+PIECE = 1024       # outputs per thread in a merge pass
+RUN = 32           # elements per run sorted by rank before the merges
+BLOCK = 128
+
+_SOURCE = r"""
+// numpy's order: NaN after everything, equal NaNs in place
+__device__ __forceinline__ bool before(T_ a, T_ b) {
+#if FLOAT_
+    return a < b || (b != b && a == a);
+#else
+    return a < b;
+#endif
+}
+
+// runs of RUN_ elements sorted by rank, a thread per element: its place in its run is the
+// number of elements before it in numpy's order, or equal and earlier (stable)
+__device__ __forceinline__ I_ clamp(I_ x, I_ lo, I_ hi) { return x < lo ? lo : x > hi ? hi : x; }
+
+extern "C" __global__ void dptx_sort_runs(const T_* keys, T_* ok, long long* oi, I_ L,
+                                          I_ n, int with_index) {
+    const I_ t = (I_)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n) return;
+    const I_ row = t / L, c = t % L;
+    const long long base = (long long)row * L;
+    const I_ r0 = c / RUN_ * RUN_;
+    const T_ v = keys[base + c];
+    I_ rank = 0;
+    #pragma unroll 1
+    for (I_ k = 0; k < RUN_ && r0 + k < L; k++) {
+        const T_ u = keys[base + r0 + k];
+        rank += (before(u, v) || (!before(v, u) && r0 + k < c)) ? 1 : 0;
+    }
+    ok[base + r0 + rank] = v;
+    if (with_index) oi[base + r0 + rank] = c;
+}
+
+// one pass: runs of width w of each row merged in pairs, a thread per ``slice`` outputs
+// (PIECE_, or 2w when the pairs are shorter)
+extern "C" __global__ void dptx_sort_merge(const T_* keys, const long long* idx, T_* ok,
+                                           long long* oi, I_ L, I_ S, I_ slices, I_ w,
+                                           I_ slice, int with_index) {
+    const I_ t = (I_)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= slices) return;
+    const I_ row = t / S, s = t % S;
+    const long long base = (long long)row * L;
+    const I_ start = s * slice;                     // the slice's first output in the row
+    const I_ lo = start / (2 * w) * (2 * w);        // its pair of runs: [lo, mid), [mid, hi)
+    const I_ mid = lo + w < L ? lo + w : L, hi = lo + 2 * w < L ? lo + 2 * w : L;
+    // merge path: how many of the first (start - lo) outputs come from the left run
+    const I_ d = start - lo, na = mid - lo, nb = hi - mid;
+    I_ a0 = d > nb ? d - nb : 0, a1 = d < na ? d : na;
+    // (every index read is clamped to its run: no change to the values, but the access
+    // footprint then bounds a chunk's reads by its pairs of runs, not the whole array)
+    while (a0 < a1) {                               // the smallest i with right[d-i-1] < left[i]
+        const I_ i = (a0 + a1) / 2;
+        if (before(keys[base + clamp(mid + (d - i - 1), mid, hi - 1)],
+                   keys[base + clamp(lo + i, lo, mid - 1)])) a1 = i; else a0 = i + 1;
+    }
+    I_ i = lo + a0, j = mid + (d - a0);
+    // a count from 0 bounded by PIECE_ (the footprint then bounds the writes by the slice)
+    #pragma unroll 1
+    for (I_ k = 0; k < PIECE_ && k < slice && start + k < hi; k++) {
+        const I_ ci = clamp(i, lo, mid - 1), cj = clamp(j, mid, hi - 1);
+        const bool right = j < hi && (i >= mid || before(keys[base + cj], keys[base + ci]));
+        ok[base + start + k] = right ? keys[base + cj] : keys[base + ci];
+        if (with_index) oi[base + start + k] = right ? idx[base + cj] : idx[base + ci];
+        if (right) j++; else i++;
+    }
+}
+"""
+
+_modules = KernelCache()
+
+
+def _module(dtype: np.dtype, wide: bool) -> RawModule:
+    return _modules.get(("sort", str(dtype), wide), lambda: RawModule(with_half_header(
+        f"typedef {c_type(dtype)} T_;\ntypedef {'long long' if wide else 'int'} I_;\n"
+        f"#define PIECE_ ((I_){PIECE})\n#define RUN_ ((I_){RUN})\n"
+        f"#define FLOAT_ {int(dtype.kind == 'f')}\n" + _SOURCE),
+        options=("--fmad=false",)))
+
+
+def _sorted(a, axis, with_index: bool):
+    a = asarray(a)
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    if a.ndim == 0:
+        raise np.exceptions.AxisError(axis, 0)
+    ax = _axes((axis,), a.ndim)[0]
+    moved = a.swapaxes(ax, -1)
+    keys = moved.copy()                          # contiguous, ours to sort in place
+    L = keys.shape[-1] if keys.ndim else 1
+    rows = keys.size // L if L else 0
+    idx = empty(keys.shape, np.int64) if with_index else empty((1,), np.int64)
+    if keys.size:
+        wide = keys.size > np.iinfo(np.int32).max
+        I = np.int64 if wide else np.int32
+        mod = _module(keys.dtype, wide)
+        flag = np.int32(with_index)
+        other = (empty(keys.shape, keys.dtype), empty(keys.shape, np.int64) if with_index else idx)
+        mod.get_function("dptx_sort_runs")((-(-keys.size // BLOCK),), (BLOCK,), [
+            keys, other[0], other[1], I(L), I(keys.size), flag])
+        src, dst = other, (keys, idx)
+        w = RUN
+        while w < L:
+            slice_ = min(PIECE, 2 * w)
+            S = -(-L // slice_)
+            mod.get_function("dptx_sort_merge")((-(-(rows * S) // BLOCK),), (BLOCK,), [
+                src[0], src[1], dst[0], dst[1], I(L), I(S), I(rows * S), I(w), I(slice_),
+                flag])
+            src, dst = dst, src
+            w *= 2
+        keys, idx = src
+    result = idx if with_index else keys
+    result = result.swapaxes(ax, -1)
+    return result if result._contiguous else result.copy()
+
+
+def sort(a, axis=-1, kind=None, order=None) -> ndarray:
+    """numpy.sort: a sorted copy along ``axis`` (of the flattened array for None), NaN last."""
+    if order is not None:
+        raise ValueError("Cannot specify order when the array has no fields.")
+    return _sorted(a, axis, with_index=False)
+
+
+def argsort(a, axis=-1, kind=None, order=None) -> ndarray:
+    """numpy.argsort: the indices that sort ``a`` along ``axis``, equal elements in their
+    order (numpy's ``kind='stable'``; any kind's answer where the elements differ)."""
+    if order is not None:
+        raise ValueError("Cannot specify order when the array has no fields.")
+    return _sorted(a, axis, with_index=True)
+
+
+def sort_in_place(self, axis=-1, kind=None, order=None) -> None:
+    """``a.sort()``: sorted in place (through a sorted copy)."""
+    self[...] = sort(self, axis, kind, order)

@@ -82,7 +82,8 @@ def _array_ufunc(self, ufunc, method, *inputs, out=None, **kwargs):
     return ufuncs.apply(ufunc, *inputs, out=out)
 
 
-_FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsort, np.diagonal: matrices.diagonal, np.diag: matrices.diag,
+_FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsort,
+              np.unique: sorting.unique, np.diagonal: matrices.diagonal, np.diag: matrices.diag,
               np.trace: matrices.trace, np.tril: matrices.tril, np.triu: matrices.triu,
               np.outer: matrices.outer, np.flip: rearranging.flip,
               np.fliplr: rearranging.fliplr, np.flipud: rearranging.flipud,

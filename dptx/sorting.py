@@ -155,3 +155,42 @@ def argsort(a, axis=-1, kind=None, order=None) -> ndarray:
 def sort_in_place(self, axis=-1, kind=None, order=None) -> None:
     """``a.sort()``: sorted in place (through a sorted copy)."""
     self[...] = sort(self, axis, kind, order)
+
+
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
+           *, equal_nan=True):
+    """numpy.unique of the flattened array: the sorted distinct values (NaNs one value with
+    ``equal_nan``, as numpy 2), and where asked the index of each one's first occurrence, the
+    index of each element's value in the result (in the input's shape), and the counts. The
+    size of the result is read back (one wait), as in CuPy."""
+    from . import indexing, joining, scan, selection, ufuncs
+    if axis is not None:
+        raise NotImplementedError("dptx.unique(axis=...) is not supported yet")
+    a = asarray(ar)
+    flat = a.reshape(-1)
+    order = argsort(flat)
+    ordered = indexing.getitem(flat, (order,)) if flat.size else flat.copy()
+    first = empty((flat.size,), np.bool_)
+    if flat.size:
+        first[:1] = True
+        later = ufuncs.apply(np.not_equal, ordered[1:], ordered[:-1])
+        if equal_nan and a.dtype.kind == "f":
+            both = ufuncs.apply(np.logical_and, ufuncs.apply(np.isnan, ordered[1:]),
+                                ufuncs.apply(np.isnan, ordered[:-1]))
+            later = ufuncs.apply(np.logical_and, later, ufuncs.apply(np.logical_not, both))
+        first[1:] = later
+    values = selection.mask_select(ordered, first)
+    if not (return_index or return_inverse or return_counts):
+        return values
+    result = [values]
+    if return_index:
+        result.append(selection.mask_select(order, first))
+    if return_inverse:
+        rank = ufuncs.apply(np.subtract, scan.cumsum(first, dtype=np.int64), 1)
+        inverse = indexing.getitem(rank, (argsort(order),)) if flat.size else rank
+        result.append(inverse.reshape(a.shape))
+    if return_counts:
+        starts = selection.flatnonzero(first)
+        ends = joining.concatenate([starts[1:], asarray(np.array([flat.size], np.int64))])
+        result.append(ufuncs.apply(np.subtract, ends, starts))
+    return tuple(result)

@@ -757,6 +757,17 @@ def test_sort_and_argsort_as_numpys_stable_sort(client):
     y = dptx.asarray(np.array([3.0, np.nan, 1.0, 2.0]))
     y.sort()
     _same(y, np.array([1.0, 2.0, 3.0, np.nan]))
+    # unique: values, first indices, inverse (in the input's shape), counts; NaNs one value
+    for x in (np.array([[3, 1], [3, 2]]), RNG.integers(0, 50, 5000),
+              np.array([np.nan, 1, np.nan, 2.0, 1.0]), RNG.standard_normal(300).round(1),
+              np.array([], np.float32), RNG.random(2000) > 0.5):
+        for equal_nan in (True, False):
+            want = np.unique(x, return_index=True, return_inverse=True, return_counts=True,
+                             equal_nan=equal_nan)
+            got = np.unique(dptx.asarray(x), return_index=True, return_inverse=True,
+                            return_counts=True, equal_nan=equal_nan)
+            for g, w in zip(got, want):
+                _same(g, w)
 
 
 def test_conversions_and_linspace_as_numpy_rounds(client):

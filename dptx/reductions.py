@@ -639,35 +639,6 @@ class _ArgKernel(ReductionKernel):
                            "const _arg_t* __restrict__ _partial, long long*") \
                   .replace("_reduce_t* __restrict__ _partial", "_arg_t* __restrict__ _partial")
 
-    def _permuted(self, args, axis, keepdims, out, stream):
-        """The reduction of a transposed view (its axes a permutation of a C-contiguous
-        array's), the one array argument, as the reduction of the array it views, with no
-        copy (``m.T.sum(axis=1)`` is ``m.sum(axis=0)``), the kept axes put back in the view's
-        order; None for anything else."""
-        arrays = [a for a in args if _is_array(a)]
-        if len(arrays) != 1 or arrays[0]._contiguous or arrays[0].ndim < 2 or not arrays[0].size:
-            return None
-        x = arrays[0]
-        perm = sorted(range(x.ndim), key=lambda k: -abs(x.strides[k]))
-        y = x.transpose(perm)
-        if not y._contiguous:
-            return None
-        red = tuple(range(x.ndim)) if axis is None else _axes(axis, x.ndim)
-        kept = [k for k in range(x.ndim) if k not in red]          # in the view's order
-        kept_in_y = [k for k in perm if k not in red]               # in the array's order
-        result = ReductionKernel.__call__(self, *[y if a is x else a for a in args],
-                                          axis=tuple(sorted(perm.index(k) for k in red)),
-                                          stream=stream)
-        order = [kept_in_y.index(k) for k in kept]
-        if order != list(range(len(order))):
-            result = result.transpose(order)
-        if keepdims:
-            result = result.reshape(tuple(1 if k in red else x.shape[k] for k in range(x.ndim)))
-        if out is not None:
-            out[...] = result
-            return out
-        return result if result._contiguous else result.copy()
-
     def _partial(self, count: int, rtype):
         return empty((2 * count,), np.int64)      # (value, index) pairs of 16 bytes
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import (indexing, joining, matrices, numeric, rearranging, reductions, scan, selection,
                sorting, ufuncs)
-from .array import (_axes, asarray, copy, empty, expand_dims, install_device_indexing, ndarray,
+from .array import (asarray, copy, empty, expand_dims, install_device_indexing, ndarray,
                     ravel, reshape, squeeze, swapaxes, transpose)
 
 def arange(start, stop=None, step=1, dtype=None) -> ndarray:

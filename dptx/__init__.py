@@ -14,7 +14,7 @@ from .array import (array, asarray, asnumpy, ascontiguousarray, copy, empty, emp
 from .array_api import arange, count_nonzero, linspace, where
 from .joining import column_stack, concatenate, hstack, stack, vstack
 from .scan import cumprod, cumsum
-from .sorting import argsort, sort, unique
+from .sorting import argsort, searchsorted, sort, unique
 from .matrices import diag, diagonal, eye, identity, outer, trace, tril, triu
 from .rearranging import diff, flip, fliplr, flipud, repeat, roll, tile
 from . import random  # noqa: E402  (dptx.random, as cupy.random)
@@ -52,7 +52,7 @@ __all__ = [
     "stack", "vstack", "hstack", "column_stack", "around", "round", "isclose", "allclose",
     "array_equal", "var", "std", "cumsum", "cumprod", "random", "eye", "identity", "diag",
     "diagonal", "trace", "tril", "triu", "outer", "flip", "fliplr", "flipud", "roll", "tile",
-    "repeat", "diff", "sort", "argsort", "unique",
+    "repeat", "diff", "sort", "argsort", "unique", "searchsorted",
     "where", "nonzero", "flatnonzero", "argwhere", "count_nonzero", "take", "clip", "sum", "prod",
     "min", "max", "mean", "argmin", "argmax", "any", "all", "dot", "matmul", "ElementwiseKernel",
     "ReductionKernel", "fuse", "connect", "shutdown", "synchronize", "client", "dashboard_link",

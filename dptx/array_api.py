@@ -83,7 +83,7 @@ def _array_ufunc(self, ufunc, method, *inputs, out=None, **kwargs):
 
 
 _FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsort,
-              np.unique: sorting.unique, np.diagonal: matrices.diagonal, np.diag: matrices.diag,
+              np.unique: sorting.unique, np.searchsorted: sorting.searchsorted, np.diagonal: matrices.diagonal, np.diag: matrices.diag,
               np.trace: matrices.trace, np.tril: matrices.tril, np.triu: matrices.triu,
               np.outer: matrices.outer, np.flip: rearranging.flip,
               np.fliplr: rearranging.fliplr, np.flipud: rearranging.flipud,
@@ -209,6 +209,8 @@ def _install():
     ndarray.nonzero = selection.nonzero
     ndarray.sort = sorting.sort_in_place
     ndarray.argsort = sorting.argsort
+    ndarray.searchsorted = lambda self, v, side="left", sorter=None: sorting.searchsorted(
+        self, v, side, sorter)
     ndarray.diagonal = matrices.diagonal
     ndarray.trace = matrices.trace
     ndarray.repeat = rearranging.repeat

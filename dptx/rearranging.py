@@ -1,11 +1,11 @@
 """numpy's rearranging routines on dptx arrays, made of views, device copies and gathers:
 ``flip``/``fliplr``/``flipud`` (views with negative strides, as numpy's), ``roll``, ``tile``,
-``repeat``, ``diff``."""
+``repeat`` (one count, or one per element), ``diff``."""
 from __future__ import annotations
 
 import numpy as np
 
-from . import indexing, ufuncs
+from . import indexing, reductions, scan, sorting, ufuncs
 from .array import _axes, asarray, empty, ndarray
 from .joining import concatenate
 
@@ -57,22 +57,40 @@ def roll(a, shift, axis=None) -> ndarray:
 
 
 def repeat(a, repeats, axis=None) -> ndarray:
-    """numpy.repeat with a single count: each element ``repeats`` times in a row along
-    ``axis`` (of the flattened array by default): a gather by index // repeats."""
+    """numpy.repeat: each element ``repeats`` times in a row along ``axis`` (of the flattened
+    array by default), one count for all (a gather by index // count) or one per element (a
+    gather by where each output falls among the counts' running sums: one wait, for the
+    total, as the result's size depends on the counts)."""
     a = asarray(a)
-    if np.ndim(repeats) != 0:
-        raise NotImplementedError("dptx.repeat takes one count for every element")
-    r = int(repeats)
-    if r < 0:
-        raise ValueError("negative dimensions are not allowed")
     if axis is None:
         a, axis = a.reshape(-1), 0
     ax = _axes((axis,), a.ndim)[0]
     n = a.shape[ax]
-    index = empty((n * r,), np.int64)
-    if index.size:
-        ufuncs.fill_arange(index, 0, 1)
-        index = ufuncs.apply(np.floor_divide, index, r)
+    counts = repeats if isinstance(repeats, ndarray) else np.asarray(repeats)
+    if counts.size == 1:
+        r = int(counts.reshape(()).get() if isinstance(counts, ndarray) else counts.reshape(()))
+        if r < 0:
+            raise ValueError("negative dimensions are not allowed")
+        index = empty((n * r,), np.int64)
+        if index.size:
+            ufuncs.fill_arange(index, 0, 1)
+            index = ufuncs.apply(np.floor_divide, index, r)
+    else:
+        if counts.ndim != 1 or counts.shape[0] != n:
+            raise ValueError(f"operands could not be broadcast together with shape ({n},) "
+                             f"({counts.shape[0] if counts.ndim == 1 else counts.shape},)")
+        if counts.dtype.kind not in "iu":
+            raise TypeError(f"Cannot cast array data from {counts.dtype} to int64 according "
+                            f"to the rule 'safe'")
+        counts = asarray(counts)
+        if bool(reductions.any_(ufuncs.apply(np.less, counts, 0))):
+            raise ValueError("repeats may not contain negative values.")
+        ends = scan.cumsum(counts, dtype=np.int64)
+        total = int(ends[-1]) if n else 0
+        index = empty((total,), np.int64)
+        if total:
+            ufuncs.fill_arange(index, 0, 1)
+            index = sorting.searchsorted(ends, index, side="right")
     return indexing.getitem(a, (slice(None),) * ax + (index,))
 
 

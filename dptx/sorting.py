@@ -194,3 +194,57 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         ends = joining.concatenate([starts[1:], asarray(np.array([flat.size], np.int64))])
         result.append(ufuncs.apply(np.subtract, ends, starts))
     return tuple(result)
+
+
+_SEARCH = r"""
+// numpy.searchsorted: for each v, the first i with a[i] >= v ('left') or a[i] > v ('right')
+// in numpy's order (NaN last), by bisection over the sorted a
+extern "C" __global__ void dptx_searchsorted(const T_* a, I_ n, const T_* v, long long* out,
+                                             I_ m, int right) {
+    const I_ t = (I_)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= m) return;
+    const T_ x = v[t];
+    I_ lo = 0, hi = n;
+    while (lo < hi) {
+        const I_ mid = lo + (hi - lo) / 2;
+        const T_ y = a[mid < n - 1 ? mid : n - 1];
+        if (right ? !before(x, y) : before(y, x)) lo = mid + 1; else hi = mid;
+    }
+    out[t] = lo;
+}
+"""
+
+
+def searchsorted(a, v, side="left", sorter=None) -> ndarray:
+    """numpy.searchsorted: where each of ``v`` would go in the sorted 1-D ``a`` to keep it
+    sorted (the first such place for 'left', the last for 'right'), in numpy's order (NaN
+    last); ``v`` converted to their common type as numpy does."""
+    from . import indexing, ufuncs
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
+    a = asarray(a)
+    if a.ndim != 1:
+        raise ValueError("object too deep for desired array")
+    if sorter is not None:
+        a = indexing.getitem(a, (asarray(sorter),))
+    scalar = not isinstance(v, ndarray) and np.ndim(v) == 0
+    values = asarray(np.asarray(v)) if not isinstance(v, ndarray) else v
+    T = np.result_type(a.dtype, values.dtype)
+    a = a if a.dtype == T else ufuncs.astype(a, T)
+    values = (values if values.dtype == T else ufuncs.astype(values, T)).reshape(-1)
+    values = values if values._contiguous else values.copy()
+    a = a if a._contiguous else a.copy()
+    out = empty(values.shape, np.int64)
+    if out.size:
+        wide = max(a.size, out.size) > np.iinfo(np.int32).max
+        I = np.int64 if wide else np.int32
+        mod = _modules.get(("search", str(T), wide), lambda: RawModule(with_half_header(
+            f"typedef {c_type(T)} T_;\ntypedef {'long long' if wide else 'int'} I_;\n"
+            f"#define FLOAT_ {int(T.kind == 'f')}\n" + _SOURCE.split("extern")[0] + _SEARCH)))
+        if a.size:
+            mod.get_function("dptx_searchsorted")((-(-out.size // BLOCK),), (BLOCK,), [
+                a, I(a.size), values, out, I(out.size), np.int32(side == "right")])
+        else:
+            out.fill(0)
+    shape = () if scalar else (v.shape if isinstance(v, ndarray) else np.shape(v))
+    return out.reshape(shape)

@@ -734,6 +734,25 @@ def test_matrix_and_rearranging_routines(client):
     _same(np.diff(d > 0), np.diff(x > 0))
     small = (x * 10).astype(np.int8)
     _same(np.diff(dptx.asarray(small)), np.diff(small))
+    # one count per element (on the host or the devices)
+    for counts, axis in (([1, 0, 2, 5], 0), (np.array([2, 2, 0, 1, 3]), 1),
+                         (np.arange(20) % 3, None)):
+        _same(np.repeat(d, counts, axis), np.repeat(x, counts, axis))
+        _same(np.repeat(d, dptx.asarray(np.asarray(counts)), axis), np.repeat(x, counts, axis))
+    with pytest.raises(ValueError, match="negative values"):
+        np.repeat(d, [1, -1, 2, 0], 0)
+    # searchsorted: numpy's places, NaN last, both sides, a sorter
+    for a in (np.sort(RNG.integers(0, 20, 50)), np.array([1.0, 2.0, 2.0, np.nan]),
+              np.sort(RNG.standard_normal(1000)).astype(np.float32), np.array([], np.float64)):
+        for v in (np.array([0, 2, 2.5, 19, 25, np.nan, -np.inf]), np.array([[1, 2], [3, 30]])):
+            for side in ("left", "right"):
+                _same(np.searchsorted(dptx.asarray(a), dptx.asarray(v), side=side),
+                      np.searchsorted(a, v, side=side))
+    keys = RNG.integers(0, 100, 30)
+    order = np.argsort(keys, kind="stable")
+    _same(np.searchsorted(dptx.asarray(keys), dptx.asarray(np.array([10, 50])),
+                          sorter=dptx.asarray(order)),
+          np.searchsorted(keys, [10, 50], sorter=order))
 
 
 def test_sort_and_argsort_as_numpys_stable_sort(client):

@@ -321,19 +321,23 @@ class ReductionKernel:
                 f"typedef {c_type(rtype)} _reduce_t;\n"
                 f"typedef {'long long' if wide else 'int'} _idx_t;\n")
         kernel = f'extern "C" __global__ void {self.name}_{mode}({", ".join(sig)}) {{\n{typedefs}'
-        final = (f'extern "C" __global__ void {self.name}_final('
-                 f"const {c_type(rtype)}* __restrict__ _partial, "
-                 f"{out_ct}* __restrict__ _p_{out.name}, const _idx_t _M, const _idx_t _P) {{\n"
-                 f"{typedefs}"
-                 "    const long long _m = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-                 "    if (_m >= _M) return;\n"
-                 "    _reduce_t a = _partial[_m * _P];\n"
-                 "    for (long long _p = 1; _p < _P; _p++) {\n"
-                 "        _reduce_t b = _partial[_m * _P + _p];\n"
-                 f"        {reduce_line}\n"
-                 "    }\n"
-                 f"    {post_map}"
-                 "}\n")
+
+        def final(index: str) -> str:
+            """The second kernel: output m's partials reduced in order, partial p of output m
+            at ``index`` (a format of ``p``)."""
+            return (f'extern "C" __global__ void {self.name}_final('
+                    f"const {c_type(rtype)}* __restrict__ _partial, "
+                    f"{out_ct}* __restrict__ _p_{out.name}, const _idx_t _M, const _idx_t _P) {{\n"
+                    f"{typedefs}"
+                    "    const long long _m = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                    "    if (_m >= _M) return;\n"
+                    f"    _reduce_t a = _partial[{index.format(p='0')}];\n"
+                    "    for (long long _p = 1; _p < _P; _p++) {\n"
+                    f"        _reduce_t b = _partial[{index.format(p='_p')}];\n"
+                    f"        {reduce_line}\n"
+                    "    }\n"
+                    f"    {post_map}"
+                    "}\n")
         if mode in (COLUMNS, COLUMN_PIECES):
             # thread m of the grid's column blocks, its piece of rows blockIdx.y in order;
             # the loop bounded by the piece and R (the footprint is then the piece's rows)
@@ -354,8 +358,7 @@ class ReductionKernel:
             # partials piece-major: a chunk of pieces writes one contiguous range of them
             # (output-major, the chunks' writes would interleave and be merged by diffs)
             return (src + "    _partial[(long long)blockIdx.y * _M + _m] = a;\n}\n"
-                    + final.replace("_partial[_m * _P]", "_partial[_m]")
-                           .replace("_partial[_m * _P + _p]", "_partial[_p * _M + _m]"))
+                    + final("{p} * _M + _m"))
         if mode == WARPS:
             # a warp per output: its lanes side by side along the output's elements, then a
             # tree of shuffles (the value as 32-bit words: _reduce_t may be a struct)
@@ -427,19 +430,7 @@ class ReductionKernel:
                     f"        {post_map}"
                     "    }\n}\n")
         return (src + "    if (threadIdx.x == 0) _partial[_m * _P + _p] = _sh[0];\n}\n"
-                f'extern "C" __global__ void {self.name}_final('
-                f"const {c_type(rtype)}* __restrict__ _partial, "
-                f"{out_ct}* __restrict__ _p_{out.name}, const _idx_t _M, const _idx_t _P) {{\n"
-                f"{typedefs}"
-                "    const long long _m = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-                "    if (_m >= _M) return;\n"
-                "    _reduce_t a = _partial[_m * _P];\n"
-                "    for (long long _p = 1; _p < _P; _p++) {\n"
-                "        _reduce_t b = _partial[_m * _P + _p];\n"
-                f"        {reduce_line}\n"
-                "    }\n"
-                f"    {post_map}"
-                "}\n")
+                + final("_m * _P + {p}"))
 
 
 # -- numpy's reductions --------------------------------------------------------------------------

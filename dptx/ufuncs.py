@@ -15,7 +15,7 @@ import operator
 
 import numpy as np
 
-from .array import ndarray
+from .array import may_share_memory, ndarray
 from .elementwise import HALF, ElementwiseKernel, KernelCache, c_type, compute_type
 from .errors import DptxError
 
@@ -252,18 +252,11 @@ def _check_scalar_exponent(exponent) -> None:
 def _unaliased(value, out):
     """``value``, or a copy of it where it overlaps ``out`` other than element for element
     (``np.add(a[1:], 1, out=a[:-1])``: threads would read what others already wrote)."""
-    if not isinstance(value, ndarray) or not _overlap(value, out):
+    if not isinstance(value, ndarray) or not may_share_memory(value, out):
         return value
     same = value._offset == out._offset and value.shape == out.shape and \
         value.strides == out.strides and value.dtype == out.dtype
     return value if same else value.copy()
-
-
-def _overlap(x, y) -> bool:
-    """Whether two arrays' spans share bytes (strided views with interleaved elements count
-    as overlapping: a copy too many, never one too few)."""
-    (a, b), (c, d) = x._range, y._range
-    return x._buffer is y._buffer and a < d and c < b
 
 
 def conversion(src: np.dtype, dst: np.dtype, x: str = "x") -> str:
@@ -305,7 +298,7 @@ def assign(dst, src):
         if not fits:
             raise ValueError(f"could not broadcast input array from shape {src.shape} into "
                              f"shape {dst.shape}")
-        if _overlap(src, dst):
+        if may_share_memory(src, dst):
             src = src.copy()        # overlapping views of one buffer: read before writing
     else:
         src = np.array(src, dtype=dst.dtype)[()]
@@ -324,7 +317,7 @@ def mask_assign(dst, mask, value):
         options=EXACT))
     scalar = np.array(value, dtype=dst.dtype)[()]       # numpy's own conversion and errors
     src = mask
-    if _overlap(mask, dst):
+    if may_share_memory(mask, dst):
         src = mask.copy()           # the mask is a view of dst's own bytes
     kernel(src, scalar, dst)
 

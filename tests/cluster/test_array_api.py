@@ -585,6 +585,39 @@ def test_reductions_into_an_out_of_another_type(client):
         r(dptx.ones(3, np.float32), out=dptx.zeros((), np.float64))
 
 
+def test_outputs_that_overlap_inputs_give_numpys_results(client):
+    """An out= that shares bytes with an input: numpy's result is as if the inputs were read
+    whole before out is written. A row reduction wrote row i's sum into a row another warp
+    was still reading, a matmul its tiles over the matrix it read."""
+    host = (np.arange(256 * 256, dtype=np.float32) % 7).reshape(256, 256)
+    cases = [("sum(axis=1, out=x[5])", lambda xp, x: xp.sum(x, axis=1, out=x[5])),
+             ("max(axis=1, out=x[200])", lambda xp, x: xp.max(x, axis=1, out=x[200])),
+             ("sum(axis=0, out=x[:, 0])", lambda xp, x: xp.sum(x, axis=0, out=x[:, 0])),
+             ("matmul(x, x, out=x)", lambda xp, x: xp.matmul(x, x, out=x)),
+             ("dot(x, x, out=x)", lambda xp, x: xp.dot(x, x, out=x)),
+             ("x[1:] @ x[0] into x[0]", lambda xp, x: xp.matmul(x[1:], x[0], out=x[0, 1:])),
+             ("x[0] @ x into x[0]", lambda xp, x: xp.matmul(x[0], x, out=x[0]))]
+    for name, f in cases:
+        want, got = host.copy(), dptx.asarray(host)
+        f(np, want)
+        f(dptx, got)
+        assert np.array_equal(got.get(), want), name
+    assert dptx.may_share_memory(got[1:], got[:-1]) and np.may_share_memory(got[:, 0], got[0])
+    assert not dptx.may_share_memory(got[:1], got[1:]) and not dptx.may_share_memory(got, host)
+    # out's type and shape, as numpy checks them (matmul: same_kind; dot: exactly)
+    d = dptx.asarray(host[:4, :4])
+    wide = dptx.zeros((4, 4), np.float64)
+    dptx.matmul(d, d, out=wide)
+    _same(wide, (host[:4, :4] @ host[:4, :4]).astype(np.float64))
+    with pytest.raises(TypeError, match="same_kind"):
+        dptx.matmul(d, d, out=dptx.zeros((4, 4), np.int32))
+    with pytest.raises(ValueError):
+        dptx.matmul(d, d, out=dptx.zeros((4, 5), np.float32))
+    for bad in (wide, dptx.zeros((4, 8), np.float32)[:, ::2], dptx.zeros((4, 5), np.float32)):
+        with pytest.raises(ValueError, match="output array"):
+            np.dot(d, d, out=bad)
+
+
 def test_stacking_rounding_closeness_and_variance_follow_numpy(client):
     x = RNG.standard_normal((3, 4)) * 40
     x[0, :3] = [2.5, -0.5, 1.5]                  # halves round to even

@@ -30,6 +30,13 @@ from .module import KernelParam, RawKernel, RawModule
 from .handle import LaunchHandle
 from .runtime import client, connect, dashboard_link, shutdown
 from .stream import Event, Stream, get_current_stream, get_elapsed_time, synchronize
+from .ufunc_api import ufunc, ufuncs_by_name as _ufuncs_by_name
+
+# numpy's ufuncs under their numpy names and aliases, as CuPy's (dptx.sqrt, dptx.add,
+# dptx.maximum.reduce, dptx.abs...): one ``ufunc`` object each, made from the list of those
+# the array API computes (dptx.ufuncs.SUPPORTED), so the two cannot drift apart
+_UFUNCS = _ufuncs_by_name()
+globals().update(_UFUNCS)
 
 __version__ = "0.1.0"
 
@@ -61,5 +68,5 @@ __all__ = [
     "RawModule", "RawKernel", "KernelParam", "DptxError", "CompileError", "PtxSyntaxError",
     "PtxUnsupportedError", "LaunchError", "DptxMemoryError", "KernelNotFoundError",
     "VariableNotFoundError", "ClusterLostError", "DataLostError", "DptxTimeoutError",
-    "__version__",
-]
+    "__version__", "ufunc",
+] + sorted(_UFUNCS)

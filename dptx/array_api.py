@@ -14,7 +14,7 @@ import operator
 import numpy as np
 
 from . import (indexing, joining, matrices, numeric, rearranging, reductions, scan, selection,
-               sorting, ufuncs)
+               sorting, ufunc_api, ufuncs)
 from .array import (asarray, copy, empty, expand_dims, install_device_indexing, may_share_memory,
                     ndarray, ravel, reshape, squeeze, swapaxes, transpose)
 
@@ -73,13 +73,18 @@ def count_nonzero(a, axis=None, *, keepdims=False):
 
 
 # -- ndarray methods ------------------------------------------------------------------------------
-def _array_ufunc(self, ufunc, method, *inputs, out=None, **kwargs):
-    if method != "__call__" or kwargs.get("where", True) is not True or \
-            set(kwargs) - {"where", "dtype", "casting"} or kwargs.get("dtype") is not None:
-        return NotImplemented
-    if out is not None:
-        out = out[0] if isinstance(out, tuple) else out
-    return ufuncs.apply(ufunc, *inputs, out=out)
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """numpy's ufuncs and their ``reduce``, ``accumulate`` and ``outer`` on dptx arrays
+    (``dptx.ufunc_api``); other methods (``at``, ``reduceat``) are numpy's TypeError."""
+    if method == "__call__":
+        return ufunc_api.call(ufunc, *inputs, **kwargs)
+    if method == "reduce":
+        return ufunc_api.reduce(ufunc, *inputs, **kwargs)
+    if method == "outer":
+        return ufunc_api.outer(ufunc, *inputs, **kwargs)
+    if method == "accumulate":
+        return ufunc_api.accumulate(ufunc, *inputs, **kwargs)
+    return NotImplemented
 
 
 _FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsort,

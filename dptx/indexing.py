@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import selection, ufuncs
+from . import outputs, selection, ufuncs
 from .array import _axes, asarray, empty, ndarray
 from .elementwise import ElementwiseKernel, KernelCache
 from .errors import DptxError
@@ -305,6 +305,10 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     else:
         result = getitem(a, (slice(None),) * axis + (idx,))
     if out is not None:
-        out[...] = result
-        return out
+        # numpy's rule for take is the other way round: out's type must cast safely to a's
+        outputs.check(out, result.shape, out.dtype, "take")
+        if not np.can_cast(out.dtype, a.dtype, "safe"):
+            raise TypeError(f"Cannot cast array data from {out.dtype!r} to {a.dtype!r} "
+                            f"according to the rule 'safe'")
+        return outputs.store(out, result, "take")
     return result

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import outputs
 from .array import _axes, asarray, empty, ndarray
 
 
@@ -27,9 +28,9 @@ def concatenate(arrays, axis=0, out=None, dtype=None) -> ndarray:
     dt = np.dtype(dtype) if dtype is not None else np.result_type(*[x.dtype for x in arrays])
     shape = list(arrays[0].shape)
     shape[ax] = sum(x.shape[ax] for x in arrays)
-    if out is not None and tuple(out.shape) != tuple(shape):
-        raise ValueError(f"Output array has wrong dimensionality: {out.shape} for a result "
-                         f"of shape {tuple(shape)}")
+    if out is not None:
+        # numpy: out's shape exactly; each part converted under the same_kind rule
+        outputs.check(out, tuple(shape), dt, "concatenate", casting="same_kind")
     result = out if out is not None else empty(tuple(shape), dt)
     at = 0
     for x in arrays:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import reductions, ufuncs
+from . import outputs, reductions, ufuncs
 from .array import asarray, ndarray
 
 
@@ -27,8 +27,7 @@ def around(a, decimals=0, out=None) -> ndarray:
     if a.dtype.kind in "iu" and decimals >= 0:
         if out is None:
             return a.copy()
-        out[...] = a
-        return out
+        return outputs.store(out, a, "round", casting="same_kind")
     factor = float(10.0 ** abs(decimals))
     scale, unscale = (np.multiply, np.true_divide) if decimals >= 0 else \
         (np.true_divide, np.multiply)
@@ -38,8 +37,7 @@ def around(a, decimals=0, out=None) -> ndarray:
         result = ufuncs.astype(result, a.dtype)
     if out is None:
         return result
-    out[...] = result
-    return out
+    return outputs.store(out, result, "round", casting="same_kind")
 
 
 round_ = around
@@ -103,8 +101,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
                           max(count - ddof, 0))
     if out is None:
         return result
-    out[...] = result
-    return out
+    return outputs.store(out, result, "var")      # numpy: unsafe
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
@@ -113,5 +110,4 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
                                        keepdims=keepdims, **kwargs))
     if out is None:
         return result
-    out[...] = result
-    return out
+    return outputs.store(out, result, "std", casting="same_kind")

@@ -19,7 +19,7 @@ import numpy as np
 from .elementwise import (HALF, KernelCache, c_type, element_strides, parse_params,
                           with_half_header)
 from .errors import DptxError
-from . import matvec, ufuncs
+from . import matvec, outputs, ufuncs
 from .array import _axes, asarray, ascontiguousarray, empty, may_share_memory, ndarray
 from .module import RawModule
 from .stream import stream_for
@@ -141,7 +141,7 @@ class ReductionKernel:
         if out is None:
             out = empty(out_shape, types[self.out_params[0].name])
         elif out.shape != out_shape:
-            raise DptxError(f"{self.name}: out has shape {out.shape}, the result {out_shape}")
+            raise ValueError(f"{self.name}: out has shape {out.shape}, the result {out_shape}")
         M = int(np.prod([shape[k] for k in kept], dtype=np.int64))
         R = int(np.prod([shape[k] for k in red], dtype=np.int64))
         if M == 0:
@@ -472,12 +472,12 @@ def _reduce(a, op: str, axis, dtype, out, keepdims, result_dtype):
             raise ValueError(f"zero-size array to reduction operation "
                              f"{'minimum' if op == 'min' else 'maximum'} which has no identity")
     if out is not None and out.dtype != R:
+        outputs.check(out, out.shape, R, op)        # a dptx array (its shape: below)
         if op in ("sum", "prod") and dtype is None and np.can_cast(a.dtype, out.dtype, "safe"):
             R = out.dtype       # numpy computes in out's type where the input casts to it
         else:                   # numpy's type, then converted into out (an unsafe cast)
             with stream_for(None).together():
-                out[...] = _reduce(a, op, axis, dtype, None, keepdims, R)
-            return out
+                return outputs.store(out, _reduce(a, op, axis, dtype, None, keepdims, R), op)
     X = a.dtype
 
     # float16 results accumulate in float, as numpy's half loops do, rounded once at the end
@@ -561,8 +561,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
         # (the count as a Python int, weak as numpy's: in float16 100000 would be inf)
         quotient = ufuncs.apply(np.true_divide, total, int(count))
         if out is not None:
-            out[...] = quotient
-            return out
+            return outputs.store(out, quotient, "mean")
         return quotient if quotient.dtype == R else ufuncs.astype(quotient, R)
 
 
@@ -601,9 +600,14 @@ def _arg(a, op: str, axis, out, keepdims):
         return _ArgKernel(X, op, preamble)
     kernel = _builtins.get(("arg" + op, str(X)), build)
     if out is not None and out.dtype != np.int64:
-        with stream_for(None).together():       # numpy converts the int64 index into out
-            out[...] = kernel(a, axis, None, keepdims)
-        return out
+        # numpy's rule for an index's out is the other way round: out's type must cast
+        # safely to int64, the index is then converted into it
+        outputs.check(out, out.shape, out.dtype, f"arg{op}")
+        if not np.can_cast(out.dtype, np.int64, "safe"):
+            raise TypeError(f"Cannot cast array data from {out.dtype!r} to dtype('int64') "
+                            f"according to the rule 'safe'")
+        with stream_for(None).together():
+            return outputs.store(out, kernel(a, axis, None, keepdims), f"arg{op}")
     return kernel(a, axis, out, keepdims)
 
 
@@ -717,12 +721,12 @@ def _check_product_out(out, shape: tuple, R: np.dtype) -> None:
     the same_kind rule."""
     if not isinstance(out, ndarray):
         raise DptxError(f"out= must be a dptx array, got {type(out).__name__}")
-    if out.shape != shape:
-        raise ValueError(f"matmul: Output operand 0 has shape {out.shape}, the result "
-                         f"{shape}")
     if not np.can_cast(R, out.dtype, casting="same_kind"):
         raise TypeError(f"Cannot cast ufunc 'matmul' output from {R!r} to {out.dtype!r} "
                         f"with casting rule 'same_kind'")
+    if out.shape != shape:
+        raise ValueError(f"matmul: Output operand 0 has shape {out.shape}, the result "
+                         f"{shape}")
 
 
 def _matmul_kernel(R, wide, rows):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .array import _axes, asarray, ascontiguousarray, empty, ndarray
+from . import outputs
 from .elementwise import KernelCache, c_type, with_half_header
 from .module import RawModule
 
@@ -110,8 +111,7 @@ def _scan(a, axis, dtype, out, op: str) -> ndarray:
             x, I(L), I(P), I(pieces), totals, result])
     result = result.swapaxes(axis, -1) if a.ndim > 1 else result.reshape(a.shape)
     if out is not None:
-        out[...] = result
-        return out
+        return outputs.store(out, result, f"cum{op}")
     return result if result._contiguous else result.copy()
 
 

@@ -157,8 +157,9 @@ SUPPORTED = set(_ARITH) | set(_COMPARE) | set(_LOGICAL) | set(_UNARY) | {
     np.right_shift, np.absolute, np.invert, np.sign, np.reciprocal}
 
 
-def apply(ufunc, *operands, out=None):
-    """``ufunc(*operands)`` on dptx arrays (and scalars), into ``out`` when given."""
+def apply(ufunc, *operands, out=None, casting="same_kind"):
+    """``ufunc(*operands)`` on dptx arrays (and scalars), into ``out`` when given (its type one
+    the result casts to under ``casting``: numpy's same_kind, or unsafe)."""
     if ufunc not in SUPPORTED or ufunc.nout != 1:
         raise DptxError(f"numpy.{ufunc.__name__} is not supported on dptx arrays yet")
     if ufunc.nin != len(operands):
@@ -172,9 +173,9 @@ def apply(ufunc, *operands, out=None):
     if out is not None:
         if not isinstance(out, ndarray):
             raise DptxError(f"out= must be a dptx array, got {type(out).__name__}")
-        if not np.can_cast(R, out.dtype, casting="same_kind"):
+        if not np.can_cast(R, out.dtype, casting=casting):
             raise TypeError(f"Cannot cast ufunc '{ufunc.__name__}' output from {R} to "
-                            f"{out.dtype} with casting rule 'same_kind'")
+                            f"{out.dtype} with casting rule '{casting}'")
     C = np.result_type(*probes) if ufunc in _COMPARE else R
     types = [v.dtype if isinstance(v, ndarray) else C for v in operands]
     constant = _out_of_range_comparison(ufunc, operands, C)

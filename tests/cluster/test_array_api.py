@@ -618,6 +618,72 @@ def test_outputs_that_overlap_inputs_give_numpys_results(client):
             np.dot(d, d, out=bad)
 
 
+def test_outs_are_checked_as_numpy_checks_them(client):
+    """out= of another shape or of a type numpy refuses raises numpy's error class, where the
+    result was broadcast or converted into it (``trace`` filled all of a (99,) out); the
+    types numpy converts into are converted."""
+    x = (np.arange(64, dtype=np.float32).reshape(8, 8) % 5) - 1.5
+    d = dptx.asarray(x)
+    refused = [(ValueError, lambda xp, a: xp.trace(a, out=xp.zeros(99, np.float32))),
+               (ValueError, lambda xp, a: xp.sum(a, axis=0, out=xp.zeros((8, 1), np.int32))),
+               (ValueError, lambda xp, a: xp.mean(a, axis=0, out=xp.zeros(5, np.float32))),
+               (TypeError, lambda xp, a: xp.concatenate([a, a], out=xp.zeros((16, 8), np.int32))),
+               (TypeError, lambda xp, a: xp.take(a, [1, 2], out=xp.zeros(2, np.float64))),
+               (TypeError, lambda xp, a: xp.argmax(a, axis=0, out=xp.zeros(8, np.float32))),
+               (TypeError, lambda xp, a: xp.std(a, axis=0, out=xp.zeros(8, np.int32))),
+               (TypeError, lambda xp, a: xp.around(a, 1, out=xp.zeros((8, 8), np.int32)))]
+    for error, f in refused:
+        with pytest.raises(error):
+            f(np, x)
+        with pytest.raises(error):
+            f(dptx, d)
+    converted = [lambda xp, a: xp.take(a, [1, 2], out=xp.zeros(2, np.float16)),
+                 lambda xp, a: xp.argmax(a, axis=1, out=xp.zeros(8, np.int32)),
+                 lambda xp, a: xp.var(a, axis=1, out=xp.zeros(8, np.int64)),
+                 lambda xp, a: xp.concatenate([a, a], out=xp.zeros((16, 8), np.float16)),
+                 lambda xp, a: xp.trace(a, out=xp.zeros((), np.int16))]
+    for f in converted:
+        _same(f(dptx, d), f(np, x))
+
+
+def test_ufuncs_as_dptx_functions_with_their_methods(client):
+    """dptx.sqrt, dptx.add, ... under numpy's names and aliases (as CuPy's cupy.sqrt), with
+    out=, casting= and numpy's reduce, accumulate and outer (also reached from np.add.reduce
+    on a dptx array)."""
+    x = _data(np.float32, (6, 5))
+    y = _data(np.float32, (6, 5))
+    d, e = dptx.asarray(x), dptx.asarray(y)
+    for name in ("sqrt", "abs", "absolute", "exp", "negative", "floor", "isnan", "signbit"):
+        with np.errstate(all="ignore"):
+            _same(getattr(dptx, name)(d), getattr(np, name)(x), exact=False)
+    for name in ("add", "subtract", "multiply", "true_divide", "divide", "maximum", "fmin",
+                 "hypot", "arctan2", "atan2", "mod", "greater_equal", "logical_xor", "copysign"):
+        _same(getattr(dptx, name)(d, e), getattr(np, name)(x, y), exact=False)
+    assert repr(dptx.sqrt) == "<dptx.ufunc 'sqrt'>" and dptx.add.nin == 2
+    _same(dptx.add(1, 2), np.asarray(np.add(1, 2)))        # scalars: a 0-d device array
+    _same(dptx.sqrt(np.float32(2)), np.asarray(np.sqrt(np.float32(2))))
+    out = dptx.empty((6, 5), np.int32)
+    with pytest.raises(TypeError, match="same_kind"):
+        dptx.multiply(d, e, out=out)
+    assert dptx.multiply(d, e, out=(out,), casting="unsafe") is out
+    _same(out, np.multiply(x, y, out=np.empty((6, 5), np.int32), casting="unsafe"))
+    for ufunc in (np.add, np.multiply, np.minimum, np.maximum, np.logical_and, np.logical_or):
+        mine = getattr(dptx, ufunc.__name__)
+        for axis in (0, 1, None):
+            _same(mine.reduce(d, axis=axis), np.asarray(ufunc.reduce(x, axis=axis)),
+                  exact=ufunc not in (np.add, np.multiply))
+        _same(ufunc.reduce(d, axis=1, keepdims=True), ufunc.reduce(x, axis=1, keepdims=True),
+              exact=ufunc not in (np.add, np.multiply))
+    _same(np.add.accumulate(d), np.add.accumulate(x), exact=False)
+    _same(dptx.multiply.accumulate(d, axis=1), np.multiply.accumulate(x, axis=1), exact=False)
+    _same(np.subtract.outer(d[0], d[:, 1]), np.subtract.outer(x[0], x[:, 1]))
+    _same(dptx.greater.outer(d[0], d[1:3]), np.greater.outer(x[0], x[1:3]))
+    with pytest.raises(DptxError, match="dtype= is not supported"):
+        np.sqrt(d, dtype=np.float64)
+    with pytest.raises(DptxError, match="subtract.reduce is not supported"):
+        dptx.subtract.reduce(d)
+
+
 def test_stacking_rounding_closeness_and_variance_follow_numpy(client):
     x = RNG.standard_normal((3, 4)) * 40
     x[0, :3] = [2.5, -0.5, 1.5]                  # halves round to even

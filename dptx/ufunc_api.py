@@ -1,0 +1,117 @@
+"""numpy's ufuncs as dptx functions, as CuPy has them (``dptx.sqrt(a)``, ``dptx.add(a, b,
+out=c)``, ``dptx.maximum.reduce(a, axis=1)``, ``dptx.add.accumulate(a)``,
+``dptx.multiply.outer(x, y)``): each is a ``ufunc`` object over ``ufuncs.apply``, which
+generates the kernel. numpy's own ufuncs on dptx arrays (``np.add.reduce(a)``) come here
+through ``__array_ufunc__``."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import reductions, scan, ufuncs
+from .array import asarray, ndarray
+from .errors import DptxError
+
+# numpy's reductions with an identity or a first element, by the ufunc that combines
+_REDUCTIONS = {np.add: reductions.sum_, np.multiply: reductions.prod,
+               np.minimum: reductions.min_, np.maximum: reductions.max_,
+               np.logical_and: reductions.all_, np.logical_or: reductions.any_}
+
+
+def _out(out):
+    """numpy takes out= as an array or a tuple of one."""
+    if isinstance(out, tuple):
+        if len(out) != 1:
+            raise ValueError(f"out must be a tuple of 1 array, got {len(out)}")
+        out = out[0]
+    return out
+
+
+def call(np_ufunc, *inputs, out=None, casting="same_kind", dtype=None, where=True):
+    """``np_ufunc(*inputs)`` on dptx arrays, with numpy's keywords that dptx honours."""
+    if where is not True:
+        raise DptxError(f"{np_ufunc.__name__}: where= is not supported on dptx arrays yet")
+    if dtype is not None:
+        raise DptxError(f"{np_ufunc.__name__}: dtype= is not supported on dptx arrays yet "
+                        f"(convert with astype first)")
+    if casting not in ("same_kind", "unsafe"):
+        raise DptxError(f"{np_ufunc.__name__}: casting={casting!r} is not supported on dptx "
+                        f"arrays yet ('same_kind', numpy's default, or 'unsafe')")
+    if not any(isinstance(v, ndarray) for v in inputs):
+        # scalars only (``dptx.sqrt(2.0)``): a 0-d device array of numpy's type, as CuPy's
+        inputs = [asarray(np.asarray(v)) if not isinstance(v, np.ndarray) else v
+                  for v in inputs]
+    return ufuncs.apply(np_ufunc, *inputs, out=_out(out), casting=casting)
+
+
+def reduce(np_ufunc, a, axis=0, dtype=None, out=None, keepdims=False, **kwargs):
+    """``np_ufunc.reduce``: numpy's reductions by their combining ufunc (axis 0 by default,
+    as numpy's)."""
+    fn = _REDUCTIONS.get(np_ufunc)
+    if fn is None:
+        raise DptxError(f"{np_ufunc.__name__}.reduce is not supported on dptx arrays yet "
+                        f"(add, multiply, minimum, maximum, logical_and, logical_or)")
+    out = _out(out)
+    if np_ufunc in (np.add, np.multiply):
+        return fn(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
+    if dtype is not None:
+        raise DptxError(f"{np_ufunc.__name__}.reduce: dtype= is not supported on dptx arrays")
+    return fn(a, axis=axis, out=out, keepdims=keepdims, **kwargs)
+
+
+def accumulate(np_ufunc, a, axis=0, dtype=None, out=None):
+    """``np_ufunc.accumulate`` for add and multiply: numpy's running sums and products."""
+    fn = {np.add: scan.cumsum, np.multiply: scan.cumprod}.get(np_ufunc)
+    if fn is None:
+        raise DptxError(f"{np_ufunc.__name__}.accumulate is not supported on dptx arrays yet "
+                        f"(add, multiply)")
+    a = asarray(a)
+    if a.ndim == 0:
+        raise TypeError("cannot accumulate on a scalar")     # numpy's error
+    return fn(a, axis=axis, dtype=dtype, out=_out(out))
+
+
+def outer(np_ufunc, a, b, **kwargs):
+    """``np_ufunc.outer``: every element of ``a`` with every element of ``b``, in a result of
+    shape ``a.shape + b.shape`` (one launch, by broadcasting)."""
+    a, b = asarray(a), asarray(b)
+    return call(np_ufunc, a.reshape(a.shape + (1,) * b.ndim), b, **kwargs)
+
+
+class ufunc:
+    """A numpy ufunc on dptx arrays: ``dptx.sqrt``, ``dptx.add``... (CuPy's ``cupy.ufunc``)."""
+
+    def __init__(self, np_ufunc, name: str = None):
+        self._ufunc = np_ufunc
+        self.__name__ = name or np_ufunc.__name__
+        self.nin, self.nout, self.nargs = np_ufunc.nin, np_ufunc.nout, np_ufunc.nargs
+        self.__doc__ = f"numpy.{np_ufunc.__name__} on dptx arrays (one launch)."
+
+    def __repr__(self):
+        return f"<dptx.ufunc '{self.__name__}'>"
+
+    def __call__(self, *inputs, out=None, **kwargs):
+        if len(inputs) != self.nin:
+            raise TypeError(f"{self.__name__}() takes {self.nin} positional arguments, got "
+                            f"{len(inputs)}")
+        return call(self._ufunc, *inputs, out=out, **kwargs)
+
+    def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, **kwargs):
+        return reduce(self._ufunc, a, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+                      **kwargs)
+
+    def accumulate(self, a, axis=0, dtype=None, out=None):
+        return accumulate(self._ufunc, a, axis=axis, dtype=dtype, out=out)
+
+    def outer(self, a, b, **kwargs):
+        return outer(self._ufunc, a, b, **kwargs)
+
+
+def ufuncs_by_name() -> dict:
+    """name -> ``ufunc`` for every ufunc dptx computes, under numpy's names and aliases
+    (``abs``, ``mod``, ``true_divide``, ``acos``...)."""
+    out = {}
+    for name in dir(np):
+        u = getattr(np, name)
+        if isinstance(u, np.ufunc) and u in ufuncs.SUPPORTED:
+            out[name] = ufunc(u, name)
+    return out

@@ -11,20 +11,27 @@ from . import config  # registers the dptx.* settings with dask.config
 from .array import (array, asarray, asnumpy, ascontiguousarray, copy, empty, empty_like,
                     expand_dims, full, full_like, may_share_memory, ndarray, ones, ones_like,
                     ravel, reshape, squeeze, swapaxes, transpose, zeros, zeros_like)
-from .array_api import arange, count_nonzero, linspace, where
-from .joining import column_stack, concatenate, hstack, stack, vstack
+from .array_api import arange, copyto, count_nonzero, linspace, logspace, where
+from .joining import column_stack, concatenate, dstack, hstack, stack, vstack
 from .scan import cumprod, cumsum
 from .sorting import argsort, searchsorted, sort, unique
-from .matrices import diag, diagonal, eye, identity, outer, trace, tril, triu
+from .matrices import diag, diagonal, eye, identity, outer, trace, tri, tril, triu
 from .rearranging import diff, flip, fliplr, flipud, repeat, roll, tile
+from .views import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays,
+                    broadcast_to, dsplit, hsplit, meshgrid, moveaxis, rollaxis, rot90, split,
+                    vsplit)
+from .statistics import (average, median, nanmax, nanmean, nanmin, nanprod, nansum,
+                         percentile, ptp, quantile)
 from . import random  # noqa: E402  (dptx.random, as cupy.random)
-from .numeric import allclose, around, array_equal, isclose, round_ as round, std, var
+from .numeric import (allclose, around, array_equal, isclose, nan_to_num, round_ as round, std,
+                      var)
 from .indexing import take
 from .selection import argwhere, flatnonzero, nonzero
 from .elementwise import ElementwiseKernel
 from .fusion import fuse
 from .reductions import (ReductionKernel, all_ as all, any_ as any, argmax, argmin, dot,
-                         matmul, max_ as max, mean, min_ as min, prod, sum_ as sum)
+                         matmul, max_ as max, max_ as amax, mean, min_ as min,
+                         min_ as amin, prod, sum_ as sum)
 from .ufuncs import clip
 from .module import KernelParam, RawKernel, RawModule
 from .handle import LaunchHandle
@@ -68,5 +75,9 @@ __all__ = [
     "RawModule", "RawKernel", "KernelParam", "DptxError", "CompileError", "PtxSyntaxError",
     "PtxUnsupportedError", "LaunchError", "DptxMemoryError", "KernelNotFoundError",
     "VariableNotFoundError", "ClusterLostError", "DataLostError", "DptxTimeoutError",
-    "__version__", "ufunc",
+    "__version__", "ufunc", "dstack", "tri", "logspace", "array_split", "atleast_1d",
+    "atleast_2d", "atleast_3d", "broadcast_arrays", "broadcast_to", "dsplit", "hsplit",
+    "meshgrid", "moveaxis", "rollaxis", "rot90", "split", "vsplit", "average", "median",
+    "nanmax", "nanmean", "nanmin", "nanprod", "nansum", "percentile", "ptp", "quantile",
+    "amin", "amax", "nan_to_num", "copyto",
 ] + sorted(_UFUNCS)

@@ -335,13 +335,21 @@ class ndarray:
 
     def _like(self, stand_in: np.ndarray, view: np.ndarray) -> "ndarray":
         """The view of this array that numpy made as ``view`` of ``stand_in`` (this array's
-        stand-in): its shape, strides and offset on the same buffer."""
+        stand-in): its shape, dtype, strides and offset on the same buffer."""
         offset = self._offset
         if view.size:
             offset += _address(view) - _address(stand_in)
         strides = view.strides if view.size else None
-        return ndarray(view.shape, self._dtype, self._buffer, offset,
+        return ndarray(view.shape, view.dtype, self._buffer, offset,
                        self if self._base is None else self._base, strides)
+
+    @property
+    def _repeats_elements(self) -> bool:
+        """Whether two of its indices name one element (a stride of 0 along an axis longer
+        than 1: ``broadcast_to``): such a view is read-only, as numpy's, since parallel
+        writes through it would race for the element."""
+        return self._strides is not None and \
+            any(s == 0 and n > 1 for n, s in zip(self._shape, self._strides))
 
     def _describe_view(self) -> str:
         return (f"a view of {self.nbytes} bytes at byte {self._offset} of a "
@@ -457,6 +465,47 @@ class ndarray:
         if self._dtype.kind not in "iu":
             raise TypeError("only integer arrays can be used as an index")
         return int(self._scalar("index"))
+
+    def item(self, *args):
+        """numpy's ``item``: one element as a Python scalar (of a size-1 array, at a flat
+        index, or at a multi-index), read back."""
+        if not args:
+            return self._scalar("item").item()
+        if len(args) == 1 and not isinstance(args[0], tuple):
+            i = operator.index(args[0])
+            if not -self.size <= i < self.size:
+                raise IndexError(f"index {i} is out of bounds for size {self.size}")
+            return self.reshape(-1)[i].get()[()].item()
+        key = args[0] if len(args) == 1 else args
+        if len(key) != self.ndim:
+            raise ValueError("incorrect number of indices for array")
+        return self[tuple(operator.index(k) for k in key)].get()[()].item()
+
+    def tolist(self):
+        """numpy's ``tolist``: nested Python lists of Python scalars (read back)."""
+        return self.get().tolist()
+
+    def __iter__(self):
+        """Over the first axis, each item a view (a 0-d array for a 1-D array), as CuPy's."""
+        if not self._shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self._shape[0]))
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def view(self, dtype=None) -> "ndarray":
+        """numpy's ``view(dtype)``: the same bytes read as another type (the last axis
+        rescaled where the item sizes differ, numpy's rule and errors)."""
+        if dtype is None:
+            dtype = self._dtype
+        if isinstance(dtype, type) and issubclass(dtype, ndarray):
+            return self[...]
+        probe = self._stand_in()
+        return self._like(probe, probe.view(np.dtype(dtype)))
 
     def _scalar(self, what: str):
         if self.size != 1:
@@ -665,21 +714,31 @@ def ascontiguousarray(a, dtype=None) -> ndarray:
 
 
 class Flags:
-    """numpy's and CuPy's ``a.flags``: c_contiguous, f_contiguous, owndata."""
+    """numpy's and CuPy's ``a.flags``: c_contiguous, f_contiguous, owndata, writeable (False
+    for a view that repeats elements, as numpy's ``broadcast_to``)."""
 
     def __init__(self, a: ndarray):
         shape, strides, size = a.shape, a.strides, a.itemsize
         self.c_contiguous = a._contiguous
         self.f_contiguous = _is_f_contiguous(shape, strides, size)
         self.owndata = a.base is None
+        self.writeable = not a._repeats_elements
 
     def __getitem__(self, name):
         return {"C_CONTIGUOUS": self.c_contiguous, "F_CONTIGUOUS": self.f_contiguous,
-                "OWNDATA": self.owndata}[name.upper()]
+                "OWNDATA": self.owndata, "WRITEABLE": self.writeable}[name.upper()]
 
     def __repr__(self):
         return (f"  C_CONTIGUOUS : {self.c_contiguous}\n  F_CONTIGUOUS : "
-                f"{self.f_contiguous}\n  OWNDATA : {self.owndata}")
+                f"{self.f_contiguous}\n  OWNDATA : {self.owndata}\n  WRITEABLE : "
+                f"{self.writeable}")
+
+
+def check_writeable(a: ndarray) -> None:
+    """numpy's error for a write into a read-only view."""
+    if a._repeats_elements:
+        raise ValueError("assignment destination is read-only (a view that repeats elements, "
+                         "as broadcast_to makes: copy it first)")
 
 
 def _strided_assign(dst: ndarray, src) -> None:

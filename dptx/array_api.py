@@ -14,9 +14,11 @@ import operator
 import numpy as np
 
 from . import (indexing, joining, matrices, numeric, rearranging, reductions, scan, selection,
-               sorting, ufunc_api, ufuncs)
+               sorting, statistics, ufunc_api, ufuncs, views)
 from .array import (asarray, copy, empty, expand_dims, install_device_indexing, may_share_memory,
-                    ndarray, ravel, reshape, squeeze, swapaxes, transpose)
+                    ndarray, ravel, reshape, squeeze, swapaxes, transpose, zeros)
+from .errors import DptxError
+
 
 def arange(start, stop=None, step=1, dtype=None) -> ndarray:
     """numpy.arange: the dtype and length numpy gives, the values made on the device as
@@ -55,6 +57,13 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None):
     return (out, step) if retstep else out
 
 
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None):
+    """numpy.logspace: ``base ** linspace(start, stop)``, as numpy computes it."""
+    y = linspace(start, stop, num=num, endpoint=endpoint)
+    result = ufuncs.apply(np.power, base, y)
+    return result if dtype is None else ufuncs.astype(result, dtype)
+
+
 def where(condition, x=None, y=None):
     """numpy.where: ``x`` where ``condition`` else ``y`` (one launch, broadcast); with the
     condition alone, ``nonzero(condition)``."""
@@ -63,6 +72,24 @@ def where(condition, x=None, y=None):
     if x is None or y is None:
         raise ValueError("either both or neither of x and y should be given")
     return ufuncs.where(condition, x, y)
+
+
+def copyto(dst, src, casting="same_kind", where=True) -> None:
+    """numpy.copyto: ``src`` broadcast and converted into ``dst`` (where ``where`` is True),
+    one launch on the devices; numpy's casting rule for the conversion."""
+    if not isinstance(dst, ndarray):
+        raise TypeError(f"copyto() argument 1 must be a dptx array, not {type(dst).__name__}")
+    # numpy decides the casting rule on a 0-d host array of dst's type (its errors, and
+    # its weak handling of Python scalars)
+    probe = np.empty((1,), src.dtype) if isinstance(src, (ndarray, np.ndarray)) else src
+    np.copyto(np.empty((), dst.dtype), probe, casting=casting)
+    if isinstance(src, np.ndarray):
+        src = asarray(src) if src.ndim else src[()]
+    if where is True:
+        dst[...] = src
+        return
+    dst[...] = ufuncs.where(asarray(where) if not isinstance(where, ndarray) else where,
+                            src, dst)
 
 
 def count_nonzero(a, axis=None, *, keepdims=False):
@@ -109,7 +136,20 @@ _FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsor
               np.argmin: reductions.argmin, np.argmax: reductions.argmax,
               np.any: reductions.any_, np.all: reductions.all_, np.dot: reductions.dot,
               np.matmul: reductions.matmul, np.copy: copy,
-              np.may_share_memory: may_share_memory,
+              np.may_share_memory: may_share_memory, np.dstack: joining.dstack,
+              np.copyto: copyto, np.nan_to_num: numeric.nan_to_num,
+              np.broadcast_to: views.broadcast_to, np.broadcast_arrays: views.broadcast_arrays,
+              np.moveaxis: views.moveaxis, np.rollaxis: views.rollaxis,
+              np.atleast_1d: views.atleast_1d, np.atleast_2d: views.atleast_2d,
+              np.atleast_3d: views.atleast_3d, np.split: views.split,
+              np.array_split: views.array_split, np.hsplit: views.hsplit,
+              np.vsplit: views.vsplit, np.dsplit: views.dsplit, np.rot90: views.rot90,
+              np.meshgrid: views.meshgrid, np.ptp: statistics.ptp,
+              np.nansum: statistics.nansum, np.nanprod: statistics.nanprod,
+              np.nanmin: statistics.nanmin, np.nanmax: statistics.nanmax,
+              np.nanmean: statistics.nanmean, np.average: statistics.average,
+              np.median: statistics.median, np.quantile: statistics.quantile,
+              np.percentile: statistics.percentile,
               # what numpy reads of an array's description only (nothing moves)
               np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim,
               np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis],
@@ -186,6 +226,35 @@ def _reduction(fn, with_dtype: bool):
     return method
 
 
+def _inplace_matmul(self, other):
+    """``a @= b``: numpy's, where the product has a's shape (into a through a temporary)."""
+    reductions.matmul(self, other, out=self)
+    return self
+
+
+def _no_complex(a):
+    if a.dtype.kind == "c":
+        raise DptxError("complex dtypes are not supported on dptx arrays yet")
+
+
+def _conj(self):
+    """The complex conjugate: of a real array, a copy (numpy's ``conjugate`` ufunc)."""
+    _no_complex(self)
+    return self.copy()
+
+
+def _real(self):
+    """The real part: of a real array, the array itself (a view, as numpy's)."""
+    _no_complex(self)
+    return self[...]
+
+
+def _imag(self):
+    """The imaginary part: of a real array, zeros (a new array)."""
+    _no_complex(self)
+    return zeros(self.shape, self.dtype)
+
+
 def _install():
     ndarray.__array_ufunc__ = _array_ufunc
     ndarray.__array_function__ = _array_function
@@ -229,6 +298,19 @@ def _install():
     ndarray.dot = lambda self, other: reductions.dot(self, other)
     ndarray.__matmul__ = lambda self, other: reductions.matmul(self, other)
     ndarray.__rmatmul__ = lambda self, other: reductions.matmul(other, self)
+    ndarray.__imatmul__ = _inplace_matmul
+    ndarray.__divmod__ = lambda self, other: (ufuncs.apply(np.floor_divide, self, other),
+                                              ufuncs.apply(np.remainder, self, other))
+    ndarray.__rdivmod__ = lambda self, other: (ufuncs.apply(np.floor_divide, other, self),
+                                               ufuncs.apply(np.remainder, other, self))
+    ndarray.__contains__ = lambda self, value: bool(reductions.any_(
+        ufuncs.apply(np.equal, self, value)))
+    ndarray.__round__ = lambda self, ndigits=None: numeric.around(self, ndigits or 0)
+    ndarray.clip = lambda self, min=None, max=None, out=None: ufuncs.clip(self, min, max, out)
+    ndarray.ptp = statistics.ptp            # gone from numpy 2's ndarray, kept by CuPy
+    ndarray.conj = ndarray.conjugate = _conj
+    ndarray.real = property(_real)
+    ndarray.imag = property(_imag)
     install_device_indexing(ufuncs.assign, indexing)
 
 

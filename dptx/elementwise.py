@@ -34,7 +34,7 @@ import threading
 import numpy as np
 
 from .errors import DptxError
-from .array import empty, ndarray
+from .array import check_writeable, empty, ndarray
 from .module import RawModule
 
 C_TYPES = {
@@ -150,6 +150,8 @@ class ElementwiseKernel:
             if v is not None and not _is_array(v):
                 raise DptxError(f"{self.name}: output {p.name} must be a dptx array, got "
                                 f"{type(v).__name__}")
+            if v is not None:
+                check_writeable(v)
         types, placeholders = self._resolve_types(ins, outs)
         # the shape every element-wise (non-raw) argument broadcasts to
         shapes = [v.shape for p, v in zip(self.in_params + self.out_params, ins + outs)

@@ -74,6 +74,18 @@ def hstack(tup, dtype=None) -> ndarray:
     return concatenate(arrays, axis=0 if arrays and arrays[0].ndim == 1 else 1, dtype=dtype)
 
 
+def dstack(tup) -> ndarray:
+    """numpy.dstack: along the third axis (1-D arrays as (1, n, 1), 2-D as (m, n, 1))."""
+    arrays = []
+    for x in tup:
+        x = asarray(x)
+        if x.ndim < 3:
+            x = x.reshape((1,) * (x.ndim == 0) + ((1,) + x.shape if x.ndim == 1 else x.shape)
+                          + (1,))
+        arrays.append(x)
+    return concatenate(arrays, axis=2)
+
+
 def column_stack(tup) -> ndarray:
     """numpy.column_stack: 1-D arrays as columns of a 2-D one, 2-D ones as they are."""
     arrays = [asarray(x) for x in tup]

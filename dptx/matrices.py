@@ -70,6 +70,15 @@ def _triangle(m, k, lower: bool) -> ndarray:
     return ufuncs.where(keep, m, np.zeros((), m.dtype)[()])
 
 
+def tri(N, M=None, k=0, dtype=float) -> ndarray:
+    """numpy.tri: ones at and below the k-th diagonal (j <= i + k), zeros above."""
+    M = N if M is None else M
+    rows = _indices(N).reshape(-1, 1)
+    cols = _indices(M).reshape(1, -1)
+    below = ufuncs.apply(np.less_equal, cols, ufuncs.apply(np.add, rows, k))
+    return ufuncs.astype(below, dtype)
+
+
 def tril(m, k=0) -> ndarray:
     """numpy.tril: the elements on and below the k-th diagonal, zeros above."""
     return _triangle(m, k, lower=True)

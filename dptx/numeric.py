@@ -9,6 +9,10 @@ import numpy as np
 
 from . import outputs, reductions, ufuncs
 from .array import asarray, ndarray
+from .elementwise import ElementwiseKernel, KernelCache
+from .errors import DptxError
+
+_kernels = KernelCache()
 
 
 def around(a, decimals=0, out=None) -> ndarray:
@@ -41,6 +45,32 @@ def around(a, decimals=0, out=None) -> ndarray:
 
 
 round_ = around
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None) -> ndarray:
+    """numpy.nan_to_num: NaN to ``nan``, infinities to ``posinf``/``neginf`` (the type's
+    largest and lowest finite values by default), one launch; integers unchanged."""
+    x = asarray(x)
+    if x.dtype.kind not in "f":
+        if x.dtype.kind == "c":
+            raise DptxError("complex dtypes are not supported on dptx arrays yet")
+        return x.copy() if copy else x
+    info = np.finfo(x.dtype)
+    values = [np.array(v, dtype=x.dtype)[()] for v in (
+        nan, info.max if posinf is None else posinf, info.min if neginf is None else neginf)]
+    if x.dtype == np.float16:
+        # computed in float: every float16 value, and each replacement, is exact there
+        wide = nan_to_num(ufuncs.astype(x, np.float32), True, *[float(v) for v in values])
+        result = ufuncs.astype(wide, np.float16)
+    else:
+        kernel = _kernels.get(("nan_to_num", str(x.dtype)), lambda: ElementwiseKernel(
+            "T x, T n, T p, T m", "T z", "z = isnan(x) ? n : (isinf(x) ? (x > 0 ? p : m) : x)",
+            "dptx_nan_to_num", options=("--fmad=false",)))
+        result = kernel(x, *values)
+    if copy:
+        return result
+    x[...] = result
+    return x
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> ndarray:

@@ -461,16 +461,18 @@ def _extreme(dtype, largest: bool) -> str:
 
 
 def _reduce(a, op: str, axis, dtype, out, keepdims, result_dtype):
-    """One of numpy's reductions of ``a``: ``op`` in sum prod min max any all."""
+    """One of numpy's reductions of ``a``: ``op`` in sum prod min max any all, or fmin fmax
+    (numpy's ``fmin.reduce``: NaN only where every element is NaN, ``nanmin``'s core)."""
     a = asarray(a)
     R = np.dtype(result_dtype)
-    if op in ("min", "max"):
+    if op in ("min", "max", "fmin", "fmax"):
         # numpy's rule: an error when the reduced axes hold no element, even where the
         # result is empty too ((0, 0) along 0), none where only the kept axes are empty
         reduced = range(a.ndim) if axis is None else _axes(axis, a.ndim)
         if any(a.shape[k] == 0 for k in reduced):
-            raise ValueError(f"zero-size array to reduction operation "
-                             f"{'minimum' if op == 'min' else 'maximum'} which has no identity")
+            name = {"min": "minimum", "max": "maximum"}.get(op, op)
+            raise ValueError(f"zero-size array to reduction operation {name} which has no "
+                             f"identity")
     if out is not None and out.dtype != R:
         outputs.check(out, out.shape, R, op)        # a dptx array (its shape: below)
         if op in ("sum", "prod") and dtype is None and np.can_cast(a.dtype, out.dtype, "safe"):
@@ -496,6 +498,12 @@ def _reduce(a, op: str, axis, dtype, out, keepdims, result_dtype):
             else:
                 combine = f"(b {cmp} a) ? b : a"
             spec = ("x", combine, _extreme(acc, op == "min"))
+        elif op in ("fmin", "fmax"):
+            # a NaN loses to any number; the identity is a NaN (what an all-NaN slice gives)
+            cmp = "<" if op == "fmin" else ">"
+            spec = ("x", f"(b != b) ? a : ((a != a) ? b : ((b {cmp} a) ? b : a))",
+                    "__int_as_float(0x7fc00000)" if acc.itemsize == 4
+                    else "__longlong_as_double(0x7ff8000000000000LL)")
         elif op == "any":
             spec = ("(bool)x", "a || b", "false")
         else:

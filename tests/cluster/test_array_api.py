@@ -684,6 +684,138 @@ def test_ufuncs_as_dptx_functions_with_their_methods(client):
         dptx.subtract.reduce(d)
 
 
+def test_numpys_view_functions_make_views(client):
+    """broadcast_to, moveaxis, split, rot90, atleast_nd, meshgrid... as numpy makes them
+    (numpy works each out on the array's stand-in): views over the same buffer, numpy's
+    shapes and values; a broadcast view is read-only, as numpy's."""
+    h = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    d = dptx.asarray(h)
+    cases = [(lambda xp, a: xp.broadcast_to(a[0, 0], (5, 4)), True),
+             (lambda xp, a: xp.broadcast_arrays(a[:, :1], a[0]), True),
+             (lambda xp, a: xp.moveaxis(a, 0, -1), True),
+             (lambda xp, a: xp.rollaxis(a, 2), True),
+             (lambda xp, a: xp.atleast_3d(a[0, 0]), True),
+             (lambda xp, a: xp.atleast_2d(a[0, 0], a), True),
+             (lambda xp, a: xp.split(a, 2, axis=2), True),
+             (lambda xp, a: xp.array_split(a, 3, axis=2), True),
+             (lambda xp, a: xp.hsplit(a, [1]), True),
+             (lambda xp, a: xp.rot90(a, 3, (1, 2)), True),
+             (lambda xp, a: a.view(np.int32), True),
+             (lambda xp, a: a.view(np.uint8)[1:], True),
+             (lambda xp, a: xp.meshgrid(a[0, 0], a[1, 1, :3]), False),
+             (lambda xp, a: xp.meshgrid(a[0, 0], a[1, 1, :3], a[0, 2], indexing="ij",
+                                        sparse=True, copy=False), True),
+             (lambda xp, a: xp.dstack([a[0], a[1]]), False),
+             (lambda xp, a: xp.dstack([a[0, 0], a[1, 0]]), False)]
+    for f, is_view in cases:
+        want, got = f(np, h), f(dptx, d)
+        pairs = zip(got, want) if isinstance(want, (list, tuple)) else [(got, want)]
+        if isinstance(want, (list, tuple)):
+            assert len(got) == len(want)
+        for g, w in pairs:
+            _same(g, w)
+            assert (g.base is d) == is_view
+    b = dptx.broadcast_to(d[0, 0], (5, 4))
+    assert not b.flags.writeable and d.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        b[...] = 1
+    with pytest.raises(ValueError, match="read-only"):
+        np.add(b, 1, out=b)
+    _same(b + 1, np.broadcast_to(h[0, 0], (5, 4)) + 1)
+    with pytest.raises(ValueError, match="equal division"):
+        dptx.split(d, 5)
+    _same(dptx.tri(4, 5, -1, np.int32), np.tri(4, 5, -1, np.int32))
+    np.testing.assert_allclose(dptx.logspace(0, 3, 7).get(), np.logspace(0, 3, 7), rtol=1e-15)
+    _same(dptx.logspace(1, 2, 5, base=2.0, dtype=np.float32),
+          np.logspace(1, 2, 5, base=2.0, dtype=np.float32))
+
+
+@pytest.mark.cpu_workers("the same kernels as on the mixed cluster; a sort per case")
+def test_order_statistics_and_nan_reductions_follow_numpy(client):
+    """median, quantile/percentile (numpy's 'linear' with its _lerp), average, ptp and the
+    NaN-ignoring reductions, against numpy over axes, keepdims and dtypes (NaNs placed)."""
+    import warnings
+    rng = np.random.default_rng(5)
+    for dt, shape in ((np.float32, (4, 5, 6)), (np.float64, (17,)), (np.float32, (6, 9)),
+                      (np.int32, (6, 9)), (np.uint8, (17,))):
+        x = (rng.standard_normal(shape) * 20).astype(dt)
+        if dt in (np.float32, np.float64) and len(shape) != 2:
+            x.flat[[1, 3]] = np.nan               # the 2-D case has none
+        d = dptx.asarray(x)
+        for axis in [None] + list(range(len(shape))) + [(0, len(shape) - 1)] * (len(shape) > 1):
+            for kd in (False, True):
+                kw = dict(axis=axis, keepdims=kd)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    _same(dptx.ptp(d, **kw), np.asarray(np.ptp(x, **kw)))
+                    _same(dptx.nanmax(d, **kw), np.asarray(np.nanmax(x, **kw)))
+                    _same(dptx.nanmin(d, **kw), np.asarray(np.nanmin(x, **kw)))
+                    _same(dptx.nansum(d, **kw), np.asarray(np.nansum(x, **kw)), exact=False)
+                    _same(dptx.nanmean(d, **kw), np.asarray(np.nanmean(x, **kw)), exact=False)
+                    _same(dptx.median(d, **kw), np.asarray(np.median(x, **kw)), exact=False)
+                    _same(dptx.percentile(d, 37, **kw), np.asarray(np.percentile(x, 37, **kw)),
+                          exact=False)
+                    for q in (0.3, 0, 1, [0.1, 0.5, 0.99]):
+                        _same(dptx.quantile(d, q, **kw), np.asarray(np.quantile(x, q, **kw)),
+                              exact=False)
+                if axis is None or isinstance(axis, int):
+                    _same(dptx.average(d, **kw), np.asarray(np.average(x, **kw)), exact=False)
+                    w = rng.random(shape if axis is None else shape[axis]).astype(np.float32)
+                    _same(dptx.average(d, weights=dptx.asarray(w), **kw),
+                          np.asarray(np.average(x, weights=w, **kw)), exact=False)
+    with pytest.raises(ZeroDivisionError):
+        dptx.average(dptx.ones(3), weights=dptx.zeros(3))
+    with pytest.raises(ValueError, match="range"):
+        dptx.percentile(dptx.ones(3), 101)
+    with pytest.raises(DptxError, match="method 'nearest'"):
+        dptx.quantile(dptx.ones(3), 0.5, method="nearest")
+
+
+def test_array_methods_and_helpers_numpy_users_reach_for(client):
+    h = np.arange(12, dtype=np.float32).reshape(3, 4)
+    d = dptx.asarray(h)
+    assert d.item(5) == 5.0 and type(d.item(5)) is float and d.item((1, 2)) == 6.0
+    assert d.item(1, 3) == 7.0 and d[1, 1].item() == 5.0 and d.tolist() == h.tolist()
+    with pytest.raises(IndexError):
+        d.item(12)
+    assert [r.tolist() for r in d] == h.tolist()
+    with pytest.raises(TypeError, match="0-d"):
+        iter(d[0, 0])
+    import copy
+    c = copy.deepcopy(d)
+    assert c._buffer is not d._buffer and c.tolist() == h.tolist()
+    assert 5 in d and 50 not in d
+    _same(round(d / 3, 2), np.round(h / 3, 2))
+    for got, want in zip(divmod(d, 5), divmod(h, 5)):
+        _same(got, want)
+    for got, want in zip(divmod(7, d[:, 1:]), divmod(7, h[:, 1:])):
+        _same(got, want)
+    _same(d.clip(2, 5), h.clip(2, 5))
+    _same(d.ptp(axis=1), np.ptp(h, axis=1))
+    _same(d.conj(), h.conj())
+    _same(d.real, h.real)
+    _same(d.imag, h.imag)
+    m = dptx.asarray(np.eye(4, dtype=np.float32) * 2)
+    e = d.copy()
+    e @= m
+    _same(e, h @ (np.eye(4, dtype=np.float32) * 2))
+    x = np.array([1.5, np.nan, np.inf, -np.inf, -2.0])
+    for dt in (np.float32, np.float64, np.float16):
+        for kw in ({}, {"nan": 5, "posinf": 9, "neginf": -9}):
+            _same(dptx.nan_to_num(dptx.asarray(x.astype(dt)), **kw), np.nan_to_num(x.astype(dt), **kw))
+    dst, want = dptx.zeros(5, np.int32), np.zeros(5, np.int32)
+    with pytest.raises(TypeError, match="same_kind"):
+        np.copyto(dst, 1.5)
+    with pytest.raises(TypeError, match="same_kind"):
+        dptx.copyto(dst, dptx.ones(5, np.float32))
+    np.copyto(dst, dptx.arange(5, dtype=np.float32) * 2, casting="unsafe")
+    np.copyto(want, np.arange(5, dtype=np.float32) * 2, casting="unsafe")
+    _same(dst, want)
+    np.copyto(dst, 7, where=dptx.arange(5) > 2)
+    np.copyto(want, 7, where=np.arange(5) > 2)
+    _same(dst, want)
+
+
 def test_stacking_rounding_closeness_and_variance_follow_numpy(client):
     x = RNG.standard_normal((3, 4)) * 40
     x[0, :3] = [2.5, -0.5, 1.5]                  # halves round to even

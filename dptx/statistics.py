@@ -1,0 +1,243 @@
+"""numpy's order statistics and NaN-aware reductions on dptx arrays, as numpy computes them
+(its formulas, dtypes and corner rules, read from numpy 2's ``_function_base_impl`` and
+``_nanfunctions_impl``): ``ptp``, ``nansum``/``nanprod``/``nanmin``/``nanmax``/``nanmean``,
+``average``, ``median``, ``quantile``/``percentile`` (method 'linear', numpy's default).
+Sorting, taking and interpolating run on the devices; the host works out indices and
+weights from shapes and ``q`` only (and ``average`` reads back whether its weights sum to
+zero, as numpy and CuPy raise for it)."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import indexing, outputs, reductions, sorting, ufuncs
+from .array import _axes, asarray, ndarray
+from .errors import DptxError
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """numpy.ptp: max - min (in the array's type, wrapping for integers as numpy's)."""
+    a = asarray(a)
+    hi = reductions.max_(a, axis=axis, keepdims=keepdims)
+    lo = reductions.min_(a, axis=axis, keepdims=keepdims)
+    return ufuncs.apply(np.subtract, hi, lo, out=out)
+
+
+def _nan_mask(a: ndarray):
+    return ufuncs.apply(np.isnan, a) if a.dtype.kind == "f" else None
+
+
+def _replace_nan(a: ndarray, value):
+    """(``a`` with its NaNs replaced by ``value``, the NaN mask), numpy's ``_replace_nan``;
+    arrays that cannot hold NaN unchanged, with no mask."""
+    mask = _nan_mask(a)
+    return (a, None) if mask is None else (ufuncs.where(mask, value, a), mask)
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
+    a, _ = _replace_nan(asarray(a), 0)
+    return reductions.sum_(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False):
+    a, _ = _replace_nan(asarray(a), 1)
+    return reductions.prod(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+
+def _nan_extreme(a, axis, out, keepdims, op: str):
+    a = asarray(a)
+    if a.dtype.kind != "f":
+        fn = reductions.min_ if op == "fmin" else reductions.max_
+        return fn(a, axis=axis, out=out, keepdims=keepdims)
+    # numpy's fmin.reduce: NaN only for an all-NaN slice (numpy also warns there: that
+    # would need a wait for the result; CuPy does not warn either)
+    return reductions._reduce(a, op, axis, None, out, keepdims, a.dtype)
+
+
+def nanmin(a, axis=None, out=None, keepdims=False):
+    return _nan_extreme(a, axis, out, keepdims, "fmin")
+
+
+def nanmax(a, axis=None, out=None, keepdims=False):
+    return _nan_extreme(a, axis, out, keepdims, "fmax")
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
+    """numpy.nanmean: the sum of the non-NaN elements divided by their count, in the sum's
+    type (NaN where a slice is all NaN)."""
+    a = asarray(a)
+    arr, mask = _replace_nan(a, 0)
+    if mask is None:
+        return reductions.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    if dtype is not None and np.dtype(dtype).kind != "f":
+        raise TypeError("If a is inexact, then dtype must be inexact")
+    count = reductions.sum_(ufuncs.apply(np.logical_not, mask), axis=axis, dtype=np.intp,
+                            keepdims=keepdims)
+    total = reductions.sum_(arr, axis=axis, dtype=dtype, keepdims=keepdims)
+    # numpy's _divide_by_count: a true division written back in the sum's type
+    quotient = ufuncs.apply(np.true_divide, total, count)
+    if quotient.dtype != total.dtype:
+        quotient = ufuncs.astype(quotient, total.dtype)
+    return quotient if out is None else outputs.store(out, quotient, "nanmean")
+
+
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """numpy.average: the mean, or the weighted mean sum(a * w) / sum(w) in numpy's type
+    (float64 at least for integer data); numpy's ZeroDivisionError where the weights sum to
+    zero (one value read back)."""
+    a = asarray(a)
+    axes = None if axis is None else _axes(axis, a.ndim)
+    if weights is None:
+        avg = reductions.mean(a, axis=axes, keepdims=keepdims)
+        scale = np.array(a.size / max(avg.size, 1), dtype=avg.dtype)[()]
+        if returned:
+            return avg, asarray(np.broadcast_to(scale, avg.shape).copy())
+        return avg
+    w = asarray(weights)
+    R = np.result_type(a.dtype, w.dtype, "f8") if a.dtype.kind in "iub" else \
+        np.result_type(a.dtype, w.dtype)
+    if a.shape != w.shape:
+        if axes is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        if w.shape != tuple(a.shape[k] for k in axes):
+            raise ValueError("Shape of weights must be consistent with shape of a along "
+                             "specified axis.")
+        w = w.transpose(tuple(int(k) for k in np.argsort(axes)))
+        w = w.reshape(tuple(s if k in axes else 1 for k, s in enumerate(a.shape)))
+    scale = reductions.sum_(w, axis=axes, dtype=R, keepdims=keepdims)
+    if bool(reductions.any_(ufuncs.apply(np.equal, scale, 0.0))):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    products = ufuncs.apply(np.multiply, a.astype(R, copy=False), w.astype(R, copy=False))
+    avg = ufuncs.apply(np.true_divide,
+                       reductions.sum_(products, axis=axes, keepdims=keepdims), scale)
+    if returned:
+        if scale.shape != avg.shape:
+            scale = ufuncs.apply(np.add, scale, np.zeros((), scale.dtype)[()])
+        return avg, scale
+    return avg
+
+
+def _along_last(a: ndarray, axis):
+    """(``a`` with the axes in ``axis`` (all for None) moved last and merged into one, the
+    shape the result takes with keepdims)."""
+    if axis is None:
+        return a.reshape(-1), (1,) * a.ndim
+    axes = _axes(axis, a.ndim)
+    kept = [k for k in range(a.ndim) if k not in axes]
+    moved = a.transpose(kept + list(axes))
+    n = int(np.prod([a.shape[k] for k in axes], dtype=np.int64))
+    merged = moved.reshape(tuple(a.shape[k] for k in kept) + (n,))
+    return merged, tuple(1 if k in axes else a.shape[k] for k in range(a.ndim))
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """numpy.median: the middle element of each sorted slice, or the mean of the middle two
+    (numpy's mean, so numpy's type); a slice holding a NaN gives that NaN."""
+    a = asarray(a)
+    x, keep_shape = _along_last(a, axis)
+    n = x.shape[-1]
+    part = sorting.sort(x, axis=-1)
+    middle = part[..., n // 2:n // 2 + 1] if n % 2 else part[..., max(n // 2 - 1, 0):n // 2 + 1]
+    result = reductions.mean(middle, axis=-1)
+    if a.dtype.kind == "f" and n:
+        last = part[..., -1]
+        result = ufuncs.where(ufuncs.apply(np.isnan, last), last, result)
+    if keepdims:
+        result = result.reshape(_kept_shape(a, axis))
+    return result if out is None else outputs.store(out, result, "median")
+
+
+def _kept_shape(a: ndarray, axis) -> tuple:
+    axes = range(a.ndim) if axis is None else _axes(axis, a.ndim)
+    return tuple(1 if k in axes else a.shape[k] for k in range(a.ndim))
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+             keepdims=False, *, weights=None, interpolation=None):
+    """numpy.quantile with method 'linear' (numpy's default): for each q, the sorted slice's
+    elements at floor((n - 1) q) and the next, interpolated as numpy's ``_lerp``; the result
+    of shape ``q.shape + kept axes``; a slice holding a NaN gives that NaN (in the result's
+    type: numpy returns a 0-d result's NaN in the input's type, a type that depends on the
+    data, which a device array cannot have without a wait)."""
+    weak = type(q) in (int, float)
+    q = np.asanyarray(q.get() if isinstance(q, ndarray) else q)
+    if not (np.all(q >= 0) and np.all(q <= 1)):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    return _quantile(a, q, axis, out, method, keepdims, weights, interpolation, weak)
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False, *, weights=None, interpolation=None):
+    """numpy.percentile: ``quantile`` of q / 100."""
+    weak = type(q) in (int, float)
+    q = np.true_divide(q.get() if isinstance(q, ndarray) else q, 100)
+    q = np.asanyarray(q)
+    if not (np.all(q >= 0) and np.all(q <= 1)):
+        raise ValueError("Percentiles must be in the range [0, 100]")
+    return _quantile(a, q, axis, out, method, keepdims, weights, interpolation, weak)
+
+
+def _quantile(a, q: np.ndarray, axis, out, method, keepdims, weights, interpolation, weak):
+    if method != "linear" or interpolation not in (None, "linear"):
+        raise DptxError(f"quantile/percentile: method {method!r} is not supported on dptx "
+                        f"arrays yet (only 'linear', numpy's default)")
+    if weights is not None:
+        raise DptxError("quantile/percentile: weights= is not supported on dptx arrays yet")
+    if q.ndim > 1:
+        raise ValueError("q must be a scalar or 1d")
+    a = asarray(a)
+    if a.dtype.kind == "b":
+        raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the "
+                        "bitwise_xor, the `^` operator, or the logical_xor function instead.")
+    x, _ = _along_last(a, axis)
+    n = x.shape[-1]
+    if n == 0:
+        raise IndexError("index -1 is out of bounds for axis 0 with size 0")
+    # numpy's arrangement: the sampled axis first, the result q.shape + the kept axes
+    arr = sorting.sort(x, axis=-1).transpose((x.ndim - 1,) + tuple(range(x.ndim - 1)))
+    virtual = np.asanyarray((n - 1) * q)
+    if virtual.dtype.kind in "iu":
+        result = _take_first(arr, virtual)
+    else:
+        previous = np.floor(virtual)
+        following = previous + 1
+        previous, following = previous.copy(), np.asanyarray(following).copy()
+        above = virtual >= n - 1
+        previous = np.where(above, -1, previous)
+        following = np.where(above, -1, following)
+        gamma = np.asanyarray(virtual - np.floor(virtual), dtype=virtual.dtype)
+        lo = _take_first(arr, previous.astype(np.intp))
+        hi = _take_first(arr, following.astype(np.intp))
+        if weak:
+            t = float(gamma)
+        else:
+            t = asarray(gamma.reshape(gamma.shape + (1,) * (arr.ndim - 1)))
+        result = _lerp(lo, hi, t)
+    if a.dtype.kind == "f":
+        last = arr[-1]
+        nans = ufuncs.apply(np.isnan, last)
+        result = ufuncs.where(nans, ufuncs.astype(last, result.dtype)
+                              if last.dtype != result.dtype else last, result)
+    if keepdims:
+        result = result.reshape(q.shape + _kept_shape(a, axis))
+    return result if out is None else outputs.store(out, result, "quantile")
+
+
+def _take_first(arr: ndarray, index: np.ndarray) -> ndarray:
+    """``arr[index]`` along the first axis for host indices (a view for a scalar one)."""
+    if index.ndim == 0:
+        return arr[int(index)]
+    return indexing.take(arr, index, axis=0)
+
+
+def _lerp(a: ndarray, b: ndarray, t):
+    """numpy's ``_lerp``: a + (b - a) t, or b - (b - a)(1 - t) where t >= 0.5 (so that t = 1
+    gives b exactly), written in the first one's type."""
+    diff = ufuncs.apply(np.subtract, b, a)
+    low = ufuncs.apply(np.add, a, ufuncs.apply(np.multiply, diff, t))
+    one_minus = 1 - t if isinstance(t, float) else ufuncs.apply(np.subtract, 1, t)
+    high = ufuncs.apply(np.subtract, b, ufuncs.apply(np.multiply, diff, one_minus))
+    if high.dtype != low.dtype:
+        high = ufuncs.astype(high, low.dtype)
+    if isinstance(t, float):
+        return high if t >= 0.5 else low
+    return ufuncs.where(ufuncs.apply(np.greater_equal, t, 0.5), high, low)

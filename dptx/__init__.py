@@ -14,8 +14,13 @@ from .array import (array, asarray, asnumpy, ascontiguousarray, copy, empty, emp
 from .array_api import arange, copyto, count_nonzero, linspace, logspace, where
 from .joining import column_stack, concatenate, dstack, hstack, stack, vstack
 from .scan import cumprod, cumsum
-from .sorting import argsort, searchsorted, sort, unique
-from .matrices import diag, diagonal, eye, identity, outer, trace, tri, tril, triu
+from .sorting import (argpartition, argsort, lexsort, partition, searchsorted, sort,
+                      unique)
+from .binning import bincount, digitize, histogram
+from .interpolation import interp
+from .tensor_products import cross, inner, kron, tensordot, vdot
+from .matrices import (diag, diagonal, eye, fill_diagonal, identity, outer, trace, tri, tril,
+                       triu)
 from .rearranging import diff, flip, fliplr, flipud, repeat, roll, tile
 from .views import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays,
                     broadcast_to, dsplit, hsplit, meshgrid, moveaxis, rollaxis, rot90, split,
@@ -25,7 +30,7 @@ from .statistics import (average, median, nanmax, nanmean, nanmin, nanprod, nans
 from . import random  # noqa: E402  (dptx.random, as cupy.random)
 from .numeric import (allclose, around, array_equal, isclose, nan_to_num, round_ as round, std,
                       var)
-from .indexing import take
+from .indexing import put, take
 from .selection import argwhere, flatnonzero, nonzero
 from .elementwise import ElementwiseKernel
 from .fusion import fuse
@@ -44,6 +49,11 @@ from .ufunc_api import ufunc, ufuncs_by_name as _ufuncs_by_name
 # the array API computes (dptx.ufuncs.SUPPORTED), so the two cannot drift apart
 _UFUNCS = _ufuncs_by_name()
 globals().update(_UFUNCS)
+# numpy's types, constants and type queries, as CuPy re-exports them (dptx.float32 is
+# numpy.float32, dptx.newaxis, dptx.pi, dptx.finfo...)
+from .numpy_names import names as _numpy_names  # noqa: E402
+_NUMPY_NAMES = _numpy_names()
+globals().update(_NUMPY_NAMES)
 
 __version__ = "0.1.0"
 
@@ -79,5 +89,7 @@ __all__ = [
     "atleast_2d", "atleast_3d", "broadcast_arrays", "broadcast_to", "dsplit", "hsplit",
     "meshgrid", "moveaxis", "rollaxis", "rot90", "split", "vsplit", "average", "median",
     "nanmax", "nanmean", "nanmin", "nanprod", "nansum", "percentile", "ptp", "quantile",
-    "amin", "amax", "nan_to_num", "copyto",
-] + sorted(_UFUNCS)
+    "amin", "amax", "nan_to_num", "copyto", "argpartition", "lexsort", "partition",
+    "bincount", "digitize", "histogram", "interp", "cross", "inner", "kron", "tensordot",
+    "vdot", "fill_diagonal", "put",
+] + sorted(_UFUNCS) + sorted(_NUMPY_NAMES)

@@ -13,8 +13,9 @@ import operator
 
 import numpy as np
 
-from . import (indexing, joining, matrices, numeric, rearranging, reductions, scan, selection,
-               sorting, statistics, ufunc_api, ufuncs, views)
+from . import (binning, indexing, interpolation, joining, matrices, numeric, rearranging,
+               reductions, scan, selection, sorting, statistics, tensor_products, ufunc_api,
+               ufuncs, views)
 from .array import (asarray, copy, empty, expand_dims, install_device_indexing, may_share_memory,
                     ndarray, ravel, reshape, squeeze, swapaxes, transpose, zeros)
 from .errors import DptxError
@@ -40,20 +41,34 @@ def arange(start, stop=None, step=1, dtype=None) -> ndarray:
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None):
-    """numpy.linspace: i * step + start computed in float64 (i / div * delta + start where
-    the step is 0), then converted; the last element is ``stop`` when ``endpoint``."""
+    """numpy.linspace of scalars: i * step + start (i / div * delta + start where the step
+    is 0) computed in numpy's computation type (float64 for Python numbers, float32 or
+    float16 for numpy scalars of those types: numpy 2's promotion), then converted; the
+    last element is ``stop`` when ``endpoint``. The step and its type are numpy's own."""
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    start, stop = (v.get()[()] if isinstance(v, ndarray) else v for v in (start, stop))
+    if np.ndim(start) or np.ndim(stop):
+        raise DptxError("linspace of array start or stop is not supported on dptx arrays yet")
+    start, stop = (v[()] if isinstance(v, np.ndarray) else v for v in (start, stop))
     div = (num - 1) if endpoint else num
-    delta = float(stop) - float(start)
-    step = delta / div if div > 0 else float("nan")
-    dt = np.dtype(dtype) if dtype is not None else np.result_type(start, stop, float(num))
-    out = empty((num,), dt)
+    dt = np.result_type(start, stop)        # Python numbers weak, as numpy's converter
+    if dt.kind not in "fc":
+        dt = np.result_type(dt, 0.0)
+    if dt.kind == "c":
+        raise DptxError("complex dtypes are not supported on dptx arrays yet")
+    # numpy's own scalar arithmetic in dt: the step it computes, and returns
+    delta = np.subtract(stop, start, dtype=dt)
+    with np.errstate(all="ignore"):
+        step = delta / div if div > 0 else np.nan
+    zero = div > 0 and step == 0
+    out = empty((num,), np.dtype(dtype) if dtype is not None else dt)
     if num:
         # no step (one element with endpoint, or none): numpy computes i * delta + start
-        ufuncs.fill_linspace(out, float(start), float(stop), step if div > 0 else delta,
-                      div if div > 0 else 1, delta, endpoint and num > 1)
+        ufuncs.fill_linspace(out, dt, start, stop, step if div > 0 else delta,
+                             div if div > 0 else 1, delta, zero or div <= 0,
+                             endpoint and num > 1)
     return (out, step) if retstep else out
 
 
@@ -138,6 +153,13 @@ _FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsor
               np.matmul: reductions.matmul, np.copy: copy,
               np.may_share_memory: may_share_memory, np.dstack: joining.dstack,
               np.copyto: copyto, np.nan_to_num: numeric.nan_to_num,
+              np.partition: sorting.partition, np.argpartition: sorting.argpartition,
+              np.lexsort: sorting.lexsort, np.bincount: binning.bincount,
+              np.histogram: binning.histogram, np.digitize: binning.digitize,
+              np.interp: interpolation.interp, np.tensordot: tensor_products.tensordot,
+              np.inner: tensor_products.inner, np.vdot: tensor_products.vdot,
+              np.kron: tensor_products.kron, np.cross: tensor_products.cross,
+              np.put: indexing.put, np.fill_diagonal: matrices.fill_diagonal,
               np.broadcast_to: views.broadcast_to, np.broadcast_arrays: views.broadcast_arrays,
               np.moveaxis: views.moveaxis, np.rollaxis: views.rollaxis,
               np.atleast_1d: views.atleast_1d, np.atleast_2d: views.atleast_2d,
@@ -226,6 +248,11 @@ def _reduction(fn, with_dtype: bool):
     return method
 
 
+def _partition_in_place(self, kth, axis=-1, kind="introselect", order=None) -> None:
+    """``a.partition(kth)``: in place (a sort, see ``sorting.partition``)."""
+    self[...] = sorting.partition(self, kth, axis, kind, order)
+
+
 def _inplace_matmul(self, other):
     """``a @= b``: numpy's, where the product has a's shape (into a through a temporary)."""
     reductions.matmul(self, other, out=self)
@@ -308,6 +335,9 @@ def _install():
     ndarray.__round__ = lambda self, ndigits=None: numeric.around(self, ndigits or 0)
     ndarray.clip = lambda self, min=None, max=None, out=None: ufuncs.clip(self, min, max, out)
     ndarray.ptp = statistics.ptp            # gone from numpy 2's ndarray, kept by CuPy
+    ndarray.put = indexing.put
+    ndarray.argpartition = sorting.argpartition
+    ndarray.partition = _partition_in_place
     ndarray.conj = ndarray.conjugate = _conj
     ndarray.real = property(_real)
     ndarray.imag = property(_imag)

@@ -312,3 +312,41 @@ def take(a, indices, axis=None, out=None, mode="raise"):
                             f"according to the rule 'safe'")
         return outputs.store(out, result, "take")
     return result
+
+
+def put(a, ind, v, mode="raise") -> None:
+    """numpy.put: ``a.flat[ind] = v`` (v repeated to the length of ind), numpy's modes, and
+    where a position repeats the last value, as numpy (the winners are picked on the host
+    from the indices; indices on the devices are read back for it)."""
+    if not isinstance(a, ndarray):
+        raise TypeError(f"put() needs a dptx array, not {type(a).__name__}")
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    flat = np.asarray(ind.get() if isinstance(ind, ndarray) else ind).reshape(-1)
+    if flat.size == 0 or a.size == 0:
+        if flat.size and mode == "raise":
+            raise IndexError("cannot replace elements of an empty array")
+        return
+    flat = flat.astype(np.int64, casting="same_kind")
+    n = a.size
+    if mode == "raise":
+        if np.any((flat < -n) | (flat >= n)):
+            bad = int(flat[(flat < -n) | (flat >= n)][0])
+            raise IndexError(f"index {bad} is out of bounds for axis 0 with size {n}")
+        flat = np.where(flat < 0, flat + n, flat)
+    elif mode == "wrap":
+        flat = flat % n
+    else:
+        flat = np.clip(flat, 0, n - 1)
+    # the last write to each position wins, as in numpy's loop
+    _, last = np.unique(flat[::-1], return_index=True)
+    keep = np.sort(flat.size - 1 - last)
+    if isinstance(v, ndarray) or np.ndim(v):
+        values = asarray(v).reshape(-1)
+        if values.size == 0:
+            return
+        # v repeated to len(ind), then the kept ones: a gather with a host index
+        values = take(values, keep % values.size)
+    else:
+        values = np.array(v, dtype=a.dtype)[()]        # numpy's conversion and errors
+    a[np.unravel_index(flat[keep], a.shape)] = values

@@ -70,6 +70,30 @@ def _triangle(m, k, lower: bool) -> ndarray:
     return ufuncs.where(keep, m, np.zeros((), m.dtype)[()])
 
 
+def fill_diagonal(a, val, wrap=False) -> None:
+    """numpy.fill_diagonal, in place: the main diagonal of a 2-D array (wrapping down a tall
+    one with ``wrap``) or of an array whose dimensions are all equal; ``val`` repeated along
+    it. A strided view of the diagonal where numpy's step lands on it, else ``put``."""
+    from . import indexing
+    if a.ndim < 2:
+        raise ValueError("array must be at least 2-d")
+    end = None
+    if a.ndim == 2:
+        step = a.shape[1] + 1
+        if not wrap:
+            end = a.shape[1] * a.shape[1]
+    else:
+        if len(set(a.shape)) != 1:
+            raise ValueError("All dimensions of input must be of equal length")
+        step = 1 + int(np.cumprod(a.shape[:-1]).sum())
+    positions = np.arange(0, a.size if end is None else min(end, a.size), step)
+    if np.ndim(val) == 0 and not isinstance(val, ndarray) and not wrap and a.ndim == 2:
+        if positions.size:
+            diagonal(a)[...] = val
+        return
+    indexing.put(a, positions, val)
+
+
 def tri(N, M=None, k=0, dtype=float) -> ndarray:
     """numpy.tri: ones at and below the k-th diagonal (j <= i + k), zeros above."""
     M = N if M is None else M

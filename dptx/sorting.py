@@ -17,6 +17,7 @@ import numpy as np
 
 from .array import _axes, asarray, empty, ndarray
 from .elementwise import KernelCache, c_type, with_half_header
+from .errors import DptxError
 from .module import RawModule
 
 PIECE = 1024       # outputs per thread in a merge pass
@@ -150,6 +151,49 @@ def argsort(a, axis=-1, kind=None, order=None) -> ndarray:
     if order is not None:
         raise ValueError("Cannot specify order when the array has no fields.")
     return _sorted(a, axis, with_index=True)
+
+
+def partition(a, kth, axis=-1, kind="introselect", order=None) -> ndarray:
+    """numpy.partition: the element at each ``kth`` where a sort would put it, smaller ones
+    before it and larger ones after. A full sort (numpy's guarantees hold; how it arranges
+    the elements between the kth positions is unspecified, and here they are sorted)."""
+    a = asarray(a)
+    _check_kth(a, kth, axis)
+    return sort(a, axis, order=order)
+
+
+def argpartition(a, kth, axis=-1, kind="introselect", order=None) -> ndarray:
+    """numpy.argpartition: the indices ``partition`` would take (those of a stable sort)."""
+    a = asarray(a)
+    _check_kth(a, kth, axis)
+    return argsort(a, axis, order=order)
+
+
+def _check_kth(a, kth, axis) -> None:
+    """numpy's error for a kth outside the axis."""
+    n = a.size if axis is None else a.shape[_axes((axis,), a.ndim)[0]] if a.ndim else 1
+    for k in np.atleast_1d(np.asarray(kth)):
+        if not -n <= int(k) < n:
+            raise ValueError(f"kth(={int(k)}) out of bounds ({n})")
+
+
+def lexsort(keys, axis=-1) -> ndarray:
+    """numpy.lexsort of 1-D keys: the indices that sort by the last key, ties by the one
+    before, and so on (stable sorts by each key from the first, on the devices)."""
+    from . import indexing
+    keys = list(keys) if not isinstance(keys, ndarray) else [keys[k] for k in range(len(keys))]
+    if not keys:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    keys = [asarray(k) for k in keys]
+    if any(k.ndim != 1 for k in keys) or axis not in (-1, 0):
+        raise DptxError("lexsort of keys other than 1-D arrays is not supported on dptx "
+                        "arrays yet")
+    if any(k.shape != keys[0].shape for k in keys):
+        raise ValueError("all keys need to be the same shape")
+    order = argsort(keys[0])
+    for key in keys[1:]:
+        order = indexing.take(order, argsort(indexing.take(key, order)))
+    return order
 
 
 def sort_in_place(self, axis=-1, kind=None, order=None) -> None:

@@ -356,18 +356,25 @@ def fill_arange(out, start, step):
     kernel(s0, s1, delta, out)
 
 
-def fill_linspace(out, start, stop, step, div, delta, last_is_stop):
-    """numpy.linspace's values: (double)i * step + start, or i / div * delta + start where
-    step is 0, floored for an integer type, converted to out's type; the last one ``stop``
-    when ``last_is_stop``."""
-    T = out.dtype
-    kernel = _kernels.get(("linspace", str(T)), lambda: ElementwiseKernel(
-        "float64 start, float64 stop, float64 step, float64 div, float64 delta, bool last",
-        f"{T} z",
-        "double v = (step == 0.0) ? (double)i / div * delta + start : (double)i * step + start;"
-        " if (last && i == _ind.size() - 1) v = stop;"
+def fill_linspace(out, dt, start, stop, step, div, delta, step_is_zero, last_is_stop):
+    """numpy.linspace's values, computed as numpy computes them in ``dt`` (its computation
+    type: float64, or the start's and stop's float32 or float16), one rounding per
+    operation: i * step + start, or i / div * delta + start where the step is 0, floored
+    for an integer type, converted to out's type; the last one ``stop`` when
+    ``last_is_stop``. The scalars come in as numpy made them in ``dt``."""
+    T, dt = out.dtype, np.dtype(dt)
+    # float16 computes in float, each result rounded to half, as numpy's half loops
+    K = np.dtype(np.float32) if dt == HALF else dt
+    rnd = "(float)(__half)" if dt == HALF else ""
+    kernel = _kernels.get(("linspace", str(T), str(dt)), lambda: ElementwiseKernel(
+        f"{K} start, {K} stop, {K} step, {K} div, {K} delta, bool zero, bool last", f"{T} z",
+        f"typedef {c_type(K)} K_; K_ y = {rnd}((K_)i);"
+        f" if (zero) {{ y = {rnd}(y / div); y = {rnd}(y * delta); }}"
+        f" else {{ y = {rnd}(y * step); }}"
+        f" y = {rnd}(y + start);"
+        " if (last && i == _ind.size() - 1) y = stop;"
         # numpy 2 rounds toward minus infinity for an integer dtype, not toward zero
-        + (" v = floor(v);" if T.kind in "iu" else "") +
-        f" z = ({c_type(T)})v;", "dptx_linspace", options=EXACT))
-    kernel(np.float64(start), np.float64(stop), np.float64(step), np.float64(div),
-           np.float64(delta), np.bool_(last_is_stop), out)
+        + (" y = floor(y);" if T.kind in "iu" else "") +
+        f" z = {conversion(K, T, 'y')};", "dptx_linspace", options=EXACT))
+    kernel(*[np.array(v, dtype=dt).astype(K)[()] for v in (start, stop, step, div, delta)],
+           np.bool_(step_is_zero), np.bool_(last_is_stop), out)

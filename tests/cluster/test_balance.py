@@ -1,6 +1,6 @@
 """The balancer on a really unequal pair: two single-thread workers pinned to separate cores,
 two bounded busy processes competing on one of them (so it runs at about a third of the
-speed). After 3 launches the faster worker runs at least 60% of the blocks (ideal about 75%;
+speed). Within 8 launches the faster worker runs at least 60% of the blocks (ideal about 75%;
 the margin absorbs a noisy machine)."""
 import logging
 import os
@@ -42,14 +42,19 @@ def test_faster_worker_gets_more_blocks():
             # enough work per block that compute, not launch overhead, sets the speeds (the
             # warp-vectorized executor runs this loop about 25x faster than per thread)
             iters = 50000
-            # four launches: the plan of the last one comes from three measured ones (a
-            # launch during which the fast worker's core was also busy, as happens in a full
-            # test run, can mislead a model of two)
-            for _ in range(4):
+            # a moderate imbalance moves the split once three new model readings in a row
+            # find it (graphs.plan.PERSIST): usually by the fourth launch, later where the
+            # scheduler's model reached the client less often than once per launch (a
+            # loaded machine); a launch during which the fast worker's core was also busy
+            # can mislead a model of two
+            for launch in range(8):
                 kernel((512,), (256,), (y, iters))
                 result = y.get()
-            state = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins["dptx"].state())
-            k = {addr: wk["kernels"]["poly"] for addr, wk in state["workers"].items()}
+                state = client.run_on_scheduler(
+                    lambda dask_scheduler: dask_scheduler.plugins["dptx"].state())
+                k = {addr: wk["kernels"]["poly"] for addr, wk in state["workers"].items()}
+                if launch >= 3 and k[fast]["share"] >= 0.60:
+                    break
             assert k[fast]["blocks"] + k[slow]["blocks"] == 512
             assert k[fast]["share"] >= 0.60, k
             assert k[fast]["blocks_per_s"] > 1.3 * k[slow]["blocks_per_s"], k

@@ -1,0 +1,40 @@
+"""What CuPy re-exports from numpy, so that code written against ``cupy`` (``cp.float32``,
+``cp.newaxis``, ``cp.pi``, ``cp.finfo``, ``cp.result_type``) runs against ``dptx``: numpy's
+own objects (types, constants, type queries), nothing re-implemented. ``shape``, ``size``
+and ``ndim`` also take dptx arrays (they read only the description)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .array import ndarray
+
+# scalar types and dtype objects, as CuPy has them (cupy.float32 is numpy.float32)
+TYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+         "float16", "float32", "float64", "intp", "uintp", "byte", "ubyte", "short",
+         "ushort", "intc", "uintc", "longlong", "ulonglong", "half", "single", "double",
+         "dtype", "generic", "number", "integer", "signedinteger", "unsignedinteger",
+         "floating", "inexact")
+CONSTANTS = ("newaxis", "pi", "e", "inf", "nan", "euler_gamma")
+QUERIES = ("finfo", "iinfo", "result_type", "can_cast", "promote_types", "min_scalar_type",
+           "common_type", "issubdtype", "isscalar", "broadcast_shapes")
+
+
+def shape(a) -> tuple:
+    return a.shape if isinstance(a, ndarray) else np.shape(a)
+
+
+def size(a, axis=None) -> int:
+    if isinstance(a, ndarray):
+        return a.size if axis is None else a.shape[axis]
+    return np.size(a, axis)
+
+
+def ndim(a) -> int:
+    return a.ndim if isinstance(a, ndarray) else np.ndim(a)
+
+
+def names() -> dict:
+    """name -> numpy's object, for ``dptx``'s namespace."""
+    out = {name: getattr(np, name) for name in TYPES + CONSTANTS + QUERIES}
+    out.update(shape=shape, size=size, ndim=ndim)
+    return out

@@ -8,7 +8,6 @@ machinery (``elementwise`` -> ``module``/``launch`` -> ``array``) and attaches i
 ``ndarray`` when ``dptx`` is imported, so that imports go one way down the layers."""
 from __future__ import annotations
 
-import numbers
 import operator
 
 import numpy as np
@@ -29,11 +28,20 @@ def arange(start, stop=None, step=1, dtype=None) -> ndarray:
         start, stop = 0, start
     if step == 0:
         raise ZeroDivisionError("division by zero (arange's step)")
-    dt = np.dtype(dtype) if dtype is not None else np.result_type(start, stop, step)
-    if all(isinstance(v, numbers.Integral) for v in (start, stop, step)):
-        n = len(range(int(start), int(stop), int(step)))
+    # numpy's arange type: at least intp, with Python numbers taken at their default types
+    # (not weak): arange(0, 1, np.float32(0.1)) is float64, arange(np.int8(5)) int64
+    dt = np.dtype(dtype) if dtype is not None else np.result_type(
+        np.intp, *[np.asarray(v).dtype for v in (start, stop, step)])
+    if all(type(v) is int for v in (start, stop, step)):
+        n = len(range(start, stop, step))
     else:
-        n = max(0, int(np.ceil((stop - start) / step)))
+        # numpy's length: (stop - start) / step in the operands' own arithmetic (numpy
+        # scalars wrap: arange(np.uint8(200), 0) has 56 elements in numpy), rounded up
+        with np.errstate(all="ignore"):
+            length = float(np.ceil((stop - start) / step))
+        if not np.isfinite(length) or length > float(np.iinfo(np.intp).max):
+            raise ValueError("Maximum allowed size exceeded")
+        n = max(0, int(length))
     out = empty((n,), dt)
     if n:
         ufuncs.fill_arange(out, start, step)

@@ -347,6 +347,16 @@ def fill_arange(out, start, step):
     T = out.dtype
     s0 = np.array(start, dtype=T)[()]
     s1 = np.array(start + step, dtype=T)[()]
+    if T == HALF:
+        # numpy's HALF_fill: the first two as float, their difference and each value in
+        # float, rounded to half once
+        f0, f1 = np.float32(s0), np.float32(s1)
+        kernel = _kernels.get(("arange", str(T)), lambda: ElementwiseKernel(
+            "float32 s0, float32 s1, float32 d", f"{T} z",
+            "z = (__half)((i == 0) ? s0 : (i == 1) ? s1 : s0 + (float)i * d)",
+            "dptx_arange", options=EXACT))
+        kernel(f0, f1, f1 - f0, out)
+        return
     with np.errstate(over="ignore"):
         delta = (np.array(s1, T) - np.array(s0, T))[()]
     kernel = _kernels.get(("arange", str(T)), lambda: ElementwiseKernel(

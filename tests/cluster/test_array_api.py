@@ -834,6 +834,20 @@ def test_linspace_computes_in_numpys_type(client):
                 assert type(step) is type(wstep) and (step == wstep or np.isnan(wstep))
 
 
+def test_arange_takes_numpys_type_and_fill(client):
+    """numpy's arange type is at least intp with Python numbers at their default types
+    (arange(0, 1, np.float32(0.1)) is float64, arange(np.int8(5)) int64), and a float16
+    arange is filled in float (numpy's HALF_fill); both differed."""
+    cases = [(0, 1, np.float32(0.1), None), (np.int8(1), np.int8(5), 1, None),
+             (np.float32(1), np.float32(2), np.float32(0.5), None), (np.uint64(5), None, 1, None),
+             (0.1, 2.5, np.float16(0.25), np.float16), (0.1, 2.5, 0.3, np.float16),
+             (3000.5, 0, -0.3, np.float16), (True, 5, 1, None), (np.int32(2), 5.0, 1, None)]
+    for start, stop, step, dtype in cases:
+        _same(dptx.arange(start, stop, step, dtype=dtype), np.arange(start, stop, step, dtype=dtype))
+    with pytest.raises(ValueError, match="Maximum allowed size"):
+        dptx.arange(np.float16(0.3), 3000.5, 0.001)
+
+
 def test_binning_interpolation_and_products_follow_numpy(client):
     """bincount/histogram/digitize (atomic adds, combined across chunks: exact counts),
     interp (numpy's C loop, bit for bit), tensordot/inner/vdot/kron/cross, partition,

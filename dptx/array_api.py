@@ -162,29 +162,18 @@ _FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsor
               np.may_share_memory: may_share_memory, np.dstack: joining.dstack,
               np.copyto: copyto, np.nan_to_num: numeric.nan_to_num,
               np.partition: sorting.partition, np.argpartition: sorting.argpartition,
-              np.lexsort: sorting.lexsort, np.bincount: binning.bincount,
-              np.histogram: binning.histogram, np.digitize: binning.digitize,
-              np.interp: interpolation.interp, np.tensordot: tensor_products.tensordot,
-              np.inner: tensor_products.inner, np.vdot: tensor_products.vdot,
-              np.kron: tensor_products.kron, np.cross: tensor_products.cross,
-              np.put: indexing.put, np.fill_diagonal: matrices.fill_diagonal,
-              np.broadcast_to: views.broadcast_to, np.broadcast_arrays: views.broadcast_arrays,
-              np.moveaxis: views.moveaxis, np.rollaxis: views.rollaxis,
-              np.atleast_1d: views.atleast_1d, np.atleast_2d: views.atleast_2d,
-              np.atleast_3d: views.atleast_3d, np.split: views.split,
-              np.array_split: views.array_split, np.hsplit: views.hsplit,
-              np.vsplit: views.vsplit, np.dsplit: views.dsplit, np.rot90: views.rot90,
-              np.meshgrid: views.meshgrid, np.ptp: statistics.ptp,
-              np.nansum: statistics.nansum, np.nanprod: statistics.nanprod,
-              np.nanmin: statistics.nanmin, np.nanmax: statistics.nanmax,
-              np.nanmean: statistics.nanmean, np.average: statistics.average,
-              np.median: statistics.median, np.quantile: statistics.quantile,
-              np.percentile: statistics.percentile,
+              np.lexsort: sorting.lexsort, np.put: indexing.put,
+              np.fill_diagonal: matrices.fill_diagonal,
               # what numpy reads of an array's description only (nothing moves)
               np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim,
               np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis],
               np.result_type: lambda *xs: np.result_type(
                   *[x.dtype if isinstance(x, ndarray) else x for x in xs])}
+
+
+# modules whose public functions are numpy's of the same names (each lists them in __all__)
+for _module in (binning, interpolation, statistics, tensor_products, views):
+    _FUNCTIONS.update({getattr(np, name): getattr(_module, name) for name in _module.__all__})
 
 
 def _array_function(self, func, types, args, kwargs):

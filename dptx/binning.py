@@ -14,6 +14,9 @@ from .elementwise import KernelCache, c_type, with_half_header
 from .errors import DptxError
 from .module import RawModule
 
+# numpy's functions of these names (array_api dispatches numpy's to them)
+__all__ = ["bincount", "digitize", "histogram"]
+
 BLOCK = 256
 
 _SOURCE = r"""

@@ -9,6 +9,9 @@ from .array import asarray, ascontiguousarray, ndarray
 from .elementwise import ElementwiseKernel, KernelCache
 from .errors import DptxError
 
+# numpy's functions of these names (array_api dispatches numpy's to them)
+__all__ = ["interp"]
+
 _kernels = KernelCache()
 
 # xp and fp raw (the whole arrays), n their length, l and r the values beyond the ends; each

@@ -13,6 +13,10 @@ from . import indexing, outputs, reductions, sorting, ufuncs
 from .array import _axes, asarray, ndarray
 from .errors import DptxError
 
+# numpy's functions of these names (array_api dispatches numpy's to them)
+__all__ = ["average", "median", "nanmax", "nanmean", "nanmin", "nanprod", "nansum",
+           "percentile", "ptp", "quantile"]
+
 
 def ptp(a, axis=None, out=None, keepdims=False):
     """numpy.ptp: max - min (in the array's type, wrapping for integers as numpy's)."""

@@ -10,6 +10,9 @@ from . import reductions, ufuncs
 from .array import _axes, asarray, expand_dims, ndarray
 from .errors import DptxError
 
+# numpy's functions of these names (array_api dispatches numpy's to them)
+__all__ = ["cross", "inner", "kron", "tensordot", "vdot"]
+
 
 def tensordot(a, b, axes=2) -> ndarray:
     """numpy.tensordot: the sum over ``axes`` of a and b (the last ``axes`` of a with the

@@ -8,6 +8,11 @@ import numpy as np
 
 from .array import asarray, ndarray
 
+# numpy's functions of these names (array_api dispatches numpy's to them)
+__all__ = ["array_split", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays",
+           "broadcast_to", "dsplit", "hsplit", "meshgrid", "moveaxis", "rollaxis", "rot90",
+           "split", "vsplit"]
+
 
 def _views(arrays, fn):
     """``fn`` applied to the stand-ins of ``arrays``; each array numpy returns, mapped back

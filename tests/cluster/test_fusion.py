@@ -9,7 +9,7 @@ import pytest
 
 import dptx
 from dptx import cpu
-from dptx.groups import Fused
+from dptx.groups import Batch, Fused
 
 pytestmark = pytest.mark.cpu_workers("launches fuse across CPU workers' shares only (GPU "
                                      "chunks take whole buffers: no ghost zones)")
@@ -126,10 +126,22 @@ def test_error_in_a_fused_group_names_the_launch(client, mod):
     assert np.array_equal(got, np.full(n, 6, np.float32)), np.unique(got)
 
 
-def test_allocating_between_launches_keeps_them_fused(client, fused_groups):
+def test_allocating_between_launches_keeps_them_fused(client, fused_groups, monkeypatch):
     """``a * 2 + b`` allocates its second result between the two launches: the new array's
     zeros are not an operation the group must wait for, so both launches still run as one
-    task per worker, and read as numpy's."""
+    task per worker (fused; or batched on one worker, where the planner found the launch too
+    small to split, as it may on a machine loaded by the tests before), and read as numpy's."""
+    # an open group goes after GROUP_IDLE (2 ms) without a new launch; a garbage collection
+    # or a loaded machine between the two launches can take longer (seen in full runs):
+    # the subject here is the allocation, not that timer
+    monkeypatch.setattr(dptx.Stream, "GROUP_IDLE", 0.5)
+    batches = []
+    init = Batch.__init__
+
+    def recording(self, worker, ops, device="cpu"):
+        batches.append(len(ops))
+        init(self, worker, ops, device)
+    monkeypatch.setattr(Batch, "__init__", recording)
     rng = np.random.default_rng(7)
     # uint16: kernels no other test runs. Each kernel's speed is learned apart, and two
     # kernels the suite has profiled differently get different shares, which never fuse
@@ -141,7 +153,7 @@ def test_allocating_between_launches_keeps_them_fused(client, fused_groups):
     fused_groups.clear()
     got = (da * 2 + db).get()
     np.testing.assert_array_equal(got, a * np.uint16(2) + b)
-    assert (2, True) in fused_groups, fused_groups
+    assert (2, True) in fused_groups or 2 in batches, (fused_groups, batches)
 
 
 def test_new_arrays_are_zeros_no_task_makes(client):

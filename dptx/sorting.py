@@ -3,12 +3,13 @@
 
 The axis is moved last and made contiguous: rows of L elements. One launch sorts each run of
 RUN elements by rank (a thread per element counts the elements before it: a warp is a run);
+one launch merges them up to runs of PIECE, a thread per slice of PIECE level after level;
 then each launch merges pairs of sorted runs of width w into runs of 2w, a thread per PIECE
 elements of output (2w while runs are shorter): it finds where its slice starts in the two
 runs by a binary search along the merge path (Green et al.), then merges its slice in order,
 the left run winning ties (stability). log2(L / RUN) passes, between two buffers, each
-chunk reading and writing only its own rows' pieces where its runs allow (the footprint is
-exact: loops are counts bounded by constants). ``argsort`` carries each element's index
+chunk writing only its own rows' pieces (the footprint is exact: loops are counts bounded
+by constants, stored-to positions clamped to the run), reading its pairs of runs. ``argsort`` carries each element's index
 along with its key.
 """
 from __future__ import annotations
@@ -52,8 +53,11 @@ extern "C" __global__ void dptx_sort_runs(const T_* keys, T_* ok, long long* oi,
         const T_ u = keys[base + r0 + k];
         rank += (before(u, v) || (!before(v, u) && r0 + k < c)) ? 1 : 0;
     }
-    ok[base + r0 + rank] = v;
-    if (with_index) oi[base + r0 + rank] = c;
+    // (the clamp changes nothing, rank < RUN_ and r0 + rank < L, but tells the access
+    // footprint that each run writes only itself: the writes then land directly)
+    const I_ at = clamp(r0 + rank, r0, (r0 + RUN_ < L ? r0 + RUN_ : L) - 1);
+    ok[base + at] = v;
+    if (with_index) oi[base + at] = c;
 }
 
 // one pass: runs of width w of each row merged in pairs, a thread per ``slice`` outputs
@@ -91,6 +95,58 @@ extern "C" __global__ void dptx_sort_merge(const T_* keys, const long long* idx,
 }
 """
 
+
+def _local_merges() -> str:
+    """The kernel that merges runs of RUN up to PIECE within each PIECE-slice of a row, a
+    thread per slice, level after level between the two buffers (one launch for what took a
+    launch per level: each cost a Dask round trip). Each level is written out with its own
+    source and destination (a pointer chosen at run time would hide from the access
+    footprint which buffer a thread writes)."""
+    levels, w, out = [], RUN, []
+    while w < PIECE:
+        levels.append(w)
+        w *= 2
+    for k, w in enumerate(levels):
+        src, dst = ("ka", "kb") if k % 2 == 0 else ("kb", "ka")
+        isrc, idst = ("ia", "ib") if k % 2 == 0 else ("ib", "ia")
+        # one loop over the slice per level (a nested loop per pair of runs hid from the
+        # access footprint that the writes stay in the slice); each read clamped to the
+        # slice as well as to its run (no change to the values)
+        out.append(f"""    if (levels > {k}) {{
+        I_ lo = start, mid = start, hi = start, i = start, j = start;
+        #pragma unroll 1
+        for (I_ k = 0; k < PIECE_ && start + k < end; k++) {{
+            if (k % {2 * w} == 0) {{
+                lo = start + k;
+                mid = lo + {w} < end ? lo + {w} : end;
+                hi = lo + {2 * w} < end ? lo + {2 * w} : end;
+                i = lo; j = mid;
+            }}
+            const I_ ci = clamp(clamp(i, lo, mid - 1), start, end - 1);
+            const I_ cj = clamp(clamp(j, mid, hi - 1), start, end - 1);
+            const bool right = j < hi && (i >= mid || before({src}[base + cj], {src}[base + ci]));
+            {dst}[base + start + k] = right ? {src}[base + cj] : {src}[base + ci];
+            if (with_index) {idst}[base + start + k] = right ? {isrc}[base + cj] : {isrc}[base + ci];
+            if (right) j++; else i++;
+        }}
+    }}""")
+    body = "\n".join(out)
+    return f"""
+// runs of RUN_ merged up to PIECE_ within each slice of PIECE_ elements (``levels`` of them:
+// fewer for short rows), between ka/ia and kb/ib in turn, starting from ka/ia
+extern "C" __global__ void dptx_sort_local(T_* ka, long long* ia, T_* kb, long long* ib,
+                                           I_ L, I_ S, I_ slices, int levels, int with_index) {{
+    const I_ t = (I_)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= slices) return;
+    const I_ row = t / S, s = t % S;
+    const long long base = (long long)row * L;
+    const I_ start = s * PIECE_, end = start + PIECE_ < L ? start + PIECE_ : L;
+{body}
+}}
+"""
+
+
+_SOURCE += _local_merges()
 _modules = KernelCache()
 
 
@@ -124,6 +180,17 @@ def _sorted(a, axis, with_index: bool):
             keys, other[0], other[1], I(L), I(keys.size), flag])
         src, dst = other, (keys, idx)
         w = RUN
+        # the levels up to PIECE in one launch, each thread within its slice of PIECE
+        levels = 0
+        while w < L and w < PIECE:
+            levels, w = levels + 1, w * 2
+        if levels:
+            S = -(-L // PIECE)
+            mod.get_function("dptx_sort_local")((-(-(rows * S) // BLOCK),), (BLOCK,), [
+                src[0], src[1], dst[0], dst[1], I(L), I(S), I(rows * S), np.int32(levels),
+                flag])
+            if levels % 2:
+                src, dst = dst, src
         while w < L:
             slice_ = min(PIECE, 2 * w)
             S = -(-L // slice_)

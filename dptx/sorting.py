@@ -9,8 +9,8 @@ elements of output (2w while runs are shorter): it finds where its slice starts 
 runs by a binary search along the merge path (Green et al.), then merges its slice in order,
 the left run winning ties (stability). log2(L / RUN) passes, between two buffers, each
 chunk writing only its own rows' pieces (the footprint is exact: loops are counts bounded
-by constants, stored-to positions clamped to the run), reading its pairs of runs. ``argsort`` carries each element's index
-along with its key.
+by constants, stored-to positions clamped to the run), reading its pairs of runs.
+``argsort`` carries each element's index along with its key.
 """
 from __future__ import annotations
 

@@ -687,7 +687,13 @@ def matmul(a, b, out=None):
                          f"is different from {a2.shape[1]})")
     R = np.result_type(a.dtype, b.dtype)
     if R.kind == "b":
-        raise DptxError("matmul of booleans is not supported yet")
+        # numpy's boolean product: any(a[i, k] and b[k, j]), as a count of the pairs that
+        # are both true (int32 cannot overflow below 2**31 terms) compared with 0
+        wide = np.int64 if a.shape[-1] >= np.iinfo(np.int32).max else np.int32
+        counts = matmul(a.astype(wide), b.astype(wide))
+        result = ufuncs.apply(np.not_equal, counts, 0)
+        return result if out is None else outputs.store(out, result, "matmul",
+                                                        casting="same_kind")
     if HALF in (a.dtype, b.dtype) and np.result_type(a.dtype, b.dtype) == HALF:
         raise DptxError("matmul of float16 is not supported yet (numpy rounds each step of "
                         "its sums to float16; cast to float32 first)")

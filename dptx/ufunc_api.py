@@ -27,7 +27,10 @@ def _out(out):
 
 
 def call(np_ufunc, *inputs, out=None, casting="same_kind", dtype=None, where=True):
-    """``np_ufunc(*inputs)`` on dptx arrays, with numpy's keywords that dptx honours."""
+    """``np_ufunc(*inputs)`` on dptx arrays, with numpy's keywords that dptx honours
+    (``np.matmul`` is a generalized ufunc in numpy 2: the array API's product)."""
+    if np_ufunc is np.matmul and where is True and dtype is None and casting == "same_kind":
+        return reductions.matmul(*inputs, out=_out(out))
     if where is not True:
         raise DptxError(f"{np_ufunc.__name__}: where= is not supported on dptx arrays yet")
     if dtype is not None:

@@ -920,6 +920,26 @@ def test_binning_interpolation_and_products_follow_numpy(client):
         _same(d, h)
 
 
+def test_numpys_matmul_ufunc_and_boolean_products(client):
+    """np.matmul is a ufunc in numpy 2: on dptx arrays it reached __array_ufunc__ and raised
+    "not supported"; now the array API's product, out= included. Boolean products (numpy:
+    any of the ands) were refused."""
+    rng = np.random.default_rng(4)
+    a, b = rng.random((4, 5)).astype(np.float32), rng.random((5, 3)).astype(np.float32)
+    _same(np.matmul(dptx.asarray(a), dptx.asarray(b)), np.matmul(a, b), exact=False)
+    out = dptx.zeros((4, 3), np.float64)
+    assert np.matmul(dptx.asarray(a), dptx.asarray(b), out=out) is out
+    np.testing.assert_allclose(out.get(), np.matmul(a, b), rtol=1e-6)     # float32 sums
+    for sa, sb in (((5, 7), (7, 3)), ((7,), (7, 4)), ((6, 7), (7,)), ((40, 300), (300, 20))):
+        x, y = rng.random(sa) > 0.8, rng.random(sb) > 0.7
+        _same(dptx.asarray(x) @ dptx.asarray(y), np.asarray(x @ y))
+    x, y = rng.random((5, 7)) > 0.5, rng.random((7, 3)) > 0.5
+    got, want = dptx.zeros((5, 3), np.int32), np.zeros((5, 3), np.int32)
+    np.matmul(dptx.asarray(x), dptx.asarray(y), out=got)
+    np.matmul(x, y, out=want)
+    _same(got, want)
+
+
 def test_stacking_rounding_closeness_and_variance_follow_numpy(client):
     x = RNG.standard_normal((3, 4)) * 40
     x[0, :3] = [2.5, -0.5, 1.5]                  # halves round to even

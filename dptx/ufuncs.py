@@ -47,6 +47,33 @@ _UNARY = {
     np.ceil: "ceil((R)x)", np.trunc: "trunc((R)x)", np.rint: "rint((R)x)",
     np.isnan: "isnan(x)", np.isinf: "isinf(x)", np.isfinite: "isfinite(x)",
     np.signbit: "signbit(x)", np.logical_not: "!(bool)x",
+    np.arcsinh: "asinh((R)x)", np.arccosh: "acosh((R)x)", np.arctanh: "atanh((R)x)",
+    np.fabs: "fabs((R)x)",
+    # numpy's npy_deg2rad/npy_rad2deg: x times the constant folded in the type
+    np.deg2rad: "(R)x * ((R)3.14159265358979323846 / (R)180)",
+    np.radians: "(R)x * ((R)3.14159265358979323846 / (R)180)",
+    np.rad2deg: "(R)x * ((R)180 / (R)3.14159265358979323846)",
+    np.degrees: "(R)x * ((R)180 / (R)3.14159265358979323846)",
+    # numpy's npy_spacing: NaN for infinities (inf - inf), else the gap to the next value
+    # away from 0
+    np.spacing: "isinf((R)x) ? (R)x - (R)x : nextafter((R)x, ((R)x < 0 ? (R)-1 : (R)1) / (R)0) - (R)x",
+}
+
+# binary ufuncs of floats (integer inputs compute in numpy's float result type)
+_FLOAT_BINARY = {
+    np.fmod: "fmod((R)x, (R)y)", np.nextafter: "nextafter((R)x, (R)y)",
+    np.float_power: "pow((R)x, (R)y)",
+    np.ldexp: "ldexp((R)x, (int)max(min((long long)y, 2147483647LL), -2147483647LL - 1))",
+    # numpy's npy_heaviside
+    np.heaviside: "((R)x != (R)x) ? (R)x : (((R)x == 0) ? (R)y : (((R)x < 0) ? (R)0 : (R)1))",
+    # numpy's npy_logaddexp and npy_logaddexp2
+    np.logaddexp: "__STMT__R _x = (R)x, _y = (R)y, _t = _x - _y; z = (_x == _y) ? _x + "
+                  "(R)0.693147180559945309417232121458176568 : (_t > 0) ? _x + "
+                  "log1p(exp(-_t)) : (_t <= 0) ? _y + log1p(exp(_t)) : _t;",
+    np.logaddexp2: "__STMT__R _x = (R)x, _y = (R)y, _t = _x - _y; z = (_x == _y) ? _x + 1 : "
+                   "(_t > 0) ? _x + (R)1.442695040888963407359924681001892137 * "
+                   "log1p(exp2(-_t)) : (_t <= 0) ? _y + "
+                   "(R)1.442695040888963407359924681001892137 * log1p(exp2(_t)) : _t;",
 }
 
 
@@ -125,6 +152,37 @@ def _binary_expr(ufunc, R: np.dtype, C: np.dtype) -> str:
             return f"((long long)y < 0 || (long long)y >= {bits}) ? (R)0 : (R)((R)x << y)"
         fill = "(((R)x < 0) ? (R)-1 : (R)0)" if kind == "i" else "(R)0"
         return f"((long long)y < 0 || (long long)y >= {bits}) ? {fill} : (R)((R)x >> y)"
+    if ufunc in _FLOAT_BINARY:
+        if ufunc is np.nextafter and R == HALF:
+            return None     # numpy steps half's own bits; computing in float would not
+        if kind == "f":
+            return _FLOAT_BINARY[ufunc]
+        if ufunc is np.fmod and kind in "iu":
+            # C's % truncates as numpy's fmod; numpy gives 0 for x % 0 and MIN % -1
+            guard = f" && !((R)y == (R)-1 && (R)x == (R){np.iinfo(R).min})" if kind == "i" else ""
+            return f"__STMT__R _r = 0; if ((R)y != 0{guard}) _r = (R)x % (R)y; z = _r;"
+        return None
+    if ufunc in (np.gcd, np.lcm):
+        if kind not in "iu":
+            return None
+        # Euclid on the magnitudes (unsigned: abs of the type's minimum wraps, as numpy's)
+        gcd = ("unsigned long long _a = (x < 0) ? 0ULL - (unsigned long long)x : "
+               "(unsigned long long)x, _b = (y < 0) ? 0ULL - (unsigned long long)y : "
+               "(unsigned long long)y; while (_b) { unsigned long long _t = _a % _b; _a = _b; "
+               "_b = _t; } ") if kind == "i" else (
+               "unsigned long long _a = x, _b = y; while (_b) { unsigned long long _t = _a % _b; "
+               "_a = _b; _b = _t; } ")
+        if ufunc is np.gcd:
+            return f"__STMT__{gcd}z = (R)_a;"
+        # numpy's npy_lcm: |x / gcd * y| in the type (0 where the gcd is 0)
+        # C's arithmetic, as numpy's loop: types narrower than int multiply and take the
+        # magnitude in int, then wrap to the type; int and long long wrap in their width
+        c = c_type(R)
+        w = "int" if R.itemsize < 4 else c
+        uw = "unsigned int" if R.itemsize < 4 else f"unsigned {c}".replace("unsigned unsigned", "unsigned")
+        magnitude = f"(_p < 0 ? ({w})(0 - ({uw})_p) : _p)" if kind == "i" else "_p"
+        return (f"__STMT__{gcd}{w} _p = (_a == 0) ? ({w})0 : "
+                f"({w})(({uw})(({w})x / ({w})_a) * ({uw})({w})y); z = ({c}){magnitude};")
     if ufunc in _ARITH:
         if kind == "b" and ufunc in (np.add, np.multiply):
             return "(bool)x || (bool)y" if ufunc is np.add else "(bool)x && (bool)y"
@@ -146,15 +204,28 @@ def _unary_expr(ufunc, R: np.dtype, X: np.dtype) -> str:
         return "(R)((x > 0) - (x < 0))"
     if ufunc in (np.floor, np.ceil, np.trunc, np.rint) and R.kind in "iub":
         return "x"              # integers: numpy returns them unchanged
+    if ufunc is np.conjugate:
+        return "(R)x" if X.kind != "c" else None
+    if ufunc is np.bitwise_count:
+        if X.kind == "b":
+            return "(R)(x ? 1 : 0)"
+        if X.kind not in "iu":
+            return None
+        magnitude = "(x < 0 ? 0ULL - (unsigned long long)x : (unsigned long long)x)" \
+            if X.kind == "i" else "(unsigned long long)x"
+        return f"(R)__popcll({magnitude})"
+    if ufunc is np.spacing and R == HALF:
+        return None         # numpy steps half's own bits; computing in float would not
     if ufunc in (np.isnan, np.isinf, np.isfinite, np.signbit) and X.kind != "f":
         return {np.isnan: "false", np.isinf: "false", np.isfinite: "true",
                 np.signbit: "x < 0" if X.kind == "i" else "false"}[ufunc]
     return _UNARY.get(ufunc)
 
 
-SUPPORTED = set(_ARITH) | set(_COMPARE) | set(_LOGICAL) | set(_UNARY) | {
+SUPPORTED = set(_ARITH) | set(_COMPARE) | set(_LOGICAL) | set(_UNARY) | set(_FLOAT_BINARY) | {
     np.minimum, np.maximum, np.floor_divide, np.remainder, np.power, np.left_shift,
-    np.right_shift, np.absolute, np.invert, np.sign, np.reciprocal}
+    np.right_shift, np.absolute, np.invert, np.sign, np.reciprocal, np.gcd, np.lcm,
+    np.conjugate, np.bitwise_count}
 
 
 def apply(ufunc, *operands, out=None, casting="same_kind"):

@@ -9,6 +9,7 @@ import numpy as np
 
 from . import reductions, scan, ufuncs
 from .array import asarray, ndarray
+from .elementwise import ElementwiseKernel, KernelCache, compute_type
 from .errors import DptxError
 
 # numpy's reductions with an identity or a first element, by the ufunc that combines
@@ -31,6 +32,8 @@ def call(np_ufunc, *inputs, out=None, casting="same_kind", dtype=None, where=Tru
     (``np.matmul`` is a generalized ufunc in numpy 2: the array API's product)."""
     if np_ufunc is np.matmul and where is True and dtype is None and casting == "same_kind":
         return reductions.matmul(*inputs, out=_out(out))
+    if (np_ufunc in _TWO_OUTPUTS or np_ufunc is np.divmod) and where is True and dtype is None:
+        return _two_outputs(np_ufunc, inputs, out, casting)
     if where is not True:
         raise DptxError(f"{np_ufunc.__name__}: where= is not supported on dptx arrays yet")
     if dtype is not None:
@@ -44,6 +47,47 @@ def call(np_ufunc, *inputs, out=None, casting="same_kind", dtype=None, where=Tru
         inputs = [asarray(np.asarray(v)) if not isinstance(v, np.ndarray) else v
                   for v in inputs]
     return ufuncs.apply(np_ufunc, *inputs, out=_out(out), casting=casting)
+
+
+# ufuncs of two outputs: (C statement setting both from x, with R the computation type)
+_TWO_OUTPUTS = {
+    np.modf: "R _i; o1 = modf((R)x, &_i); o2 = _i;",     # C's modf: numpy's npy_modf
+    np.frexp: "int _e; o1 = frexp((R)x, &_e); o2 = _e;",
+}
+_two_kernels = KernelCache()
+
+
+def _two_outputs(np_ufunc, inputs, out, casting):
+    """divmod (floor_divide and remainder), modf and frexp: numpy's two results, the second
+    one's type numpy's own (frexp: int32 exponents)."""
+    if out is not None and (not isinstance(out, tuple) or len(out) != 2):
+        raise ValueError(f"{np_ufunc.__name__}: out must be a tuple of 2 arrays")
+    outs = out or (None, None)
+    if np_ufunc is np.divmod:
+        return (ufuncs.apply(np.floor_divide, *inputs, out=outs[0], casting=casting),
+                ufuncs.apply(np.remainder, *inputs, out=outs[1], casting=casting))
+    (x,) = inputs
+    x = asarray(x)
+    types = [r.dtype for r in np_ufunc(np.empty(0, x.dtype))]   # numpy's loop and errors
+    if x.dtype.kind == "c" or any(t.kind == "c" for t in types):
+        raise DptxError("complex dtypes are not supported on dptx arrays yet")
+    for o, t in zip(outs, types):
+        if o is not None and not np.can_cast(t, o.dtype, casting):
+            raise TypeError(f"Cannot cast ufunc '{np_ufunc.__name__}' output from {t} to "
+                            f"{o.dtype} with casting rule '{casting}'")
+    R = types[0]
+    key = (np_ufunc.__name__, str(x.dtype), str(R))
+    kernel = _two_kernels.get(key, lambda: ElementwiseKernel(
+        f"{x.dtype} x", f"{types[0]} o1, {types[1]} o2",
+        f"typedef {compute_type(R)} R; {_TWO_OUTPUTS[np_ufunc]}",
+        f"dptx_{np_ufunc.__name__}", options=("--fmad=false",)))
+    results = kernel(x)
+    if out is None:
+        return results
+    for o, r in zip(outs, results):
+        if o is not None:
+            o[...] = r
+    return tuple(o if o is not None else r for o, r in zip(outs, results))
 
 
 def reduce(np_ufunc, a, axis=0, dtype=None, out=None, keepdims=False, **kwargs):
@@ -115,6 +159,7 @@ def ufuncs_by_name() -> dict:
     out = {}
     for name in dir(np):
         u = getattr(np, name)
-        if isinstance(u, np.ufunc) and u in ufuncs.SUPPORTED:
+        if isinstance(u, np.ufunc) and (u in ufuncs.SUPPORTED or u in _TWO_OUTPUTS
+                                        or u is np.divmod):
             out[name] = ufunc(u, name)
     return out

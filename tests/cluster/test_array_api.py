@@ -994,6 +994,22 @@ def test_more_of_numpys_ufuncs(client):
     for name in ("nextafter", "spacing"):
         with pytest.raises(DptxError, match="not supported"):
             getattr(dptx, name)(*[dptx.ones(3, np.float16)] * getattr(np, name).nin)
+    # two outputs: modf and frexp in one launch, divmod as floor_divide and remainder
+    x = np.array([1.5, -2.25, 0.0, -0.0, np.inf, -np.inf, np.nan, 7.0, 1e-310, 3.75e8])
+    for dt in (np.float64, np.float32, np.float16):
+        with np.errstate(all="ignore"):
+            typed = x.astype(dt)            # (3.75e8 is inf in float16)
+        for name in ("modf", "frexp"):
+            with np.errstate(all="ignore"):
+                want = getattr(np, name)(typed)
+            for got, w in zip(getattr(np, name)(dptx.asarray(typed)), want):
+                _same(got, w)
+    for got, w in zip(np.divmod(dptx.asarray(np.array([7, -7, 9])), 3), np.divmod(np.array([7, -7, 9]), 3)):
+        _same(got, w)
+    m, e = dptx.zeros(4), dptx.zeros(4, np.int32)
+    assert np.frexp(dptx.asarray(np.array([8.0, 0.5, 3.0, 0.0])), out=(m, e))[0] is m
+    for got, w in zip((m, e), np.frexp(np.array([8.0, 0.5, 3.0, 0.0]))):
+        _same(got, w)
 
 
 def test_stacking_rounding_closeness_and_variance_follow_numpy(client):

@@ -142,6 +142,18 @@ def test_allocating_between_launches_keeps_them_fused(client, fused_groups, monk
         batches.append(len(ops))
         init(self, worker, ops, device)
     monkeypatch.setattr(Batch, "__init__", recording)
+    # what each launch was planned as, for the message of a failure
+    from dptx.launch import LaunchOp
+    plans = []
+    open_group = LaunchOp.open_group
+
+    def planned(self):
+        group = open_group(self)
+        plans.append((self.kernel.name, [(c.worker[-5:] if c.worker else None, c.first, c.end,
+                                          c.device) for c in self.plan()],
+                       type(group).__name__))
+        return group
+    monkeypatch.setattr(LaunchOp, "open_group", planned)
     rng = np.random.default_rng(7)
     # uint16: kernels no other test runs. Each kernel's speed is learned apart, and two
     # kernels the suite has profiled differently get different shares, which never fuse
@@ -151,9 +163,10 @@ def test_allocating_between_launches_keeps_them_fused(client, fused_groups, monk
     (da * 2 + db).get()     # NVRTC compiles both kernels: a first run waits on it between them
     dptx.synchronize()
     fused_groups.clear()
+    plans.clear()
     got = (da * 2 + db).get()
     np.testing.assert_array_equal(got, a * np.uint16(2) + b)
-    assert (2, True) in fused_groups or 2 in batches, (fused_groups, batches)
+    assert (2, True) in fused_groups or 2 in batches, (fused_groups, batches, plans)
 
 
 def test_new_arrays_are_zeros_no_task_makes(client):

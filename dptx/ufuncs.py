@@ -280,7 +280,8 @@ def apply(ufunc, *operands, out=None, casting="same_kind"):
             op = pre + expr[len("__STMT__"):]
         else:
             op = f"{pre} z = ({c_type(Z)})({expr});"
-        return ElementwiseKernel(ins, f"{Z} z", op, f"dptx_{ufunc.__name__}", options=EXACT)
+        return ElementwiseKernel(ins, f"{Z} z", op, _name(ufunc.__name__, *types, Z),
+                                 options=EXACT)
     kernel = _kernels.get(key, build)
     args = [_as_param(v, t) for v, t in zip(operands, types)]
     if out is not None:
@@ -342,12 +343,21 @@ def conversion(src: np.dtype, dst: np.dtype, x: str = "x") -> str:
     return f"({c_type(dst)}){x}"
 
 
+def _name(operation: str, *types) -> str:
+    """A generated kernel's name, its types in it (``dptx_multiply_uint16_int64_uint16``): the
+    scheduler learns speeds and cost profiles per kernel name, and a uint16 multiply must not
+    be planned from a float32 one's (one wrongly learned profile gave a worker 9 of 16384
+    blocks)."""
+    return "_".join(["dptx", operation] + [str(np.dtype(t)) for t in types])
+
+
 def astype(a, dtype):
     """A copy of ``a`` converted to ``dtype`` as numpy converts (``conversion``)."""
     dt = np.dtype(dtype)
     key = ("astype", str(a.dtype), str(dt))
     kernel = _kernels.get(key, lambda: ElementwiseKernel(
-        f"{a.dtype} x", f"{dt} z", f"z = {conversion(a.dtype, dt)}", "dptx_astype",
+        f"{a.dtype} x", f"{dt} z", f"z = {conversion(a.dtype, dt)}",
+        _name("astype", a.dtype, dt),
         options=EXACT))
     return kernel(a)
 
@@ -361,7 +371,7 @@ def assign(dst, src):
     key = ("assign", str(src_type), str(dst.dtype))
     kernel = _kernels.get(key, lambda: ElementwiseKernel(
         f"{src_type} x", f"{dst.dtype} z", f"z = {conversion(np.dtype(src_type), dst.dtype)}",
-        "dptx_assign", options=EXACT))
+        _name("assign", src_type, dst.dtype), options=EXACT))
     if isinstance(src, ndarray):
         try:
             fits = np.broadcast_shapes(src.shape, dst.shape) == dst.shape

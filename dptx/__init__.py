@@ -11,7 +11,8 @@ from . import config  # registers the dptx.* settings with dask.config
 from .array import (array, asarray, asnumpy, ascontiguousarray, copy, empty, empty_like,
                     expand_dims, full, full_like, may_share_memory, ndarray, ones, ones_like,
                     ravel, reshape, squeeze, swapaxes, transpose, zeros, zeros_like)
-from .array_api import arange, copyto, count_nonzero, linspace, logspace, where
+from .array_api import copyto, count_nonzero, where
+from .ranges import arange, linspace, logspace
 from .joining import column_stack, concatenate, dstack, hstack, stack, vstack
 from .scan import cumprod, cumsum
 from .sorting import (argpartition, argsort, lexsort, partition, searchsorted, sort,
@@ -92,4 +93,5 @@ __all__ = [
     "amin", "amax", "nan_to_num", "copyto", "argpartition", "lexsort", "partition",
     "bincount", "digitize", "histogram", "interp", "cross", "inner", "kron", "tensordot",
     "vdot", "fill_diagonal", "put",
-] + sorted(_UFUNCS) + sorted(_NUMPY_NAMES)
+]
+__all__ += sorted(_UFUNCS) + sorted(_NUMPY_NAMES)

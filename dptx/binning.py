@@ -13,6 +13,7 @@ from .array import asarray, ascontiguousarray, ndarray, zeros
 from .elementwise import KernelCache, c_type, with_half_header
 from .errors import DptxError
 from .module import RawModule
+from .ranges import linspace
 
 # numpy's functions of these names (array_api dispatches numpy's to them)
 __all__ = ["bincount", "digitize", "histogram"]
@@ -169,7 +170,6 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
         etype = np.result_type(first, last, probe)
         if etype.kind in "iub":
             etype = np.result_type(etype, float)
-        from .array_api import linspace
         edges = linspace(first, last, nbins + 1, endpoint=True, dtype=etype)
         span = _unsigned_subtract(last, first)
         # numpy: (the offset in E / span) * nbins, in the type that division gives

@@ -1,0 +1,78 @@
+"""numpy's numerical ranges on the devices: ``arange``, ``linspace``, ``logspace`` (the type,
+length and values numpy gives; the values made by ``ufuncs``' fill kernels)."""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import ufuncs
+from .array import empty, ndarray
+from .errors import DptxError
+
+
+def arange(start, stop=None, step=1, dtype=None) -> ndarray:
+    """numpy.arange: the dtype and length numpy gives, the values made on the device as
+    numpy fills them (element 0 is start, 1 is start + step, then start + i * delta in the
+    array's type, delta being the difference of the first two)."""
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ZeroDivisionError("division by zero (arange's step)")
+    # numpy's arange type: at least intp, with Python numbers taken at their default types
+    # (not weak): arange(0, 1, np.float32(0.1)) is float64, arange(np.int8(5)) int64
+    dt = np.dtype(dtype) if dtype is not None else np.result_type(
+        np.intp, *[np.asarray(v).dtype for v in (start, stop, step)])
+    if all(type(v) is int for v in (start, stop, step)):
+        n = len(range(start, stop, step))
+    else:
+        # numpy's length: (stop - start) / step in the operands' own arithmetic (numpy
+        # scalars wrap: arange(np.uint8(200), 0) has 56 elements in numpy), rounded up
+        with np.errstate(all="ignore"):
+            length = float(np.ceil((stop - start) / step))
+        if not np.isfinite(length) or length > float(np.iinfo(np.intp).max):
+            raise ValueError("Maximum allowed size exceeded")
+        n = max(0, int(length))
+    out = empty((n,), dt)
+    if n:
+        ufuncs.fill_arange(out, start, step)
+    return out
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None):
+    """numpy.linspace of scalars: i * step + start (i / div * delta + start where the step
+    is 0) computed in numpy's computation type (float64 for Python numbers, float32 or
+    float16 for numpy scalars of those types: numpy 2's promotion), then converted; the
+    last element is ``stop`` when ``endpoint``. The step and its type are numpy's own."""
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    start, stop = (v.get()[()] if isinstance(v, ndarray) else v for v in (start, stop))
+    if np.ndim(start) or np.ndim(stop):
+        raise DptxError("linspace of array start or stop is not supported on dptx arrays yet")
+    start, stop = (v[()] if isinstance(v, np.ndarray) else v for v in (start, stop))
+    div = (num - 1) if endpoint else num
+    dt = np.result_type(start, stop)        # Python numbers weak, as numpy's converter
+    if dt.kind not in "fc":
+        dt = np.result_type(dt, 0.0)
+    if dt.kind == "c":
+        raise DptxError("complex dtypes are not supported on dptx arrays yet")
+    # numpy's own scalar arithmetic in dt: the step it computes, and returns
+    delta = np.subtract(stop, start, dtype=dt)
+    with np.errstate(all="ignore"):
+        step = delta / div if div > 0 else np.nan
+    zero = div > 0 and step == 0
+    out = empty((num,), np.dtype(dtype) if dtype is not None else dt)
+    if num:
+        # no step (one element with endpoint, or none): numpy computes i * delta + start
+        ufuncs.fill_linspace(out, dt, start, stop, step if div > 0 else delta,
+                             div if div > 0 else 1, delta, zero or div <= 0,
+                             endpoint and num > 1)
+    return (out, step) if retstep else out
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None):
+    """numpy.logspace: ``base ** linspace(start, stop)``, as numpy computes it."""
+    y = linspace(start, stop, num=num, endpoint=endpoint)
+    result = ufuncs.apply(np.power, base, y)
+    return result if dtype is None else ufuncs.astype(result, dtype)

@@ -120,24 +120,24 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     return avg
 
 
-def _along_last(a: ndarray, axis):
-    """(``a`` with the axes in ``axis`` (all for None) moved last and merged into one, the
-    shape the result takes with keepdims)."""
+def _along_last(a: ndarray, axis) -> ndarray:
+    """``a`` with the axes in ``axis`` (all for None) moved last and merged into one (the
+    keepdims shape is ``_kept_shape``'s)."""
     if axis is None:
-        return a.reshape(-1), (1,) * a.ndim
+        return a.reshape(-1)
     axes = _axes(axis, a.ndim)
     kept = [k for k in range(a.ndim) if k not in axes]
     moved = a.transpose(kept + list(axes))
     n = int(np.prod([a.shape[k] for k in axes], dtype=np.int64))
     merged = moved.reshape(tuple(a.shape[k] for k in kept) + (n,))
-    return merged, tuple(1 if k in axes else a.shape[k] for k in range(a.ndim))
+    return merged
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """numpy.median: the middle element of each sorted slice, or the mean of the middle two
     (numpy's mean, so numpy's type); a slice holding a NaN gives that NaN."""
     a = asarray(a)
-    x, keep_shape = _along_last(a, axis)
+    x = _along_last(a, axis)
     n = x.shape[-1]
     part = sorting.sort(x, axis=-1)
     middle = part[..., n // 2:n // 2 + 1] if n % 2 else part[..., max(n // 2 - 1, 0):n // 2 + 1]
@@ -192,7 +192,7 @@ def _quantile(a, q: np.ndarray, axis, out, method, keepdims, weights, interpolat
     if a.dtype.kind == "b":
         raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the "
                         "bitwise_xor, the `^` operator, or the logical_xor function instead.")
-    x, _ = _along_last(a, axis)
+    x = _along_last(a, axis)
     n = x.shape[-1]
     if n == 0:
         raise IndexError("index -1 is out of bounds for axis 0 with size 0")

@@ -183,7 +183,7 @@ def main():
                 adaptive = timed(kernel, grid, block, args, out)
                 state = client.run_on_scheduler(
                     lambda dask_scheduler: dask_scheduler.plugins["dptx"].state())
-                shares = {a: w["kernels"].get(kname, {}).get("share", 0.0)
+                shares = {a: w["kernels"].get(kernel.model_key, {}).get("share", 0.0)
                           for a, w in state["workers"].items()}
                 with dask.config.set({"dptx.split": "even"}):
                     even = timed(kernel, grid, block, args, out)

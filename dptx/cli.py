@@ -100,7 +100,7 @@ def cluster_text(client, address: str) -> str:
         lines.append(f"  worker {w['name']} {addr}: {w['device']}, {w['nthreads']} threads, "
                      f"GPUs: {gpus}{why}")
         for name, k in w["kernels"].items():
-            kernels.setdefault(k.get("title", name), []).append((w["name"], k))
+            kernels.setdefault(k.get("label", name), []).append((w["name"], k))
     if kernels:
         lines.append("  learned kernels (blocks/s per worker; share of the last launch):")
         for name, rows in sorted(kernels.items()):

@@ -189,8 +189,8 @@ class Fused(Operation):
         buffers = {id(b): b for op in self.ops for b in op.buffers}
         before = {k: b.pieces for k, b in buffers.items()}
         launch = token()
-        kernels = {op.kernel.name for op in self.ops}
-        annotations = {"kernel": self.ops[0].kernel.name, "title": self.ops[0].kernel.title,
+        kernels = {op.kernel.model_key for op in self.ops}
+        annotations = {"kernel": self.ops[0].kernel.model_key, "title": self.ops[0].kernel.title,
                        "launch": launch,
                        "nblocks": self.ops[0].nblocks}
         if len(kernels) > 1:

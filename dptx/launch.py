@@ -106,7 +106,7 @@ class LaunchOp(Operation):
                 gpu = not self.cooperative and \
                     (not planner.has_gpus() or _gpu_can_take(self.kernel))
                 self.chunks = planner.plan(
-                    self.kernel.name, self.grid, self.block,
+                    self.kernel.model_key, self.grid, self.block,
                     not facts.mergeable or self.cooperative,
                     [buf.pieces for buf in self.buffers], split=split, gpu=gpu)
         return self.chunks
@@ -123,7 +123,8 @@ class LaunchOp(Operation):
         spec = LaunchSpec(self.kernel.name, self.grid, self.block, int(self.shared_mem),
                           self.params, self.globals, self.cooperative,
                           config.get("kernel-timeout"))
-        return Request(spec, runtime.get_session().kernel_image(self.kernel.ptx), self._slots())
+        return Request(spec, runtime.get_session().kernel_image(self.kernel.ptx), self._slots(),
+                       self.kernel.model_key)
 
     def open_group(self):
         """A group later launches may join: a batch when the plan is one whole-grid chunk on
@@ -175,7 +176,7 @@ class LaunchOp(Operation):
             chunks, fps = apart, self.footprints([(c.first, c.end) for c in apart])
         launch = token()
         done = submit_launch(session.client, self.request(), chunks, fps, launch,
-                             {"kernel": self.kernel.name, "title": self.kernel.title, "launch": launch,
+                             {"kernel": self.kernel.model_key, "title": self.kernel.title, "launch": launch,
                               "nblocks": self.nblocks}, int(config.get("page-bytes")))
         changed, before = [], []
         for buf, old, new in zip(self.buffers, maps, done.pieces):

@@ -12,6 +12,7 @@ from .module_variables import ModuleVariables, variable_array
 from .nvrtc import compile_module
 from .ptx import ir, parse
 from .ptx.analysis import KernelFacts, kernel_facts, used_variables
+from .ptx.digest import ptx_digest
 
 
 @dataclass(frozen=True)
@@ -177,6 +178,10 @@ class RawKernel:
         self.module: ir.Module = raw_module.module
         self.ptx: str = raw_module.ptx
         self.function: ir.Function = next(f for f in self.module.kernels if f.name == name)
+        # What the scheduler learns a kernel's speeds and cost along the grid by: its name
+        # with its module's digest, since two modules may each have a kernel of one name
+        # (``kernel``, ElementwiseKernel's default) that are different code.
+        self.model_key: str = f"{name}@{ptx_digest(self.ptx)[:12]}"
         self.params = [
             KernelParam(i, p.name, p.type, p.size, off, p.alignment,
                         p.ptr or (p.type in ("u64", "b64", "s64") and not p.dims

@@ -156,6 +156,14 @@ def get_session():
     """The ``graphs.session.Session`` of the current cluster (model copy, planner, kernel
     images), connecting on first use."""
     global _session
+    # Without the lock while connected: a stream's timer thread asks for the session while it
+    # holds its stream's lock to submit a group, and shutdown/connect hold this lock while
+    # they wait for the streams.
+    session, client = _session, _client
+    if session is not None and client is not None and session.client is client and \
+            client.status == "running":
+        _quick_messages(client)
+        return session
     with _lock:
         client = get_client()
         if _session is None or _session.client is not client:
@@ -212,10 +220,13 @@ def _leave() -> None:
 def shutdown():
     """Close the cluster dptx started (a Client given to ``connect`` stays open)."""
     from .stream import forget_all
+    # The streams first, outside the lock: a stream's timer thread submits its open group
+    # holding the stream's lock, and may then ask for this one (a script's last launches
+    # still in their group at exit waited on each other here, the exit hung).
+    if _client is not None and _client.status == "running":
+        _leave()
+    forget_all()
     with _lock:
-        if _client is not None and _client.status == "running":
-            _leave()
-        forget_all()
         if _client is not None:
             for buf in list(_live_buffers):     # their bytes go with the cluster: say so on use
                 buf.lose("dptx.shutdown() closed the cluster that held it")

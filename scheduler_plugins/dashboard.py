@@ -114,7 +114,7 @@ def dptx_doc(scheduler, extra, doc):
                 rows["device"].append(w["device"])
                 rows["gpu"].append(gpu_text(w))
                 rows["nthreads"].append(w["nthreads"])
-                rows["kernel"].append(k["title"] if k else kernel)
+                rows["kernel"].append(k["label"] if k else kernel)
                 rate = k.get("blocks_per_s") if k else None
                 rows["blocks_per_s"].append(round(rate, 1) if rate is not None else float("nan"))
                 rows["blocks"].append(k["blocks"] if k else 0)
@@ -123,7 +123,7 @@ def dptx_doc(scheduler, extra, doc):
                 rows["overhead_ms"].append(round(overhead * 1e3, 2) if overhead is not None
                                            else float("nan"))
                 if k:
-                    labels.append(f"{k['title']} @ {w['name']}")
+                    labels.append(f"{k['label']} @ {w['name']}")
                     values.append(k["share"])
                     colors.append(palette[i % len(palette)])
         table_source.data = rows
@@ -132,9 +132,11 @@ def dptx_doc(scheduler, extra, doc):
         profile_source.data, cut_source.data = profile_lines(state.get("profiles", []), palette)
         by_worker = {}
         for t, worker, kernel, rate in list(plugin.series):
-            by_worker.setdefault(f"{kernel} @ {worker}", ([], []))
-            by_worker[f"{kernel} @ {worker}"][0].append(t * 1000)
-            by_worker[f"{kernel} @ {worker}"][1].append(rate)
+            # (kernel is the model's key, name@digest: the legend shows the source's name)
+            xs, ys = by_worker.setdefault(f"{plugin.label(kernel)} @ {worker}",
+                                          ([], []))
+            xs.append(t * 1000)
+            ys.append(rate)
         for j, (label, (xs, ys)) in enumerate(sorted(by_worker.items())):
             if label not in lines:
                 src = ColumnDataSource(dict(t=[], rate=[]))

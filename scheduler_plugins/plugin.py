@@ -138,6 +138,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         self.launches: dict = {}                    # launch id -> LaunchState
         self.last_launch: dict = {}                 # kernel -> launch id (latest finished)
         self.titles: dict = {}                      # kernel -> its name in the CUDA source
+        self.title_uses: dict = {}                  # that name -> how many kernels have it
         self.profiles = ProfileModel()              # cost along the grid, speeds per kernel
         self.overheads = OverheadModel()            # seconds per chunk beyond its kernels
         self.series = deque(maxlen=history)         # (time, worker, kernel, blocks/s)
@@ -289,7 +290,9 @@ class DptxSchedulerPlugin(SchedulerPlugin):
             else:
                 self.kernel_seconds.pop(k, None)
             return
-        self.titles[info["kernel"]] = info.get("title", info["kernel"])
+        if info["kernel"] not in self.titles:
+            title = self.titles[info["kernel"]] = info.get("title", info["kernel"].partition("@")[0])
+            self.title_uses[title] = self.title_uses.get(title, 0) + 1
         self._learn(info, worker, k, kwargs.get("startstops", ()))
         self._dirty = True
         launch = self.launches.get(info["launch"])
@@ -450,8 +453,11 @@ class DptxSchedulerPlugin(SchedulerPlugin):
                 if rate is None and not blocks:
                     continue
                 entry["kernels"][kernel] = {
-                    # as the CUDA source names it (put<float>), where kernel is the PTX name
-                    "title": self.titles.get(kernel, kernel),
+                    # the PTX name (the key is the model's: ``name@module digest``, as
+                    # ``RawKernel.model_key``), and as the CUDA source names it (put<float>)
+                    "name": kernel.partition("@")[0],
+                    "title": self.titles.get(kernel, kernel.partition("@")[0]),
+                    "label": self.label(kernel),
                     # None: not measured yet (its chunks there were first runs)
                     "blocks_per_s": None if rate is None else rate * entry["nthreads"],
                     "blocks": int(blocks),
@@ -460,6 +466,14 @@ class DptxSchedulerPlugin(SchedulerPlugin):
                     "overhead_s": self.overheads.overhead(kernel, addr),
                 }
         return {"workers": workers, "profiles": self._profiles_state(workers)}
+
+    def label(self, kernel: str) -> str:
+        """How the dashboard names a kernel: its source's name, with its module's digest where
+        kernels of several modules have that name (the bars and lines need names apart)."""
+        title = self.titles.get(kernel, kernel.partition("@")[0])
+        if self.title_uses.get(title, 0) > 1:
+            return f"{title} [{kernel.partition('@')[2][:6]}]"
+        return title
 
     def _profiles_state(self, workers: dict) -> list:
         """Each learned cost profile along the grid (bin edges and relative cost per block),
@@ -480,7 +494,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
                         runs[-1][1] = end
                     else:
                         runs.append([first, end, name])
-            out.append({"kernel": kernel, "title": self.titles.get(kernel, kernel),
+            out.append({"kernel": kernel, "title": self.label(kernel),
                         "nblocks": nblocks, "edges": [int(e) for e in profile.edges],
                         "weights": profile.as_list(), "runs": runs,
                         "spread": self.profiles.spread(kernel, nblocks)})

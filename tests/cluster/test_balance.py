@@ -52,7 +52,7 @@ def test_faster_worker_gets_more_blocks():
                 result = y.get()
                 state = client.run_on_scheduler(
                     lambda dask_scheduler: dask_scheduler.plugins["dptx"].state())
-                k = {addr: wk["kernels"]["poly"] for addr, wk in state["workers"].items()}
+                k = {addr: wk["kernels"][kernel.model_key] for addr, wk in state["workers"].items()}
                 if launch >= 3 and k[fast]["share"] >= 0.60:
                     break
             assert k[fast]["blocks"] + k[slow]["blocks"] == 512

@@ -36,12 +36,15 @@ def test_state_json_and_page(client):
     assert set(workers) == set(client.nthreads())
     for addr, w in workers.items():
         assert w["device"] == ("gpu" if w["gpus"] else "cpu") and w["nthreads"] == 1 and w["name"]
-    blocks = {addr: w["kernels"].get("bump", {}).get("blocks", 0) for addr, w in workers.items()}
+    key = kernel.model_key                     # (bump@<its module's digest>)
+    assert all(k["name"] == "bump" for w in workers.values() for k in w["kernels"].values()
+               if k["title"] == "bump")
+    blocks = {addr: w["kernels"].get(key, {}).get("blocks", 0) for addr, w in workers.items()}
     assert sum(blocks.values()) == 32          # the last launch, all its blocks
-    shares = [w["kernels"]["bump"]["share"] for w in workers.values() if "bump" in w["kernels"]]
+    shares = [w["kernels"][key]["share"] for w in workers.values() if key in w["kernels"]]
     assert abs(sum(shares) - 1.0) < 1e-9
-    rates = [w["kernels"]["bump"]["blocks_per_s"] for w in workers.values()
-             if "bump" in w["kernels"]]
+    rates = [w["kernels"][key]["blocks_per_s"] for w in workers.values()
+             if key in w["kernels"]]
     assert any(r is not None for r in rates)
     assert all(r > 0 for r in rates if r is not None)
 
@@ -59,5 +62,32 @@ def test_kernels_appear_under_their_cxx_names(client):
     assert (x.get() == 1.5).all()
     status, body = fetch(dashboard_url(client) + "/dptx/api/state")
     titles = {k["title"] for w in json.loads(body)["workers"].values()
-              for name, k in w["kernels"].items() if name == "_Z3putIfEvPT_S0_"}
+              for k in w["kernels"].values() if k["name"] == "_Z3putIfEvPT_S0_"}
     assert titles == {"put<float>"}
+
+
+def test_kernels_of_one_name_in_two_modules_are_learned_apart(client):
+    """The scheduler learns speeds and costs by kernel: two modules' kernels of one name
+    (``kernel``, as ElementwiseKernel names its kernels by default) are different code, and
+    keep entries of their own (``RawKernel.model_key``: the name and the module's digest)."""
+    cheap = dptx.RawModule(r'''extern "C" __global__ void kernel(float* x) {
+        x[blockIdx.x * blockDim.x + threadIdx.x] += 1.0f; }''').get_function("kernel")
+    dear = dptx.RawModule(r'''extern "C" __global__ void kernel(float* x) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x; float v = x[i];
+        for (int k = 0; k < 2000; k++) v = v * 0.5f + 1.0f;
+        x[i] = v; }''').get_function("kernel")
+    assert cheap.name == dear.name == "kernel" and cheap.model_key != dear.model_key
+    x = dptx.zeros(64 * 128, np.float32)
+    for _ in range(3):
+        cheap((64,), (128,), (x,))
+        dear((64,), (128,), (x,))
+    assert np.allclose(x.get(), 2.0)
+    state = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins["dptx"].state())
+    entries = [(key, k) for w in state["workers"].values() for key, k in w["kernels"].items()
+               if k["name"] == "kernel"]
+    assert {key for key, _ in entries} == {cheap.model_key, dear.model_key}
+    labels = {key: k["label"] for key, k in entries}
+    assert len(set(labels.values())) == 2 and all(v.startswith("kernel [") for v in labels.values())
+    from dptx.cli import cluster_text
+    text = cluster_text(client, client.scheduler.address)   # (`dptx info`'s)
+    assert all(f"    {label}: " in text for label in labels.values()), text

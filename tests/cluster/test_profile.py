@@ -54,7 +54,7 @@ def test_a_triangular_kernel_is_learned_and_split_at_equal_cost(client):
             y.get()
     planner = dptx.runtime.get_session().planner
     settle(client, planner)
-    weights, sizes = plugin_profile(client, "triangle", nblocks)
+    weights, sizes = plugin_profile(client, k.model_key, nblocks)
     dense = np.repeat(weights, sizes)
     # the learned cost grows along the grid as the kernel's work does
     # (shared, noisy machine: the bounds leave room; a uniform profile has neither)
@@ -63,7 +63,7 @@ def test_a_triangular_kernel_is_learned_and_split_at_equal_cost(client):
     # the last launch: the worker with the cheap first blocks ran more of them
     chunks = handle.futures
     assert chunks
-    plan = planner.shares[("triangle", (nblocks, 1, 1),
+    plan = planner.shares[(k.model_key, (nblocks, 1, 1),
                                                        (threads, 1, 1))]
     first_share = plan.bounds[1] - plan.bounds[0]
     assert first_share > 0.58 * nblocks, plan.bounds  # equal cost: about 0.71 of the blocks
@@ -71,15 +71,15 @@ def test_a_triangular_kernel_is_learned_and_split_at_equal_cost(client):
     # chunk counts tuned at run time: the plugin measured each worker's seconds per chunk
     # beyond its kernels and the spread of chunk times, and plans cut shares by them
     snapshot = planner.model.snapshot()          # the client's copy of the plugin's model
-    overheads = snapshot["overheads"]["triangle"]
+    overheads = snapshot["overheads"][k.model_key]
     assert set(overheads) == set(client.nthreads()) and all(v >= 0 for v in overheads.values())
-    spread = snapshot["profiles"]["triangle"][str(nblocks)]["spread"]
+    spread = snapshot["profiles"][k.model_key][str(nblocks)]["spread"]
     assert spread >= 0
-    tuning = planner.model.tuning("triangle", nblocks)
+    tuning = planner.model.tuning(k.model_key, nblocks)
     assert {w: t.spread for w, t in tuning.items()} == {w: spread for w in overheads}
     from scheduler_plugins.planner import chunk_count
-    chunks = planner.plan("triangle", (nblocks, 1, 1), (threads, 1, 1), False, [])
-    learned = planner.model.profile("triangle", nblocks)
+    chunks = planner.plan(k.model_key, (nblocks, 1, 1), (threads, 1, 1), False, [])
+    learned = planner.model.profile(k.model_key, nblocks)
     for w in overheads:
         mine = [c for c in chunks if c.worker == w]
         work = learned.profile.cost(mine[0].first, mine[-1].end)
@@ -88,7 +88,7 @@ def test_a_triangular_kernel_is_learned_and_split_at_equal_cost(client):
 
     # the dashboard's state: the profile, and the runs of blocks each worker ran last
     state = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins["dptx"].state())
-    entry = next(p for p in state["profiles"] if p["kernel"] == "triangle")
+    entry = next(p for p in state["profiles"] if p["kernel"] == k.model_key)
     assert entry["nblocks"] == nblocks and entry["weights"] == weights
     runs = entry["runs"]
     assert runs[0][0] == 0 and runs[-1][1] == nblocks

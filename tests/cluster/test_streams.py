@@ -243,3 +243,34 @@ def test_a_held_message_that_cannot_be_sent_fails_its_futures(client, monkeypatc
     assert futures[key].status == "error"
     with pytest.raises(RuntimeError, match="connection broke"):
         futures[key].result(timeout=5)
+
+
+@pytest.mark.timeout(120)
+def test_a_group_is_submitted_while_another_thread_holds_the_runtime(client, mod):
+    """A stream's timer thread submits its open group holding the stream's lock; meanwhile
+    dptx.shutdown (at exit) or dptx.connect holds the runtime's lock and waits for that
+    stream. The submission must not need the runtime's lock: a script whose last launch was
+    still in its group hung at exit so (1 run in 20)."""
+    import threading
+
+    from dptx import runtime
+    n = 1 << 16
+    x = dptx.asarray(np.arange(n, dtype=np.float32))
+    kernel = mod.get_function("addk")
+    kernel((n // 256,), (256,), (x, np.float32(1), np.int32(n)))   # (the session exists)
+    x.get()
+    stream = dptx.get_current_stream()
+    with runtime._lock:
+        kernel((n // 256,), (256,), (x, np.float32(1), np.int32(n)))
+        opened = stream._open is not None
+        deadline = time.monotonic() + 10
+        while stream._open is not None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        # (the timer thread holds the stream's lock while it submits: take it to see the end)
+        got = stream._lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
+        if got:
+            stream._lock.release()
+        holders = [t.name for t in threading.enumerate() if t.name == "dptx-stream-groups"]
+    assert got, f"the group's submission waited for the runtime's lock ({holders})"
+    assert opened       # (the launch formed a group: what the timer submits)
+    np.testing.assert_array_equal(x.get(), (np.arange(n, dtype=np.float32) * 2 + 1) * 2 + 1)

@@ -20,6 +20,7 @@ from .sorting import (argpartition, argsort, lexsort, partition, searchsorted, s
 from .binning import bincount, digitize, histogram
 from .interpolation import interp
 from .tensor_products import cross, inner, kron, tensordot, vdot
+from .contractions import einsum
 from .matrices import (diag, diagonal, eye, fill_diagonal, identity, outer, trace, tri, tril,
                        triu)
 from .rearranging import diff, flip, fliplr, flipud, repeat, roll, tile
@@ -91,7 +92,7 @@ __all__ = [
     "meshgrid", "moveaxis", "rollaxis", "rot90", "split", "vsplit", "average", "median",
     "nanmax", "nanmean", "nanmin", "nanprod", "nansum", "percentile", "ptp", "quantile",
     "amin", "amax", "nan_to_num", "copyto", "argpartition", "lexsort", "partition",
-    "bincount", "digitize", "histogram", "interp", "cross", "inner", "kron", "tensordot",
+    "bincount", "digitize", "histogram", "interp", "cross", "einsum", "inner", "kron", "tensordot",
     "vdot", "fill_diagonal", "put",
 ]
 __all__ += sorted(_UFUNCS) + sorted(_NUMPY_NAMES)

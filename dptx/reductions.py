@@ -671,20 +671,30 @@ _MATMUL_ROWS_PER_THREAD = 4     # outputs per thread, a column of them, where n 
 
 
 def matmul(a, b, out=None):
-    """numpy.matmul of 1-D and 2-D arrays: a tiled kernel (shared-memory tiles of 16 x 16,
-    four outputs per thread where there are rows enough), each output the sum over k in
-    order, in numpy's result type."""
+    """numpy.matmul: a tiled kernel (shared-memory tiles of 16 x 16, four outputs per thread
+    where there are rows enough), each output the sum over k in order, in numpy's result
+    type; arrays of more than 2 dimensions are stacks of matrices, their stack dimensions
+    broadcast (one launch, the stack along the grid's z)."""
     a, b = asarray(a), asarray(b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions")
-    if a.ndim > 2 or b.ndim > 2:
-        raise DptxError("matmul of arrays of more than 2 dimensions is not supported yet")
     a2 = a.reshape(1, -1) if a.ndim == 1 else a
     b2 = b.reshape(-1, 1) if b.ndim == 1 else b
-    if a2.shape[1] != b2.shape[0]:
+    if a2.shape[-1] != b2.shape[-2]:
         raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, "
-                         f"with gufunc signature (n?,k),(k,m?)->(n?,m?) (size {b2.shape[0]} "
-                         f"is different from {a2.shape[1]})")
+                         f"with gufunc signature (n?,k),(k,m?)->(n?,m?) (size {b2.shape[-2]} "
+                         f"is different from {a2.shape[-1]})")
+    if a.ndim > 2 or b.ndim > 2:
+        try:
+            np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+        except ValueError:
+            def remapped(x):   # (as numpy's message writes it)
+                return "(" + ",".join([str(d) for d in x.shape[:-2]] + ["newaxis"] * 2) + ")"
+            raise ValueError(
+                f"operands could not be broadcast together with remapped shapes "
+                f"[original->remapped]: {_shape_text(a.shape)}->{remapped(a2)} "
+                f"{_shape_text(b.shape)}->{remapped(b2)}  and requested shape "
+                f"{_shape_text((a2.shape[-2], b2.shape[-1]))}") from None
     R = np.result_type(a.dtype, b.dtype)
     if R.kind == "b":
         # numpy's boolean product: any(a[i, k] and b[k, j]), as a count of the pairs that
@@ -697,6 +707,8 @@ def matmul(a, b, out=None):
     if HALF in (a.dtype, b.dtype) and np.result_type(a.dtype, b.dtype) == HALF:
         raise DptxError("matmul of float16 is not supported yet (numpy rounds each step of "
                         "its sums to float16; cast to float32 first)")
+    if a.ndim > 2 or b.ndim > 2:
+        return _stacked_matmul(a, b, a2, b2, R, out)
     a2 = ascontiguousarray(a2) if a2.dtype == R else a2.astype(R)
     b2 = ascontiguousarray(b2) if b2.dtype == R else b2.astype(R)
     n, k = a2.shape
@@ -730,6 +742,52 @@ def matmul(a, b, out=None):
     return result
 
 
+_MAX_GRID_Z = 65535     # CUDA's limit on gridDim.z: larger stacks go in several launches
+
+
+def _shape_text(shape: tuple) -> str:
+    return "(" + ",".join(str(d) for d in shape) + ")"
+
+
+def _stacked_matmul(a, b, a2, b2, R, out):
+    """matmul of stacks of matrices (``a2``, ``b2``: the operands with a vector made a
+    matrix): each operand contiguous in R, its stack dimensions broadcast by strides of 0,
+    the product of stack entry z computed by blocks of grid z."""
+    batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    n, k, m = a2.shape[-2], a2.shape[-1], b2.shape[-1]
+    shape = batch + ((n,) if a.ndim > 1 else ()) + ((m,) if b.ndim > 1 else ())
+    if out is not None:
+        _check_product_out(out, shape, R)
+        if not out._contiguous or out.dtype != R or may_share_memory(out, a) or \
+                may_share_memory(out, b):
+            out[...] = matmul(a, b)
+            return out
+    result = out.reshape(batch + (n, m)) if out is not None else empty(batch + (n, m), R)
+    if result.size == 0:
+        return result.reshape(shape) if out is None else out
+    A = ascontiguousarray(a2) if a2.dtype == R else a2.astype(R)
+    B = ascontiguousarray(b2) if b2.dtype == R else b2.astype(R)
+    params = []
+    for d, size in enumerate(batch):
+        params.append(np.int64(size))
+        for op in (A, B):
+            dims = (1,) * (len(batch) - (op.ndim - 2)) + op.shape[:-2]
+            # elements from one matrix of the stack to the next along d (0: broadcast)
+            step = int(np.prod(dims[d + 1:], dtype=np.int64)) * op.shape[-2] * op.shape[-1]
+            params.append(np.int64(step if dims[d] == size and size > 1 else 0))
+    wide = max(n * k, k * m, n * m) > np.iinfo(np.int32).max
+    T, idx = _MATMUL_TILE, (np.int64 if wide else np.int32)
+    rows = T * _MATMUL_ROWS_PER_THREAD if n >= T * _MATMUL_ROWS_PER_THREAD else T
+    kernel = _builtins.get(("matmul", str(R), wide, rows, len(batch)),
+                           lambda: _matmul_kernel(R, wide, rows, len(batch)))
+    total = int(np.prod(batch, dtype=np.int64))
+    with stream_for(None).together():
+        for z0 in range(0, total, _MAX_GRID_Z):
+            kernel(((m + T - 1) // T, (n + rows - 1) // rows, min(_MAX_GRID_Z, total - z0)),
+                   (T, T), [A, B, result, idx(n), idx(k), idx(m), *params, np.int64(z0)])
+    return result.reshape(shape) if out is None else out
+
+
 def _check_product_out(out, shape: tuple, R: np.dtype) -> None:
     """numpy's errors for matmul's ``out``: its shape, and a type the result casts to under
     the same_kind rule."""
@@ -743,17 +801,27 @@ def _check_product_out(out, shape: tuple, R: np.dtype) -> None:
                          f"{shape}")
 
 
-def _matmul_kernel(R, wide, rows):
+def _matmul_kernel(R, wide, rows, stacked: int = 0):
     """The tiled product: a block of 16 x 16 threads computes a tile of 16 ``rows`` x 16
     outputs, each thread ``rows // 16`` of them (independent sums: on the CPU executor, a
     warp's multiply-adds no longer wait on one another, and a block's barriers pay for
-    ``rows // 16`` times the work), each the sum over k in order."""
+    ``rows // 16`` times the work), each the sum over k in order. ``stacked``: the number of
+    stack dimensions, each with its size and A's and B's steps (0 where broadcast); the
+    grid's z (plus ``z0``) is the matrix of the stack."""
     t, T, i = c_type(R), _MATMUL_TILE, ("long long" if wide else "int")
     per = rows // T
+    stack_params = "".join(f", long long s{d}, long long sa{d}, long long sb{d}"
+                           for d in range(stacked))
+    stack_params += ", long long z0" if stacked else ""
+    # the offsets of this block's matrices: z's digits in the stack's shape, last fastest
+    digits = "".join(f"    {{ const long long q = z % s{d}; z /= s{d}; A += q * sa{d}; "
+                     f"B += q * sb{d}; }}\n" for d in reversed(range(stacked)))
+    stack = (f"    long long z = (long long)blockIdx.z + z0;\n"
+             f"    C += z * (long long)n * m;\n{digits}") if stacked else ""
     src = f'''
 extern "C" __global__ void dptx_matmul(const {t}* __restrict__ A, const {t}* __restrict__ B,
-                                       {t}* __restrict__ C, {i} n, {i} k, {i} m) {{
-    __shared__ {t} As[{rows}][{T}], Bs[{T}][{T}];
+                                       {t}* __restrict__ C, {i} n, {i} k, {i} m{stack_params}) {{
+{stack}    __shared__ {t} As[{rows}][{T}], Bs[{T}][{T}];
     const long long row0 = (long long)blockIdx.y * {rows} + threadIdx.y;
     const long long col = (long long)blockIdx.x * {T} + threadIdx.x;
     {t} acc[{per}];
@@ -785,19 +853,33 @@ extern "C" __global__ void dptx_matmul(const {t}* __restrict__ A, const {t}* __r
 
 
 def dot(a, b, out=None):
-    """numpy.dot for 0-, 1- and 2-D arrays (matmul, or a product with a scalar)."""
+    """numpy.dot: matmul for 1- and 2-D arrays, a product with a scalar for 0-D ones, and
+    for more dimensions the sum over a's last axis and b's second-to-last (every pair of
+    a's rows and b's columns, unlike matmul's stacks), as one matrix product."""
     if not isinstance(a, ndarray) and np.ndim(a) == 0 or not isinstance(b, ndarray) and np.ndim(b) == 0 \
             or (isinstance(a, ndarray) and a.ndim == 0) or (isinstance(b, ndarray) and b.ndim == 0):
         return ufuncs.apply(np.multiply, a, b, out=out)
     a, b = asarray(a), asarray(b)
+    kb = max(b.ndim - 2, 0)              # b's axis summed over
+    if a.shape[-1] != b.shape[kb]:
+        raise ValueError(f"shapes {_shape_text(a.shape)} and {_shape_text(b.shape)} not "
+                         f"aligned: {a.shape[-1]} (dim {a.ndim - 1}) != {b.shape[kb]} (dim {kb})")
+    shape = a.shape[:-1] + b.shape[:kb] + b.shape[kb + 1:]
     if out is not None:
         # numpy.dot is stricter than matmul about out: exactly the result's type and shape,
         # C-contiguous
-        shape = a.shape[:-1] + b.shape[:-2] + b.shape[-1:]
         if not isinstance(out, ndarray) or out.dtype != np.result_type(a.dtype, b.dtype) or \
                 out.ndim != len(shape) or not out.flags.c_contiguous:
             raise ValueError("output array is not acceptable (must have the right datatype, "
                              "number of dimensions, and be a C-Array)")
         if out.shape != shape:
             raise ValueError("output array has wrong dimensions")
-    return matmul(a, b, out=out)
+    if a.ndim <= 2 and b.ndim <= 2:
+        return matmul(a, b, out=out)
+    # b's summed axis first, then a (rows, k) by (k, columns) product
+    moved = b if b.ndim == 1 else b.transpose((kb,) + tuple(d for d in range(b.ndim) if d != kb))
+    product = matmul(a.reshape(-1, a.shape[-1]), moved.reshape(b.shape[kb], -1))
+    if out is None:
+        return product.reshape(shape)
+    out.reshape(product.shape)[...] = product
+    return out

@@ -1401,6 +1401,116 @@ def test_matmul_and_dot(client):
         dptx.asarray(A) @ dptx.asarray(A)
 
 
+def test_matmul_of_stacks_and_dot_of_more_dimensions(client, monkeypatch):
+    """matmul of arrays of more than 2 dimensions: stacks of matrices, their stack dimensions
+    broadcast (and a vector operand), each output the sum over k in order (bit for bit
+    against that sum; integers exact, narrow ones wrapping as numpy's); a stack longer than
+    the grid's z runs in several launches. numpy.dot of more dimensions pairs every row of
+    a with every column of b (not matmul's stacks)."""
+    def in_order(a, b):
+        a2 = a[..., None, :] if a.ndim == 1 else a
+        b2 = b[..., :, None] if b.ndim == 1 else b
+        want = np.zeros(np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+                        + (a2.shape[-2], b2.shape[-1]), np.result_type(a, b))
+        for kk in range(a2.shape[-1]):
+            want = want + a2[..., :, kk:kk + 1] * b2[..., kk:kk + 1, :]
+        return want.reshape(np.matmul(a, b).shape)
+    monkeypatch.setattr(dptx.reductions, "_MAX_GRID_Z", 3)     # stacks of 4 and more split
+    for sa, sb in [((2, 3, 4), (2, 4, 5)), ((3, 4), (2, 4, 5)), ((4,), (2, 4, 5)),
+                   ((2, 3, 4), (4,)), ((2, 1, 3, 4), (5, 4, 6)), ((1, 70, 33), (7, 33, 19)),
+                   ((2, 0, 3), (2, 3, 4)), ((2, 3, 0), (2, 0, 4))]:
+        a, b = RNG.random(sa), RNG.random(sb)
+        got = dptx.asarray(a) @ dptx.asarray(b)
+        np.testing.assert_array_equal(got.get(), in_order(a, b))
+        assert got.shape == np.matmul(a, b).shape
+        ai, bi = RNG.integers(-99, 99, sa).astype(np.int8), RNG.integers(-99, 99, sb).astype(np.int8)
+        _same(np.matmul(dptx.asarray(ai), dptx.asarray(bi)), np.matmul(ai, bi))
+        _same(dptx.asarray(ai > 0) @ dptx.asarray(bi > 0), (ai > 0) @ (bi > 0))
+    a, b = RNG.random((3, 4, 5)).astype(np.float32), RNG.random((5, 6)).astype(np.float32)
+    out = dptx.empty((3, 4, 6), np.float64)
+    assert dptx.matmul(dptx.asarray(a), dptx.asarray(b), out=out) is out
+    np.testing.assert_allclose(out.get(), a @ b, rtol=1e-6)
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        dptx.ones((2, 3, 4)) @ dptx.ones((3, 4, 5))
+    with pytest.raises(ValueError, match="mismatch in its core dimension"):
+        dptx.ones((2, 3, 4)) @ dptx.ones((2, 5, 6))
+    for sa, sb in [((2, 3, 4), (2, 4, 5)), ((2, 3, 4), (4,)), ((4,), (2, 4, 5)),
+                   ((3, 4), (2, 4, 5)), ((2, 3, 4), (4, 5)), ((2, 0, 4), (3, 4, 2))]:
+        a, b = RNG.random(sa), RNG.random(sb)
+        np.testing.assert_allclose(np.dot(dptx.asarray(a), dptx.asarray(b)).get(), np.dot(a, b),
+                                   rtol=1e-12)
+        out = dptx.empty(np.dot(a, b).shape)
+        assert dptx.dot(dptx.asarray(a), dptx.asarray(b), out=out) is out
+        np.testing.assert_allclose(out.get(), np.dot(a, b), rtol=1e-12)
+    m, v = RNG.random((3, 4)), RNG.random(4)
+    out = dptx.empty(3)          # (a matrix by a vector: out has the vector's shape)
+    np.testing.assert_allclose(dptx.dot(dptx.asarray(m), dptx.asarray(v), out=out).get(), m @ v)
+    with pytest.raises(ValueError, match=r"shapes \(2,3,4\) and \(5,6\) not aligned"):
+        dptx.dot(dptx.ones((2, 3, 4)), dptx.ones((5, 6)))
+
+
+EINSUMS = [
+    ("ij,jk->ik", [(3, 4), (4, 5)]), ("ij,jk", [(3, 4), (4, 5)]), ("ii->i", [(4, 4)]),
+    ("ii", [(4, 4)]), ("ij->ji", [(3, 5)]), ("ij->", [(3, 5)]), ("ij->j", [(3, 5)]),
+    ("i,i->", [(6,), (6,)]), ("i,j->ij", [(3,), (4,)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("bi,bi->b", [(5, 7), (5, 7)]), ("...ij,...jk->...ik", [(2, 3, 4), (4, 5)]),
+    ("ij,ij->ij", [(3, 1), (3, 4)]), ("ijk,jil->kl", [(3, 4, 5), (4, 3, 2)]),
+    ("ij,jk,kl->il", [(3, 4), (4, 5), (5, 2)]), ("iij->j", [(3, 3, 4)]), ("j,ij->i", [(5,), (6, 5)]),
+    ("...i,...i", [(2, 3, 4), (3, 4)]), ("i...->...", [(3, 2, 4)]), ("ab,bc->ac", [(4, 1), (3, 2)]),
+    ("abc,cd,de->abe", [(2, 3, 4), (4, 5), (5, 6)]), ("ijkl,jl->ik", [(2, 3, 4, 5), (3, 5)]),
+    (",->", [(), ()]), ("i,->i", [(3,), ()]), ("ij,kl->ijkl", [(2, 3), (3, 2)]),
+    ("Ab,bC->AC", [(2, 3), (3, 4)]), ("ij,jk->ik", [(3, 0), (0, 4)]),
+]
+
+
+@pytest.mark.cpu_workers("the same kernels as on the mixed cluster; many small launches")
+def test_einsum_follows_numpy(client):
+    """numpy.einsum: explicit and implicit outputs, ``...``, repeated labels (diagonals),
+    labels of size 1 broadcast, sums, outer products, stacks, three operands in numpy's
+    order of contraction or the optimizer's; numpy's result type (bool as "any pair", int8
+    wrapping), ``dtype=``/``casting=``/``out=``, the interleaved form, a view where numpy
+    returns one, and numpy's errors."""
+    for opt in (False, "optimal"):
+        for sub, shapes in EINSUMS:
+            for dt in (np.float64, np.int8, np.bool_):
+                ops = [RNG.random(s) > 0.5 if dt == np.bool_ else
+                       RNG.integers(-9, 9, s).astype(dt) if dt == np.int8 else RNG.random(s)
+                       for s in shapes]
+                want = np.asarray(np.einsum(sub, *ops, optimize=opt))
+                got = dptx.einsum(sub, *[dptx.asarray(o) for o in ops], optimize=opt)
+                if dt == np.float64:
+                    assert got.dtype == want.dtype and got.shape == want.shape, sub
+                    np.testing.assert_allclose(got.get(), want, rtol=1e-12, err_msg=sub)
+                else:
+                    _same(got, want)
+    a, b = RNG.random((3, 4)).astype(np.float32), RNG.random((4, 5)).astype(np.float32)
+    d = np.einsum("ij,jk", dptx.asarray(a), dptx.asarray(b), dtype=np.float64)   # numpy's
+    assert isinstance(d, dptx.ndarray) and d.dtype == np.float64
+    np.testing.assert_allclose(d.get(), np.einsum("ij,jk", a, b, dtype=np.float64), rtol=1e-12)
+    with pytest.raises(TypeError, match="rule 'safe'"):
+        dptx.einsum("ij,jk", dptx.asarray(a), dptx.asarray(b), dtype=np.int32)
+    out = dptx.empty((3, 5), np.float64)
+    assert dptx.einsum("ij,jk", dptx.asarray(a), dptx.asarray(b), out=out) is out
+    np.testing.assert_allclose(out.get(), a @ b, rtol=1e-6)
+    np.testing.assert_allclose(
+        dptx.einsum(dptx.asarray(a), [0, 1], dptx.asarray(b), [1, 2], [0, 2]).get(),
+        np.einsum(a, [0, 1], b, [1, 2], [0, 2]), rtol=1e-6)
+    x = dptx.asarray(np.arange(12.0).reshape(3, 4))
+    t = dptx.einsum("ij->ji", x)                         # a view, as numpy's
+    assert dptx.may_share_memory(t, x) and t.shape == (4, 3)
+    for sub, shapes, message in [
+            ("ij,jk", [(3, 2), (4, 5)], "could not be broadcast"),
+            ("ij->k", [(2, 2)], "output subscript 'k' which never appeared"),
+            ("ij", [(2, 2, 2)], "more dimensions than subscripts"),
+            ("ijk", [(2, 2)], "too many subscripts for operand 0"),
+            ("ii->i", [(2, 3)], "collapsing index 'i'"), ("i->ii", [(2,)], "multiple times"),
+            ("i1", [(2, 2)], "invalid subscript '1'"), ("ij,jk", [(2, 2)], "more operands")]:
+        with pytest.raises(ValueError, match=message):
+            np.einsum(sub, *[np.ones(s) for s in shapes])          # (numpy's own)
+        with pytest.raises(ValueError, match=message):
+            dptx.einsum(sub, *[dptx.ones(s) for s in shapes])
+
+
 def test_products_with_a_vector(client):
     """matrix @ vector (a warp per row), vector @ matrix (a thread per column over pieces of
     rows) and vector @ vector: numpy's values, exact for integers (narrow ones wrap as numpy's

@@ -21,6 +21,7 @@ from .binning import bincount, digitize, histogram
 from .interpolation import interp
 from .tensor_products import cross, inner, kron, tensordot, vdot
 from .contractions import einsum
+from . import linalg
 from .matrices import (diag, diagonal, eye, fill_diagonal, identity, outer, trace, tri, tril,
                        triu)
 from .rearranging import diff, flip, fliplr, flipud, repeat, roll, tile
@@ -93,6 +94,6 @@ __all__ = [
     "nanmax", "nanmean", "nanmin", "nanprod", "nansum", "percentile", "ptp", "quantile",
     "amin", "amax", "nan_to_num", "copyto", "argpartition", "lexsort", "partition",
     "bincount", "digitize", "histogram", "interp", "cross", "einsum", "inner", "kron", "tensordot",
-    "vdot", "fill_diagonal", "put",
+    "vdot", "fill_diagonal", "put", "linalg",
 ]
 __all__ += sorted(_UFUNCS) + sorted(_NUMPY_NAMES)

@@ -237,8 +237,8 @@ def _basic_key(key):
         if not isinstance(bad, (bool, np.bool_, ndarray, np.ndarray, list, tuple)):
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
                              "(`None`) and integer or boolean arrays are valid indices")
-        raise DptxError(f"dptx arrays take integers, slices, None, ..., integer arrays and a "
-                        f"boolean mask of the array's shape as indices, not "
+        raise DptxError(f"dptx arrays take integers, slices, None, ..., integer arrays and "
+                        f"boolean masks as indices, not "
                         f"{type(bad).__name__} {bad!r:.60} (boolean scalars are not supported)")
     if any(isinstance(k, (ndarray, np.ndarray)) for k in items):
         items = tuple(operator.index(k) if isinstance(k, (ndarray, np.ndarray)) else k

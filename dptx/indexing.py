@@ -1,6 +1,8 @@
 """Indexing beyond numpy's basic rules, on the devices, with numpy's results, shapes and
-errors: a boolean mask of the array's shape (``a[mask]``, ``a[mask] = scalar``) and integer
-arrays (``a[idx]``, ``m[rows, cols]``, ``m[:, idx]``, ``a[idx] = value``, ``take``).
+errors: a boolean mask of the array's shape (``a[mask]``, ``a[mask] = scalar``: kernels of
+their own), integer arrays (``a[idx]``, ``m[rows, cols]``, ``m[:, idx]``, ``a[idx] = value``,
+``take``) and masks of fewer dimensions or with other indices (``x[x[:, 0] > 0]``,
+``m[:, mask]``: numpy's rule, the integer arrays of the mask's ``nonzero()``).
 
 An integer-array index is done in two steps. The basic part of the key (slices, integers,
 ``None``, ``...``) makes a view, with a full slice where each index array stands; then one
@@ -56,20 +58,49 @@ def _is_mask(k) -> bool:
     return isinstance(k, (np.ndarray, ndarray)) and k.dtype == np.bool_
 
 
-def _mask_of_shape(a: ndarray, mask) -> ndarray:
-    if mask.shape != a.shape:
-        raise IndexError(f"boolean index of shape {mask.shape} does not match the array's "
-                         f"shape {a.shape} (dptx takes a mask of the whole shape)")
-    return asarray(mask) if isinstance(mask, np.ndarray) else mask
+def _whole_mask(a: ndarray, items: list):
+    """The mask, as a dptx array, where the key is one boolean mask of ``a``'s whole shape
+    (selected and assigned by kernels of their own); else None."""
+    if len(items) == 1 and _is_mask(items[0]) and items[0].shape == a.shape and a.ndim:
+        return asarray(items[0]) if isinstance(items[0], np.ndarray) else items[0]
+    return None
 
 
-def _items(a: ndarray, key) -> list:
+def _items(a: ndarray, key) -> tuple:
+    """The key's items, a boolean mask replaced by the integer arrays of its ``nonzero()``
+    (numpy's rule: ``m[mask]`` with a mask of m's first axes selects rows, ``m[:, mask]``
+    columns, ``a[mask, 2]``...), and whether every index array came from a mask (their
+    positions are then distinct: an array of values may be assigned through them)."""
     items = [_as_index(k) for k in (key if isinstance(key, tuple) else (key,))]
-    masks = [k for k in items if _is_mask(k)]
-    if masks and len(items) > 1:
-        raise DptxError("a boolean mask together with other indices is not supported: dptx "
-                        "takes a boolean mask of the array's whole shape, alone")
-    return items
+    if not any(_is_mask(k) for k in items):
+        return items, False
+    consumed = sum(k.ndim if _is_mask(k) else 0 if k is None or k is Ellipsis else 1
+                   for k in items)
+    out, axis = [], 0
+    for k in items:
+        if k is Ellipsis:
+            axis += max(a.ndim - consumed, 0)
+        elif _is_mask(k):
+            if k.ndim == 0:
+                raise DptxError("a boolean scalar as an index (a[True]) is not supported")
+            if axis + k.ndim > a.ndim:
+                raise IndexError(f"too many indices for array: array is {a.ndim}-dimensional, "
+                                 f"but {consumed} were indexed")
+            for d in range(k.ndim):
+                if k.shape[d] != a.shape[axis + d]:
+                    raise IndexError(
+                        f"boolean index did not match indexed array along axis {axis + d}; "
+                        f"size of axis is {a.shape[axis + d]} but size of corresponding "
+                        f"boolean axis is {k.shape[d]}")
+            # (on the devices: one wait for the count, as a[mask] has)
+            out.extend(np.nonzero(k) if isinstance(k, np.ndarray) else selection.nonzero(k))
+            axis += k.ndim
+            continue
+        elif k is not None:
+            axis += 1
+        out.append(k)
+    from_masks = not any(_is_index_array(k) and not _is_mask(k) for k in items)
+    return out, from_masks
 
 
 # -- the plan of an integer-array index --------------------------------------------------------
@@ -220,9 +251,11 @@ def _arguments(plan: _Plan) -> tuple:
 
 # -- the entry points array.py calls ---------------------------------------------------------
 def getitem(a: ndarray, key) -> ndarray:
-    items = _items(a, key)
-    if _is_mask(items[0]):
-        return selection.mask_select(a, _mask_of_shape(a, items[0]))
+    items = [_as_index(k) for k in (key if isinstance(key, tuple) else (key,))]
+    mask = _whole_mask(a, items)
+    if mask is not None:
+        return selection.mask_select(a, mask)
+    items, _ = _items(a, key)
     plan = _Plan(a, items)
     out = empty(plan.gathered_shape, a.dtype)
     if out.size:
@@ -233,16 +266,20 @@ def getitem(a: ndarray, key) -> ndarray:
 
 
 def setitem(a: ndarray, key, value) -> None:
-    items = _items(a, key)
-    if _is_mask(items[0]):
-        _mask_assign(a, _mask_of_shape(a, items[0]), value)
+    items = [_as_index(k) for k in (key if isinstance(key, tuple) else (key,))]
+    mask = _whole_mask(a, items)
+    scalar = not isinstance(value, ndarray) and np.ndim(value) == 0
+    if mask is not None and (scalar or isinstance(value, ndarray) and value.size == 1):
+        # (a kernel of its own: no wait for the count)
+        ufuncs.mask_assign(a, mask, value.get().reshape(())[()]
+                           if isinstance(value, ndarray) else value)
         return
+    items, from_masks = _items(a, key)
     plan = _Plan(a, items)
     shape = plan.gathered_shape
     if not int(np.prod(shape, dtype=np.int64)):
         return
-    scalar = not isinstance(value, ndarray) and np.ndim(value) == 0
-    if not scalar and not _distinct_host_positions(plan, items):
+    if not scalar and not from_masks and not _distinct_host_positions(plan, items):
         raise DptxError("a[index array] = array with an index on the devices, or one that "
                         "repeats a position: which value lands where a position repeats is "
                         "not defined on parallel devices (numpy takes the last); use an index "
@@ -273,19 +310,6 @@ def _distinct_host_positions(plan: _Plan, items: list) -> bool:
                for k, n in zip(host, lengths)]
     flat = np.ravel_multi_index(wrapped, lengths) if wrapped else np.zeros(0, np.int64)
     return np.unique(flat).size == flat.size
-
-
-def _mask_assign(a: ndarray, mask: ndarray, value) -> None:
-    shape = value.shape if isinstance(value, ndarray) else np.shape(value)
-    if int(np.prod(shape)) != 1:
-        raise DptxError(f"a[mask] = array (of shape {shape}) assigns its values in the order "
-                        f"of the mask's True elements: not supported; a[mask] = scalar is, or "
-                        f"dptx.where(mask, value, a)")
-    if isinstance(value, ndarray):
-        value = value.get().reshape(())[()]
-    elif np.ndim(value) != 0:
-        value = np.asarray(value).reshape(())[()]
-    ufuncs.mask_assign(a, mask, value)
 
 
 def take(a, indices, axis=None, out=None, mode="raise"):

@@ -373,10 +373,12 @@ def test_assigning_a_scalar_where_a_mask_is_true(client, monkeypatch):
     _same(i, np.array([0, 1, 2, 3, 4, 5, 3, 3, 3, 3], np.uint8))
     with pytest.raises(OverflowError, match="300 out of bounds for uint8"):
         i[i > 5] = 300
-    with pytest.raises(DptxError, match=r"a\[mask\] = array \(of shape \(3,\)\) assigns its values"):
+    with pytest.raises(ValueError):             # (numpy: 3 values for more True elements)
         d[d > 1] = dptx.ones(3)
-    with pytest.raises(IndexError, match=r"boolean index of shape \(6,\) does not match"):
-        d[dptx.ones(6, dtype=bool)] = 1
+    with pytest.raises(IndexError, match="boolean index did not match indexed array along "
+                                         "axis 0; size of axis is 6 but size of corresponding "
+                                         "boolean axis is 7"):
+        d[dptx.ones(7, dtype=bool)] = 1
 
 
 def test_selecting_where_a_mask_is_true(client):
@@ -398,8 +400,40 @@ def test_selecting_where_a_mask_is_true(client):
     assert float(d[d > 0.9].mean()) == pytest.approx(float(h[h > 0.9].mean()), rel=1e-5)
     e = dptx.zeros(0, np.float64)
     assert e[e > 1].shape == (0,)
-    with pytest.raises(IndexError, match=r"boolean index of shape \(70,\) does not match"):
+    with pytest.raises(IndexError, match="size of axis is 300 but size of corresponding "
+                                         "boolean axis is 70"):
         d[dptx.ones(70, dtype=bool)]
+
+
+def test_masks_of_fewer_dimensions_and_with_other_indices(client):
+    """numpy's rule: a boolean mask indexes as the integer arrays of its nonzero(), so a mask
+    of the first axes selects rows (``x[x[:, 0] > 0]``), ``m[:, mask]`` columns, and masks mix
+    with integers, slices, None and ``...``; assigning a scalar, an array of the selection's
+    shape, or one that broadcasts to it (a row), from host or device masks."""
+    rng = np.random.default_rng(11)
+    a = rng.random((5, 4, 3)).astype(np.float32)
+    m1, m2, mc = a[:, 0, 0] > 0.5, a[:, :, 0] > 0.5, a[0, :, 0] > 0.3
+    keys = [m1, m2, (slice(None), mc), (m1, 1), (m1, slice(1, 3), 2), (Ellipsis, a[0, 0] > 0.4),
+            (m1, None), (1, mc), a > 0.5]
+    for host in (True, False):
+        for key in keys:
+            items = key if isinstance(key, tuple) else (key,)
+            if not host:
+                items = tuple(dptx.asarray(k) if isinstance(k, np.ndarray) else k for k in items)
+            dkey = items if isinstance(key, tuple) else items[0]
+            want = a[key]
+            _same(dptx.asarray(a)[dkey], want)
+            for value in (rng.random(want.shape).astype(np.float32), 7.0,
+                          rng.random(want.shape[-1:]).astype(np.float32)):
+                h, d = a.copy(), dptx.asarray(a)
+                h[key] = value
+                d[dkey] = dptx.asarray(value) if np.ndim(value) else value
+                _same(d, h)
+    with pytest.raises(IndexError, match="along axis 1; size of axis is 4 but size of "
+                                         "corresponding boolean axis is 3"):
+        dptx.asarray(a)[:, np.ones(3, bool)]
+    with pytest.raises(IndexError, match="too many indices"):
+        dptx.asarray(a)[np.ones((5, 4, 3, 2), bool)]
 
 
 def test_shapes_views_and_indexing(client):
@@ -1509,6 +1543,43 @@ def test_einsum_follows_numpy(client):
             np.einsum(sub, *[np.ones(s) for s in shapes])          # (numpy's own)
         with pytest.raises(ValueError, match=message):
             dptx.einsum(sub, *[dptx.ones(s) for s in shapes])
+
+
+@pytest.mark.cpu_workers("made of the reductions and products tested on both clusters")
+def test_linalg_norms_chains_and_powers_follow_numpy(client):
+    """dptx.linalg (and numpy.linalg on dptx arrays): norm of vectors and matrices for each
+    order numpy has without singular values, along axes, keepdims, integers as float;
+    multi_dot in numpy's order with vectors at the ends; matrix_power of stacks, n = 0..8."""
+    rng = np.random.default_rng(4)
+    for shape in [(7,), (4, 5), (3, 4, 5)]:
+        for dt in (np.float64, np.float32, np.int32):
+            x = (rng.standard_normal(shape) * 3).astype(dt)
+            d = dptx.asarray(x)
+            _same(dptx.linalg.norm(d), np.asarray(np.linalg.norm(x)), exact=False)
+            _same(np.linalg.norm(d, keepdims=True), np.linalg.norm(x, keepdims=True), exact=False)
+            for order in (None, 0, 1, 2, 3, 0.5, -1, np.inf, -np.inf):
+                for ax in range(len(shape)):
+                    _same(dptx.linalg.norm(d, order, ax, True), np.linalg.norm(x, order, ax, True),
+                          exact=False)
+            if len(shape) > 1:
+                for order in (None, "fro", 1, -1, np.inf, -np.inf):
+                    for ax in [(0, 1), (-1, -2)] + ([(2, 0)] if len(shape) == 3 else []):
+                        _same(dptx.linalg.norm(d, order, ax), np.linalg.norm(x, order, ax),
+                              exact=False)
+    with pytest.raises(ValueError, match="Invalid norm order 'fro' for vectors"):
+        dptx.linalg.norm(dptx.ones(3), "fro")
+    with pytest.raises(DptxError, match="singular values"):
+        dptx.linalg.norm(dptx.ones((2, 2)), 2)
+    A, B, C, D = rng.random((10, 30)), rng.random((30, 5)), rng.random((5, 60)), rng.random(60)
+    _same(dptx.linalg.multi_dot([dptx.asarray(v) for v in (A, B, C, D)]),
+          np.linalg.multi_dot([A, B, C, D]), exact=False)
+    _same(np.linalg.multi_dot([dptx.asarray(v) for v in (B[:, 0], B, C)]),
+          np.linalg.multi_dot([B[:, 0], B, C]), exact=False)
+    M, Mi = rng.random((3, 4, 4)) - 0.5, rng.integers(-3, 3, (4, 4))
+    for n in range(9):
+        _same(dptx.linalg.matrix_power(dptx.asarray(M), n), np.linalg.matrix_power(M, n),
+              exact=False)
+        _same(np.linalg.matrix_power(dptx.asarray(Mi), n), np.linalg.matrix_power(Mi, n))
 
 
 def test_products_with_a_vector(client):

@@ -2,7 +2,9 @@
 errors: a boolean mask of the array's shape (``a[mask]``, ``a[mask] = scalar``: kernels of
 their own), integer arrays (``a[idx]``, ``m[rows, cols]``, ``m[:, idx]``, ``a[idx] = value``,
 ``take``) and masks of fewer dimensions or with other indices (``x[x[:, 0] > 0]``,
-``m[:, mask]``: numpy's rule, the integer arrays of the mask's ``nonzero()``).
+``m[:, mask]``: numpy's rule, the integer arrays of the mask's ``nonzero()``). Where an
+assignment may name a position twice, the last value lands, as numpy's (a claim per
+position by atomic max, then the winners write).
 
 An integer-array index is done in two steps. The basic part of the key (slices, integers,
 ``None``, ``...``) makes a view, with a full slice where each index array stands; then one
@@ -21,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import outputs, selection, ufuncs
-from .array import _axes, asarray, empty, ndarray
+from .array import _axes, asarray, empty, ndarray, zeros
 from .elementwise import ElementwiseKernel, KernelCache
 from .errors import DptxError
 
@@ -209,9 +211,11 @@ def _view_dims_before(items: list, stop: int, ellipsis_dims: int) -> int:
     return n
 
 
-def _kernel(dtype: np.dtype, arrays: int, rest: int, write: bool) -> ElementwiseKernel:
+def _kernel(dtype: np.dtype, arrays: int, rest: int, mode: str) -> ElementwiseKernel:
     """The gather (``z = w[o]``) or scatter (``w[o] = v``) of ``arrays`` index arrays over a
-    view with ``rest`` other axes, ``o`` the element's offset in the view's span."""
+    view with ``rest`` other axes, ``o`` the element's offset in the view's span; "claim":
+    ``c[o] = max(c[o], i + 1)`` (``dtype`` the claims' unsigned type), "scatter claimed": the
+    scatter by the element whose claim won."""
     def build():
         T = str(dtype)
         params = ", ".join([f"raw int64 j{k}, int64 n{k}, int64 s{k}" for k in range(arrays)] +
@@ -225,14 +229,25 @@ def _kernel(dtype: np.dtype, arrays: int, rest: int, write: bool) -> Elementwise
             lines.append(f"long long index{k} = j{k}[b] % n{k}; if (index{k} < 0) "
                          f"index{k} += n{k};")
             lines.append(f"o += index{k} * s{k};")
-        if write:
+        if mode == "scatter":
             lines.append("w[o] = v[i];")
             return ElementwiseKernel(f"{params}, raw {T} v", f"raw {T} w", " ".join(lines),
                                      f"dptx_scatter_{arrays}_{rest}")
+        if mode == "claim":
+            # (unsigned: CUDA's atomicMax of 32 and 64 bits; the runtime combines the chunks'
+            # claims by max, as it does any reduction atomic)
+            unsigned = "unsigned int" if T == "uint32" else "unsigned long long"
+            lines.append(f"atomicMax(&c[o], ({unsigned})(i + 1));")
+            return ElementwiseKernel(params, f"raw {T} c", " ".join(lines),
+                                     f"dptx_claim_{arrays}_{rest}")
+        if mode == "scatter claimed":
+            lines.append("if (c[o] == i + 1) w[o] = v[i];")
+            return ElementwiseKernel(f"{params}, raw C c, raw {T} v", f"raw {T} w",
+                                     " ".join(lines), f"dptx_scatter_claimed_{arrays}_{rest}")
         lines.append("z = w[o];")
         return ElementwiseKernel(f"raw {T} w, {params}", f"{T} z", " ".join(lines),
                                  f"dptx_gather_{arrays}_{rest}")
-    return _kernels.get(("take", str(dtype), arrays, rest, write), build)
+    return _kernels.get(("take", str(dtype), arrays, rest, mode), build)
 
 
 def _arguments(plan: _Plan) -> tuple:
@@ -260,7 +275,7 @@ def getitem(a: ndarray, key) -> ndarray:
     out = empty(plan.gathered_shape, a.dtype)
     if out.size:
         span, args = _arguments(plan)
-        _kernel(a.dtype, len(plan.indices), len(plan.rest), write=False)(span, *args, out)
+        _kernel(a.dtype, len(plan.indices), len(plan.rest), "gather")(span, *args, out)
     result = plan.result_order(out)
     return result if result._contiguous else result.copy()
 
@@ -279,11 +294,11 @@ def setitem(a: ndarray, key, value) -> None:
     shape = plan.gathered_shape
     if not int(np.prod(shape, dtype=np.int64)):
         return
-    if not scalar and not from_masks and not _distinct_host_positions(plan, items):
-        raise DptxError("a[index array] = array with an index on the devices, or one that "
-                        "repeats a position: which value lands where a position repeats is "
-                        "not defined on parallel devices (numpy takes the last); use an index "
-                        "from the host without repeats, or assign a scalar")
+    # Where positions may repeat (an index on the devices, or a host one with repeats) and
+    # the values differ, numpy's result is the last value for each position: each element
+    # first claims its position with an atomic max of its place in numpy's order, then only
+    # the claim's winner writes.
+    claimed = not scalar and not from_masks and not _distinct_host_positions(plan, items)
     # the values in the gathered order: a scalar broadcast, or the value broadcast to numpy's
     # result shape and laid out as the kernel walks
     values = empty(shape, a.dtype)
@@ -294,8 +309,15 @@ def setitem(a: ndarray, key, value) -> None:
         target[...] = value if isinstance(value, ndarray) else np.asarray(value)
     span, args = _arguments(plan)
     size = int(np.prod(shape, dtype=np.int64))
-    _kernel(a.dtype, len(plan.indices), len(plan.rest), write=True)(
-        *args, values.reshape(-1), span, size=size)
+    if not claimed:
+        _kernel(a.dtype, len(plan.indices), len(plan.rest), "scatter")(
+            *args, values.reshape(-1), span, size=size)
+        return
+    claim_type = np.dtype(np.uint64 if size >= np.iinfo(np.uint32).max else np.uint32)
+    claims = zeros(span.shape, claim_type)     # per element of the span: 1 + its winner
+    _kernel(claim_type, len(plan.indices), len(plan.rest), "claim")(*args, claims, size=size)
+    _kernel(a.dtype, len(plan.indices), len(plan.rest), "scatter claimed")(
+        *args, claims, values.reshape(-1), span, size=size)
 
 
 def _distinct_host_positions(plan: _Plan, items: list) -> bool:

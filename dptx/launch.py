@@ -124,7 +124,7 @@ class LaunchOp(Operation):
                           self.params, self.globals, self.cooperative,
                           config.get("kernel-timeout"))
         return Request(spec, runtime.get_session().kernel_image(self.kernel.ptx), self._slots(),
-                       self.kernel.model_key)
+                       self.kernel.model_key, self.kernel.title)
 
     def open_group(self):
         """A group later launches may join: a batch when the plan is one whole-grid chunk on

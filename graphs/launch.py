@@ -162,6 +162,7 @@ class Request:
     image: object
     slots: list
     model_key: str        # what the scheduler's model knows the kernel by (RawKernel.model_key)
+    title: str            # its name in the CUDA source (the dashboard's)
 
 
 def _chunk_windows(slots: list, row, device: str) -> tuple:
@@ -385,7 +386,8 @@ def submit_fused(client, requests: list, workers: list, launch: str, page_bytes:
                     share=ranges[-1][1] - ranges[-1][0])
         if "kernel" not in info:
             # several kernels: the scheduler plugin shares the chunk's time out by kernel
-            info["steps"] = [(r.model_key, end - first) for r, (first, end) in zip(requests, ranges)]
+            info["steps"] = [(r.model_key, end - first, r.title)
+                             for r, (first, end) in zip(requests, ranges)]
         outs = _add_chunk(graph, cuts, launch, key, steps, slots, windows, modes, outputs, {},
                           worker, device, page_bytes, info, checks)
         for (c, _), (out_key, element) in _outputs(key, outs).items():

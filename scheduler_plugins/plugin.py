@@ -290,9 +290,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
             else:
                 self.kernel_seconds.pop(k, None)
             return
-        if info["kernel"] not in self.titles:
-            title = self.titles[info["kernel"]] = info.get("title", info["kernel"].partition("@")[0])
-            self.title_uses[title] = self.title_uses.get(title, 0) + 1
+        self._register(info["kernel"], info.get("title"))
         self._learn(info, worker, k, kwargs.get("startstops", ()))
         self._dirty = True
         launch = self.launches.get(info["launch"])
@@ -328,8 +326,9 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         computes = [s for s in startstops if s.get("action") == "compute"]
         seconds, sample, _ = self._chunk_seconds(key, computes)
         blocks: dict = {}
-        for kernel, count in steps:
+        for kernel, count, *title in steps:
             blocks[kernel] = blocks.get(kernel, 0) + int(count)
+            self._register(kernel, title[0] if title else None)
         if not sample or seconds <= 0 or not any(blocks.values()):
             return
         rates = {kernel: self.model.rate(kernel, worker) for kernel in blocks}
@@ -466,6 +465,12 @@ class DptxSchedulerPlugin(SchedulerPlugin):
                     "overhead_s": self.overheads.overhead(kernel, addr),
                 }
         return {"workers": workers, "profiles": self._profiles_state(workers)}
+
+    def _register(self, kernel: str, title) -> None:
+        """Note a kernel's name in the CUDA source (and how many kernels have that name)."""
+        if kernel not in self.titles:
+            title = self.titles[kernel] = title or kernel.partition("@")[0]
+            self.title_uses[title] = self.title_uses.get(title, 0) + 1
 
     def label(self, kernel: str) -> str:
         """How the dashboard names a kernel: its source's name, with its module's digest where

@@ -558,10 +558,28 @@ def test_integer_array_indexing_follows_numpy(client):
         got = dptx.asarray(a)
         got[key] = dptx.asarray(value) if isinstance(value, np.ndarray) else value
         _same(got, want)
-    with pytest.raises(DptxError, match="repeats a position"):
-        d[np.array([1, 1])] = np.ones((2, 5, 6), np.float32)
-    with pytest.raises(DptxError, match="index on the devices"):
-        d[dptx.asarray(np.array([1, 2]))] = dptx.ones((2, 5, 6), np.float32)
+    # where a position repeats (or may: an index on the devices), the last value lands, as
+    # numpy's: each element claims its position by an atomic max of its place in the order
+    rng = np.random.default_rng(8)
+    for key in [(np.array([1, 1]),), (np.array([3, 0, 3, -1]), slice(None), np.array([2, 5, 5, 2])),
+                (slice(None), np.array([0, 0, 2]))]:
+        value = rng.random(a[key].shape).astype(np.float32)
+        for on_device in (False, True):
+            want, got = a.copy(), dptx.asarray(a)
+            want[key] = value
+            got[tuple(dptx.asarray(x) if on_device and isinstance(x, np.ndarray) else x
+                      for x in key)] = dptx.asarray(value)
+            _same(got, want)
+    idx = rng.integers(-3000, 3000, 20000)      # every position many times, over both workers
+    values = rng.integers(0, 1 << 30, idx.size)
+    want, got = np.zeros(3000, np.int64), dptx.zeros(3000, np.int64)
+    want[idx] = values
+    got[dptx.asarray(idx)] = dptx.asarray(values)
+    _same(got, want)
+    perm = rng.permutation(1 << 16)              # the inverse of a permutation
+    inverse = dptx.empty(perm.size, np.int64)
+    inverse[dptx.asarray(perm)] = dptx.arange(perm.size)
+    _same(inverse, np.argsort(perm))
     flat = np.array([3, 7, 100, -1])
     _same(np.take(d, flat), np.take(a, flat))
     _same(d.take(np.array([1, 0]), axis=2), a.take([1, 0], axis=2))

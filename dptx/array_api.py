@@ -168,11 +168,11 @@ def _astype(self, dtype, copy=True):
 
 def _reduction(fn, with_dtype: bool):
     if with_dtype:
-        def method(self, axis=None, dtype=None, out=None, keepdims=False):
-            return fn(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+        def method(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+            return fn(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
     else:
-        def method(self, axis=None, out=None, keepdims=False):
-            return fn(self, axis=axis, out=out, keepdims=keepdims)
+        def method(self, axis=None, out=None, keepdims=False, **kwargs):
+            return fn(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
     method.__doc__ = f"numpy's ``{fn.__name__.rstrip('_')}`` on the devices (reductions.py)."
     return method
 

@@ -524,53 +524,122 @@ def _result_dtype(a, op: str, dtype):
 
 
 def sum_(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-    _no_extra(kwargs, "sum")
-    return _reduce(a, "sum", axis, dtype, out, keepdims, _result_dtype(_arr(a), "sum", dtype))
+    where, initial = _extra(kwargs, "sum")
+    return _reduce_where(a, "sum", axis, dtype, out, keepdims,
+                         _result_dtype(_arr(a), "sum", dtype), where, initial)
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-    _no_extra(kwargs, "prod")
-    return _reduce(a, "prod", axis, dtype, out, keepdims, _result_dtype(_arr(a), "prod", dtype))
+    where, initial = _extra(kwargs, "prod")
+    return _reduce_where(a, "prod", axis, dtype, out, keepdims,
+                         _result_dtype(_arr(a), "prod", dtype), where, initial)
 
 
 def min_(a, axis=None, out=None, keepdims=False, **kwargs):
-    _no_extra(kwargs, "min")
-    return _reduce(a, "min", axis, None, out, keepdims, _arr(a).dtype)
+    where, initial = _extra(kwargs, "min")
+    return _reduce_where(a, "min", axis, None, out, keepdims, _arr(a).dtype, where, initial)
 
 
 def max_(a, axis=None, out=None, keepdims=False, **kwargs):
-    _no_extra(kwargs, "max")
-    return _reduce(a, "max", axis, None, out, keepdims, _arr(a).dtype)
+    where, initial = _extra(kwargs, "max")
+    return _reduce_where(a, "max", axis, None, out, keepdims, _arr(a).dtype, where, initial)
 
 
 def any_(a, axis=None, out=None, keepdims=False, **kwargs):
-    _no_extra(kwargs, "any")
-    return _reduce(a, "any", axis, None, out, keepdims, np.bool_)
+    where, _ = _extra(kwargs, "any", initial=False)
+    return _reduce_where(a, "any", axis, None, out, keepdims, np.bool_, where, None)
 
 
 def all_(a, axis=None, out=None, keepdims=False, **kwargs):
-    _no_extra(kwargs, "all")
-    return _reduce(a, "all", axis, None, out, keepdims, np.bool_)
+    where, _ = _extra(kwargs, "all", initial=False)
+    return _reduce_where(a, "all", axis, None, out, keepdims, np.bool_, where, None)
+
+
+_IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
+_COMBINE = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum}
+
+
+def _reduce_where(a, op, axis, dtype, out, keepdims, result_dtype, where, initial):
+    """numpy's ``where=`` and ``initial=``: the elements where ``where`` is False replaced by
+    the reduction's identity (min and max have none: numpy then asks for ``initial``, which
+    takes its place), and ``initial`` combined with each result (the whole result where
+    the reduced axes are empty)."""
+    if where is True and initial is None:
+        return _reduce(a, op, axis, dtype, out, keepdims, result_dtype)
+    a, R = asarray(a), np.dtype(result_dtype)
+    if initial is not None:
+        initial = np.asarray(initial).astype(R)[()]     # (numpy's conversion and errors)
+    if where is not True:
+        if op in ("min", "max") and initial is None:
+            raise ValueError(f"reduction operation '{'minimum' if op == 'min' else 'maximum'}'"
+                             f" does not have an identity, so to use a where mask one has to "
+                             f"specify 'initial'")
+        mask = _where_mask(where, a.shape)
+        fill = initial if op in ("min", "max") else np.asarray(_IDENTITY[op]).astype(R)[()]
+        a = ufuncs.where(mask, a if a.dtype == R else ufuncs.astype(a, R), fill)
+    reduced = range(a.ndim) if axis is None else _axes(axis, a.ndim)
+    with stream_for(None).together():
+        if initial is not None and any(a.shape[k] == 0 for k in reduced):
+            shape = tuple(1 if k in reduced else n for k, n in enumerate(a.shape)) \
+                if keepdims else tuple(n for k, n in enumerate(a.shape) if k not in reduced)
+            result = empty(shape, R)
+            result.fill(initial)
+        else:
+            result = _reduce(a, op, axis, dtype, None, keepdims, R)
+            if initial is not None:
+                result = ufuncs.apply(_COMBINE[op], result, np.asarray(initial, R))
+        return result if out is None else outputs.store(out, result, op)
+
+
+def _where_mask(where, shape: tuple):
+    """``where`` as a boolean dptx array that broadcasts to the reduced array's shape."""
+    mask = where if isinstance(where, ndarray) else asarray(np.asarray(where))
+    if mask.dtype != np.bool_:
+        mask = ufuncs.astype(mask, np.bool_)
+    try:
+        ok = np.broadcast_shapes(mask.shape, shape) == tuple(shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"non-broadcastable operand with shape {mask.shape} doesn't match "
+                         f"the broadcast shape {tuple(shape)}")
+    return mask
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     """numpy.mean: the sum in numpy's mean type (float64 for integers), divided by the
-    count."""
-    _no_extra(kwargs, "mean")
+    count (with ``where=``, the count of True elements of each slice)."""
+    where, _ = _extra(kwargs, "mean", initial=False)
     a = _arr(a)
     R = np.dtype(dtype) if dtype is not None else np.mean(np.zeros(1, a.dtype)).dtype
     # numpy sums float16 in float32 for a mean and rounds the quotient once
     S = np.dtype(np.float32) if R == HALF and dtype is None else R
     with stream_for(None).together():       # its launches in one message
-        total = _reduce(a, "sum", axis, S, None, keepdims, S)
-        count = a.size // total.size if total.size else 0      # elements per mean
+        total = _reduce_where(a, "sum", axis, S, None, keepdims, S, where, None)
+        if where is True:
+            count = a.size // total.size if total.size else 0      # elements per mean
+            # (the count as a Python int, weak as numpy's: in float16 100000 would be inf)
+            count = int(count)
+        else:
+            mask = _where_mask(where, a.shape)
+            ones = ufuncs.astype(mask, np.int64) if mask.shape == a.shape else \
+                _broadcast_count(mask, a.shape)
+            count = _reduce(ones, "sum", axis, None, None, keepdims, np.int64)
         # numpy divides the sum (in R) by the count, a float division for an integer R,
         # then converts to R (an integer dtype= truncates) or into out (an unsafe cast)
-        # (the count as a Python int, weak as numpy's: in float16 100000 would be inf)
-        quotient = ufuncs.apply(np.true_divide, total, int(count))
+        quotient = ufuncs.apply(np.true_divide, total, count)
+        if where is not True and quotient.dtype != S:
+            quotient = ufuncs.astype(quotient, S)      # (numpy divides into the sum's type)
         if out is not None:
             return outputs.store(out, quotient, "mean")
         return quotient if quotient.dtype == R else ufuncs.astype(quotient, R)
+
+
+def _broadcast_count(mask, shape: tuple):
+    """1 where the mask (broadcast to ``shape``) is True, else 0, as int64 of ``shape``."""
+    ones = empty(shape, np.int64)
+    ones.fill(1)
+    return ufuncs.where(mask, ones, np.int64(0))
 
 
 def argmin(a, axis=None, out=None, keepdims=False):
@@ -657,12 +726,21 @@ def _arr(a):
     return asarray(a)
 
 
-def _no_extra(kwargs, name):
-    if kwargs.get("where", True) is not True or kwargs.get("initial", None) is not None:
-        raise DptxError(f"{name}: where= and initial= are not supported on dptx arrays yet")
-    extra = set(kwargs) - {"where", "initial"}
+def _extra(kwargs, name, initial=True) -> tuple:
+    """numpy's ``where=`` (and, where the reduction takes it, ``initial=``) from ``kwargs``;
+    a TypeError for any other keyword, as numpy's."""
+    allowed = {"where", "initial"} if initial else {"where"}
+    extra = set(kwargs) - allowed
     if extra:
         raise TypeError(f"{name}() got unexpected keyword arguments {sorted(extra)}")
+    return kwargs.get("where", True), kwargs.get("initial", None)
+
+
+def _no_extra(kwargs, name):
+    """For reductions that take neither ``where=`` nor ``initial=`` here."""
+    where, initial = _extra(kwargs, name)
+    if where is not True or initial is not None:
+        raise DptxError(f"{name}: where= and initial= are not supported on dptx arrays yet")
 
 
 # -- products --------------------------------------------------------------------------------------

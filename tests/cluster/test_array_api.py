@@ -1600,6 +1600,47 @@ def test_linalg_norms_chains_and_powers_follow_numpy(client):
         _same(np.linalg.matrix_power(dptx.asarray(Mi), n), np.linalg.matrix_power(Mi, n))
 
 
+@pytest.mark.cpu_workers("made of the reductions and where tested on both clusters")
+def test_reductions_with_where_and_initial(client):
+    """numpy's ``where=`` (a mask that broadcasts; min/max need ``initial``) and
+    ``initial=`` (combined with each result; the whole result where the axes are empty) on
+    sum prod min max any all mean, host and device masks, keepdims, integer and bool
+    inputs; numpy's errors."""
+    import warnings
+    rng = np.random.default_rng(9)
+    a = rng.random((4, 5)) * 10
+    ai = rng.integers(-50, 50, (4, 5)).astype(np.int8)
+    masks = [rng.random((4, 5)) > 0.5, rng.random(5) > 0.3,
+             np.array([[True], [False], [True], [False]]), np.zeros((4, 5), bool)]
+    for x in (a, ai, ai > 0):
+        d = dptx.asarray(x)
+        for name in ("sum", "prod", "min", "max", "any", "all", "mean"):
+            for axis, kd in ((None, False), (0, True), (1, False)):
+                for w, init in zip(masks + [None], [3, None, -2, 3, 3]):
+                    kw = {"axis": axis, "keepdims": kd}
+                    if w is not None:
+                        kw["where"] = w
+                    if init is not None and name not in ("any", "all", "mean"):
+                        kw["initial"] = init
+                    if name in ("min", "max") and "initial" not in kw and w is not None:
+                        with pytest.raises(ValueError, match="to use a where mask one has to "
+                                                             "specify 'initial'"):
+                            getattr(np, name)(d, **kw)
+                        continue
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")     # (numpy: mean of an empty slice)
+                        want = np.asarray(getattr(np, name)(x, **kw))
+                    if w is not None and w.ndim == 2:
+                        kw["where"] = dptx.asarray(w)
+                    got = getattr(np, name)(d, **kw)
+                    assert got.dtype == want.dtype and got.shape == want.shape, (name, kw)
+                    np.testing.assert_allclose(got.get(), want, rtol=1e-12, equal_nan=True)
+    _same(dptx.zeros((0, 3)).min(axis=0, initial=7), np.zeros((0, 3)).min(axis=0, initial=7))
+    _same(dptx.sum(dptx.zeros(0, np.int32), initial=5), np.asarray(np.sum(np.zeros(0, np.int32), initial=5)))
+    with pytest.raises(ValueError, match="non-broadcastable operand"):
+        dptx.ones((4, 5)).sum(where=np.ones((3, 4, 5), bool))
+
+
 def test_products_with_a_vector(client):
     """matrix @ vector (a warp per row), vector @ matrix (a thread per column over pieces of
     rows) and vector @ vector: numpy's values, exact for integers (narrow ones wrap as numpy's

@@ -1,8 +1,9 @@
 """``dptx.linalg``: numpy.linalg's routines that are made of products, sums and maxima, as
 numpy makes them (its formulas and branches, in its types), each step a device launch:
 ``norm`` (vector and matrix norms but those of singular values), ``multi_dot`` (numpy's
-cheapest order of the chain), ``matrix_power``. The factorizations (solve, inv, det, svd,
-eigh, qr, cholesky) are not here yet: ``dptx.linalg`` has no attribute of those names."""
+cheapest order of the chain), ``matrix_power``; and those made of an LU factorization
+(``solve``, ``inv``, ``det``, ``slogdet``: ``lu.py``). svd, eigh, qr and cholesky are not
+here yet: ``dptx.linalg`` has no attribute of those names."""
 from __future__ import annotations
 
 import operator
@@ -14,8 +15,10 @@ from .array import _axes, asarray, empty, ndarray
 from .errors import DptxError
 from .matrices import eye
 
+from .lu import det, inv, slogdet, solve
+
 # numpy.linalg's functions of these names (array_api dispatches numpy's to them)
-__all__ = ["matrix_power", "multi_dot", "norm"]
+__all__ = ["det", "inv", "matrix_power", "multi_dot", "norm", "slogdet", "solve"]
 
 
 def _abs(x):

@@ -1645,6 +1645,48 @@ def test_reductions_with_where_and_initial(client):
         dptx.ones((4, 5)).sum(where=np.ones((3, 4, 5), bool))
 
 
+def test_linalg_solve_inv_det_by_lu_on_the_devices(client):
+    """solve/inv/det/slogdet (one launch: a block per matrix factors it with partial
+    pivoting): numpy's values to rounding for float64, float32 and integers (as float64),
+    stacks broadcast against the right-hand sides, a vector right-hand side, numpy's
+    LinAlgError for a singular matrix and its 0 / (0, -inf) determinant, empty matrices."""
+    rng = np.random.default_rng(12)
+    for n in (1, 5, 40):
+        for dt, rtol in ((np.float64, 1e-9), (np.float32, 2e-3), (np.int32, 1e-9)):
+            scale = 0.5 if dt == np.float32 else 4       # (a float32 determinant stays finite)
+            a = (rng.standard_normal((n, n)) * scale).astype(dt) + 3 * np.eye(n, dtype=dt)
+            b, B = rng.standard_normal(n).astype(dt), rng.standard_normal((n, 3)).astype(dt)
+            d = dptx.asarray(a)
+            for got, want in [(dptx.linalg.solve(d, dptx.asarray(b)), np.linalg.solve(a, b)),
+                              (np.linalg.solve(d, dptx.asarray(B)), np.linalg.solve(a, B)),
+                              (dptx.linalg.inv(d), np.linalg.inv(a)),
+                              (np.linalg.det(d), np.asarray(np.linalg.det(a)))]:
+                assert got.dtype == want.dtype and got.shape == want.shape
+                np.testing.assert_allclose(got.get(), want, rtol=rtol, atol=rtol)
+            sign, logdet = dptx.linalg.slogdet(d)
+            want = np.linalg.slogdet(a)
+            assert float(sign) == want.sign
+            np.testing.assert_allclose(float(logdet), want.logabsdet, rtol=rtol)
+    A, Bs = rng.standard_normal((4, 3, 6, 6)), rng.standard_normal((3, 6, 2))
+    np.testing.assert_allclose(dptx.linalg.solve(dptx.asarray(A), dptx.asarray(Bs)).get(),
+                               np.linalg.solve(A, Bs), rtol=1e-9)
+    np.testing.assert_allclose(dptx.linalg.det(dptx.asarray(A)).get(), np.linalg.det(A),
+                               rtol=1e-9)
+    singular = dptx.asarray(np.array([[1.0, 2.0], [2.0, 4.0]]))
+    for call in (lambda: dptx.linalg.solve(singular, dptx.ones(2)),
+                 lambda: dptx.linalg.inv(singular)):
+        with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+            call()
+    assert float(dptx.linalg.det(singular)) == 0.0
+    sign, logdet = dptx.linalg.slogdet(singular)
+    assert float(sign) == 0.0 and float(logdet) == -np.inf
+    assert dptx.linalg.inv(dptx.zeros((0, 0))).shape == (0, 0)
+    with pytest.raises(np.linalg.LinAlgError, match="must be square"):
+        dptx.linalg.inv(dptx.ones((2, 3)))
+    with pytest.raises(TypeError, match="float16 is unsupported"):
+        dptx.linalg.det(dptx.ones((2, 2), np.float16))
+
+
 def test_products_with_a_vector(client):
     """matrix @ vector (a warp per row), vector @ matrix (a thread per column over pieces of
     rows) and vector @ vector: numpy's values, exact for integers (narrow ones wrap as numpy's

@@ -1,11 +1,13 @@
 """numpy's order statistics and NaN-aware reductions on dptx arrays, as numpy computes them
 (its formulas, dtypes and corner rules, read from numpy 2's ``_function_base_impl`` and
 ``_nanfunctions_impl``): ``ptp``, ``nansum``/``nanprod``/``nanmin``/``nanmax``/``nanmean``,
-``average``, ``median``, ``quantile``/``percentile`` (method 'linear', numpy's default).
+``average``, ``median``, ``quantile``/``percentile`` (numpy's 13 methods).
 Sorting, taking and interpolating run on the devices; the host works out indices and
 weights from shapes and ``q`` only (and ``average`` reads back whether its weights sum to
 zero, as numpy and CuPy raise for it)."""
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -157,8 +159,9 @@ def _kept_shape(a: ndarray, axis) -> tuple:
 
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False, *, weights=None, interpolation=None):
-    """numpy.quantile with method 'linear' (numpy's default): for each q, the sorted slice's
-    elements at floor((n - 1) q) and the next, interpolated as numpy's ``_lerp``; the result
+    """numpy.quantile with numpy's 13 methods ('linear' its default): for each q, the sorted
+    slice's element at the method's index, or the two around its fractional index
+    interpolated as numpy's ``_lerp`` with the method's weight; the result
     of shape ``q.shape + kept axes``; a slice holding a NaN gives that NaN (in the result's
     type: numpy returns a 0-d result's NaN in the input's type, a type that depends on the
     data, which a device array cannot have without a wait)."""
@@ -180,10 +183,67 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     return _quantile(a, q, axis, out, method, keepdims, weights, interpolation, weak)
 
 
+# Hyndman and Fan's continuous methods: the virtual index n q + alpha + q (1 - alpha - beta) - 1
+_CONTINUOUS = {"interpolated_inverted_cdf": (0.0, 1.0), "hazen": (0.5, 0.5),
+               "weibull": (0.0, 0.0), "median_unbiased": (1 / 3.0, 1 / 3.0),
+               "normal_unbiased": (3 / 8.0, 3 / 8.0)}
+_DISCRETE = ("inverted_cdf", "closest_observation", "lower", "higher", "nearest")
+_METHODS = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation",
+            "interpolated_inverted_cdf", "hazen", "weibull", "linear", "median_unbiased",
+            "normal_unbiased", "lower", "higher", "midpoint", "nearest")
+
+
+def _virtual_index(method: str, n: int, q: np.ndarray):
+    """numpy's (fractional) index into the sorted slice for each q, per method: what its
+    quantile methods' ``get_virtual_index`` compute (integers for the discrete ones)."""
+    if method == "linear":
+        return (n - 1) * q
+    if method in _CONTINUOUS:
+        alpha, beta = _CONTINUOUS[method]
+        return n * q + (alpha + q * (1 - alpha - beta)) - 1
+    if method == "averaged_inverted_cdf":
+        return n * q - 1
+    if method == "lower":
+        return np.floor((n - 1) * q).astype(np.intp)
+    if method == "higher":
+        return np.ceil((n - 1) * q).astype(np.intp)
+    if method == "nearest":
+        return np.around((n - 1) * q).astype(np.intp)
+    if method == "midpoint":
+        return 0.5 * (np.floor((n - 1) * q) + np.ceil((n - 1) * q))
+    # the discrete inverses of the empirical distribution: the previous order statistic
+    # where the fraction is 0 (closest_observation: where that one is odd, 1-based even)
+    index = np.asanyarray(n * q - 1 - (0.5 if method == "closest_observation" else 0))
+    previous = np.floor(index)
+    at = (index - previous) == 0
+    if method == "closest_observation":
+        at = at & (previous % 2 == 1)
+    chosen = np.asanyarray(np.where(at, previous, previous + 1)).astype(np.intp)
+    return np.maximum(chosen, 0)
+
+
+def _gamma(method: str, virtual: np.ndarray, previous: np.ndarray) -> np.ndarray:
+    """numpy's interpolation weight: the virtual index past the previous one, except where
+    the method fixes it (averaged_inverted_cdf: 1/2 at a whole index, else 1; midpoint: 0
+    at a whole index, else 1/2), in the virtual index's type."""
+    gamma = np.asanyarray(virtual - previous)
+    if method == "averaged_inverted_cdf":
+        gamma = np.where(gamma == 0, 0.5, 1.0)
+    elif method == "midpoint":
+        gamma = np.where(virtual % 1 == 0, 0.0, 0.5)
+    return np.asanyarray(gamma, dtype=virtual.dtype)
+
+
 def _quantile(a, q: np.ndarray, axis, out, method, keepdims, weights, interpolation, weak):
-    if method != "linear" or interpolation not in (None, "linear"):
-        raise DptxError(f"quantile/percentile: method {method!r} is not supported on dptx "
-                        f"arrays yet (only 'linear', numpy's default)")
+    if interpolation is not None:
+        if method != "linear":
+            raise TypeError("You shall not pass both `method` and `interpolation`!\n"
+                            "(`interpolation` is Deprecated in favor of `method`)")
+        warnings.warn("the `interpolation=` argument to quantile was renamed to `method=`, "
+                      "which has additional options.", DeprecationWarning, stacklevel=3)
+        method = interpolation
+    if method not in _METHODS:
+        raise ValueError(f"{method!r} is not a valid method. Use one of: {_METHODS}")
     if weights is not None:
         raise DptxError("quantile/percentile: weights= is not supported on dptx arrays yet")
     if q.ndim > 1:
@@ -198,19 +258,21 @@ def _quantile(a, q: np.ndarray, axis, out, method, keepdims, weights, interpolat
         raise IndexError("index -1 is out of bounds for axis 0 with size 0")
     # numpy's arrangement: the sampled axis first, the result q.shape + the kept axes
     arr = sorting.sort(x, axis=-1).transpose((x.ndim - 1,) + tuple(range(x.ndim - 1)))
-    virtual = np.asanyarray((n - 1) * q)
-    if virtual.dtype.kind in "iu":
+    virtual = np.asanyarray(_virtual_index(method, n, q))
+    if method in _DISCRETE or (method == "linear" and virtual.dtype.kind in "iu"):
         result = _take_first(arr, virtual)
     else:
-        previous = np.floor(virtual)
-        following = previous + 1
-        previous, following = previous.copy(), np.asanyarray(following).copy()
-        above = virtual >= n - 1
-        previous = np.where(above, -1, previous)
-        following = np.where(above, -1, following)
-        gamma = np.asanyarray(virtual - np.floor(virtual), dtype=virtual.dtype)
-        lo = _take_first(arr, previous.astype(np.intp))
-        hi = _take_first(arr, following.astype(np.intp))
+        # numpy's _get_indexes: past the last element both are the last; before the first,
+        # both the first
+        previous = np.asanyarray(np.floor(virtual)).copy()
+        following = np.asanyarray(previous + 1).copy()
+        above, below = virtual >= n - 1, virtual < 0
+        previous = np.where(above, -1, np.where(below, 0, previous))
+        following = np.where(above, -1, np.where(below, 0, following))
+        previous, following = previous.astype(np.intp), following.astype(np.intp)
+        gamma = _gamma(method, virtual, previous)
+        lo = _take_first(arr, previous)
+        hi = _take_first(arr, following)
         if weak:
             t = float(gamma)
         else:

@@ -821,8 +821,20 @@ def test_order_statistics_and_nan_reductions_follow_numpy(client):
         dptx.average(dptx.ones(3), weights=dptx.zeros(3))
     with pytest.raises(ValueError, match="range"):
         dptx.percentile(dptx.ones(3), 101)
-    with pytest.raises(DptxError, match="method 'nearest'"):
-        dptx.quantile(dptx.ones(3), 0.5, method="nearest")
+    # numpy's 13 methods, bit for bit (a NaN in a slice gives NaN)
+    methods = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation",
+               "interpolated_inverted_cdf", "hazen", "weibull", "linear", "median_unbiased",
+               "normal_unbiased", "lower", "higher", "midpoint", "nearest")
+    for x in (np.array([3.5, -1.0, 7.25, 2.0, np.nan, 0.5, 4.0], np.float32),
+              rng.integers(-50, 50, (4, 9)).astype(np.int32)):
+        d = dptx.asarray(x)
+        axis = None if x.ndim == 1 else -1
+        for method in methods:
+            for q in (0.25, [0.0, 0.1, 0.5, 0.7, 0.999, 1.0]):
+                _same(dptx.quantile(d, q, axis=axis, method=method),
+                      np.asarray(np.quantile(x, q, axis=axis, method=method)))
+    with pytest.raises(ValueError, match="'nope' is not a valid method"):
+        dptx.quantile(dptx.ones(3), 0.5, method="nope")
 
 
 def test_array_methods_and_helpers_numpy_users_reach_for(client):

@@ -153,8 +153,10 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     if x.dtype.kind == "c":
         raise DptxError("complex dtypes are not supported on dptx arrays yet")
     if isinstance(bins, str):
-        raise DptxError(f"histogram: bins={bins!r} (an estimator) is not supported on dptx "
-                        f"arrays yet: give a number of bins or the edges")
+        if weights is not None:
+            raise TypeError("Automated estimation of the number of bins is not supported for "
+                            "weighted data")
+        bins = _estimated_bins(x, bins, range)
     w = None if weights is None else _flat(weights)
     if w is not None and w.size != x.size:
         raise ValueError("weights should have the same shape as a.")
@@ -222,6 +224,69 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
 def _as(value, dtype: np.dtype):
     """A kernel's scalar of ``dtype`` (half travels as the float it widens to exactly)."""
     return np.array(value, dtype=dtype).astype(np.float32 if dtype == np.float16 else dtype)[()]
+
+
+_ESTIMATORS = ("auto", "doane", "fd", "rice", "scott", "sqrt", "stone", "sturges")
+
+
+def _estimated_bins(x: ndarray, name: str, range_) -> int:
+    """numpy's number of equal bins for ``bins=name``: the data (within ``range``) measured
+    on the devices (its span, and for some estimators its deviation, quartiles or skew,
+    read back), the estimator's bin width as numpy computes it, the span divided by it."""
+    if name not in _ESTIMATORS:
+        raise ValueError(f"{name!r} is not a valid estimator for `bins`")
+    if name == "stone":
+        raise DptxError("histogram: bins='stone' (a histogram per candidate number of bins) is "
+                        "not supported on dptx arrays yet")
+    first, last = _outer_edges(x, range_)
+    if range_ is not None:
+        keep = ufuncs.apply(np.logical_and, ufuncs.apply(np.greater_equal, x, first),
+                            ufuncs.apply(np.less_equal, x, last))
+        if not bool(reductions.all_(keep).get()):
+            x = x[keep]
+    if x.size == 0:
+        return 1
+    width = _bin_width(x, name)
+    if not width:
+        return 1
+    if x.dtype.kind in "iu" and width < 1:
+        width = 1
+    return int(np.ceil(_unsigned_subtract(last, first) / width))
+
+
+def _bin_width(x: ndarray, name: str):
+    """numpy's ``_hist_bin_<name>`` of the data ``x`` (1-D, not empty)."""
+    from .numeric import std
+    from .statistics import percentile
+
+    def span():
+        low, high = _extremes(x)
+        return _unsigned_subtract(high, low)
+    n = x.size
+    if name == "sqrt":
+        return span() / np.sqrt(n)
+    if name == "sturges":
+        return span() / (np.log2(n) + 1.0)
+    if name == "rice":
+        return span() / (2.0 * n ** (1.0 / 3))
+    if name == "scott":
+        return (24.0 * np.pi ** 0.5 / n) ** (1.0 / 3.0) * std(x).get()[()]
+    if name == "fd":
+        high, low = percentile(x, [75, 25]).get()
+        return 2.0 * np.subtract(high, low) * n ** (-1.0 / 3.0)
+    if name == "auto":
+        fd, sturges = _bin_width(x, "fd"), _bin_width(x, "sturges")
+        return min(fd, sturges) if fd else sturges
+    # doane
+    if n > 2:
+        sg1 = np.sqrt(6.0 * (n - 2) / ((n + 1.0) * (n + 3)))
+        sigma = std(x).get()[()]
+        if sigma > 0.0:
+            temp = ufuncs.apply(np.subtract, x, reductions.mean(x))
+            temp = ufuncs.apply(np.power, ufuncs.apply(np.true_divide, temp, sigma), 3)
+            g1 = reductions.mean(temp).get()[()]
+            return span() / (1.0 + np.log2(n) + np.log2(1.0 + np.absolute(g1) / sg1))
+    return 0.0
 
 
 def _unsigned_subtract(a, b):

@@ -45,9 +45,11 @@ z = y;
 def interp(x, xp, fp, left=None, right=None, period=None) -> ndarray:
     """numpy.interp: the piecewise-linear interpolant of (xp, fp) at x, in float64; ``left``
     and ``right`` (fp's ends by default) beyond the sample points. xp must increase, as
-    numpy requires (it does not check)."""
+    numpy requires (it does not check). With ``period``: x and xp taken modulo the period,
+    xp sorted (fp with it) and extended by one point at each end, as numpy does."""
     if period is not None:
-        raise DptxError("interp(period=...) is not supported on dptx arrays yet")
+        x, xp, fp = _periodic(x, xp, fp, period)
+        left = right = None
     xp_d = ascontiguousarray(asarray(xp).astype(np.float64, copy=False))
     fp_d = ascontiguousarray(asarray(fp).astype(np.float64, copy=False))
     if xp_d.ndim != 1 or fp_d.ndim != 1:
@@ -71,3 +73,28 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> ndarray:
         + ("const double r = _r[0]; " if isinstance(rval, ndarray) else "const double r = _r; ")
         + _OPERATION, "dptx_interp", options=("--fmad=false",)))
     return kernel(x, xp_d, fp_d, np.int64(xp_d.size), lval, rval)
+
+
+def _periodic(x, xp, fp, period) -> tuple:
+    """numpy's normalization of periodic sample points, on the devices."""
+    from .joining import concatenate
+    from .sorting import argsort
+    from . import ufuncs
+    if period == 0:
+        raise ValueError("period must be a non-zero value")
+    period = abs(period)
+    x = asarray(x).astype(np.float64, copy=False)
+    xp = asarray(xp).astype(np.float64, copy=False)
+    fp = asarray(fp).astype(np.float64, copy=False)
+    if xp.ndim != 1 or fp.ndim != 1:
+        raise ValueError("Data points must be 1d sequences")
+    if xp.shape[0] != fp.shape[0]:
+        raise ValueError("fp and xp are not of the same length")
+    x = ufuncs.apply(np.remainder, x, period)
+    xp = ufuncs.apply(np.remainder, xp, period)
+    order = argsort(xp)         # (stable: numpy's quicksort may order equal points otherwise)
+    xp, fp = xp[order], fp[order]
+    xp = concatenate((ufuncs.apply(np.subtract, xp[-1:], period), xp,
+                      ufuncs.apply(np.add, xp[0:1], period)))
+    fp = concatenate((fp[-1:], fp, fp[0:1]))
+    return x, xp, fp

@@ -1699,6 +1699,35 @@ def test_linalg_solve_inv_det_by_lu_on_the_devices(client):
         dptx.linalg.det(dptx.ones((2, 2), np.float16))
 
 
+@pytest.mark.cpu_workers("made of reductions, sorts and interp tested on both clusters")
+def test_histogram_estimators_and_periodic_interp(client):
+    """histogram's bin estimators (numpy's number of bins from the data's span, deviation,
+    quartiles or skew measured on the devices; within a range too) and interp(period=)
+    (numpy's normalization, bit for bit); numpy's errors."""
+    rng = np.random.default_rng(14)
+    for x in (rng.standard_normal(1000), rng.standard_normal(37).astype(np.float32),
+              rng.integers(-20, 20, 500), np.ones(10)):
+        d = dptx.asarray(x)
+        for name in ("auto", "doane", "fd", "rice", "scott", "sqrt", "sturges"):
+            for value_range in (None, (-0.5, 0.7)):
+                counts, edges = np.histogram(x, bins=name, range=value_range)
+                got_counts, got_edges = np.histogram(d, bins=name, range=value_range)
+                _same(got_counts, counts)
+                _same(got_edges, edges, exact=False)
+    with pytest.raises(ValueError, match="'nope' is not a valid estimator"):
+        dptx.histogram(dptx.ones(5), bins="nope")
+    with pytest.raises(TypeError, match="not supported for weighted data"):
+        dptx.histogram(dptx.ones(5), bins="auto", weights=dptx.ones(5))
+    for period in (360, -5.0):
+        for n in (1, 7, 50):
+            xp, fp = rng.uniform(-400, 400, n), rng.standard_normal(n)
+            x = np.concatenate(([0, period, -period], rng.uniform(-800, 800, 100)))
+            _same(np.interp(dptx.asarray(x), dptx.asarray(xp), dptx.asarray(fp), period=period),
+                  np.interp(x, xp, fp, period=period))
+    with pytest.raises(ValueError, match="period must be a non-zero value"):
+        dptx.interp(dptx.ones(3), dptx.ones(3), dptx.ones(3), period=0)
+
+
 def test_products_with_a_vector(client):
     """matrix @ vector (a warp per row), vector @ matrix (a thread per column over pieces of
     rows) and vector @ vector: numpy's values, exact for integers (narrow ones wrap as numpy's

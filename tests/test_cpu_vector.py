@@ -441,3 +441,37 @@ def test_fast_math_functions_run_as_vectors_with_the_per_thread_results(monkeypa
     assert np.all(ex2[(v < -127) & (v > -149)] == 0)          # subnormal results flushed
     normal = (v > -120) & (v < 50) & (np.abs(v) >= tiny)
     np.testing.assert_allclose(ex2[normal], np.exp2(v[normal].astype(np.float64)), rtol=2e-7)
+
+
+def test_accesses_at_a_runtime_offset_from_a_64_bit_size_stay_vector_accesses():
+    """``A[n + j]`` and ``A[i * n + j]`` with a ``long long n`` (PTX cannot tell it from a
+    pointer): the scaled index is data, so the access has one buffer and the warp form emits
+    vector loads and stores for it (lane by lane before: 37x slower on a row update); the
+    results are numpy's, and an offset that runs past the buffer still faults exactly."""
+    from dptx.cpu.codegen import Module as Translation
+    from dptx.ptx.analysis import pointer_provenance
+    src = r'''
+    extern "C" __global__ void rows(double* A, long long n, long long reps) {
+        // each row below the first: A[i, :] -= (i + 0.5) * A[0, :]
+        for (long long i = 1; i < reps; i++)
+            for (long long j0 = 0; j0 < n; j0 += 32) {
+                long long j = j0 + threadIdx.x;
+                if (j < n) A[i * n + j] -= (i + 0.5) * A[j];
+            }
+    }'''
+    kernel = dptx.RawModule(src).get_function("rows")
+    strict = pointer_provenance(kernel.module, kernel.function, strict=True)
+    stores = [i for i in kernel.function.instructions if i.opcode == "st"]
+    assert stores and all(strict[i.operands[0].base.name] == {("param", 0)} for i in stores)
+    text = Translation(kernel.module, "rows", None, 16).translate()
+    assert "llvm.masked.store" in text          # the vector store path exists for it
+    n, reps = 100, 7
+    a = np.random.default_rng(3).random((reps, n))
+    want = a.copy()
+    for i in range(1, reps):
+        want[i] -= (i + 0.5) * want[0]
+    got = a.copy()
+    cpu.launch(kernel, (1,), (32,), [got, np.int64(n), np.int64(reps)])
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(dptx.DptxError, match="out-of-bounds"):
+        cpu.launch(kernel, (1,), (32,), [a.copy(), np.int64(n), np.int64(reps + 1)])

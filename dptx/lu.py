@@ -83,18 +83,10 @@ extern "C" __global__ void dptx_lu(
         __syncthreads();
         // the trailing rows, a warp's lanes along a row (consecutive columns): A's columns
         // right of c, then B's
-        // (the loops' control is the same for a warp's lanes, the lane's element guarded:
-        // what the CPU executor runs as vector code)
         for (long long i = c + 1 + row; i < n; i += rows) {{
             const {t} l = A[i * n + c];
-            for (long long j0 = c + 1; j0 < n; j0 += 32) {{
-                const long long j = j0 + lane;
-                if (j < n) A[i * n + j] -= l * A[c * n + j];
-            }}
-            for (long long j0 = 0; j0 < k; j0 += 32) {{
-                const long long j = j0 + lane;
-                if (j < k) B[i * k + j] -= l * B[c * k + j];
-            }}
+            for (long long j = c + 1 + lane; j < n; j += 32) A[i * n + j] -= l * A[c * n + j];
+            for (long long j = lane; j < k; j += 32) B[i * k + j] -= l * B[c * k + j];
         }}
         __syncthreads();
     }}

@@ -795,10 +795,7 @@ def matmul(a, b, out=None):
         (m,) if b.ndim == 2 else ()
     if out is not None:
         _check_product_out(out, shape, R)
-        if not out._contiguous or out.dtype != R or may_share_memory(out, a) or \
-                may_share_memory(out, b):
-            # the kernels write R contiguously, and read their inputs as they write: numpy's
-            # result is as if the inputs were read whole first
+        if _through_temporary(out, R, a, b):
             out[...] = matmul(a, b)
             return out
     result = out if out is not None else empty(shape, R)
@@ -811,9 +808,7 @@ def matmul(a, b, out=None):
         else:
             matvec.vecmat(a2.reshape(-1), b2, flat, column_pieces(m, k)[1])
         return result
-    wide = max(n * k, k * m, n * m) > np.iinfo(np.int32).max
-    T, idx = _MATMUL_TILE, (np.int64 if wide else np.int32)
-    rows = T * _MATMUL_ROWS_PER_THREAD if n >= T * _MATMUL_ROWS_PER_THREAD else T
+    wide, T, idx, rows = _tiling(n, k, m)
     kernel = _builtins.get(("matmul", str(R), wide, rows), lambda: _matmul_kernel(R, wide, rows))
     kernel(((m + T - 1) // T, (n + rows - 1) // rows), (T, T),
            [a2, b2, result, idx(n), idx(k), idx(m)])
@@ -821,6 +816,22 @@ def matmul(a, b, out=None):
 
 
 _MAX_GRID_Z = 65535     # CUDA's limit on gridDim.z: larger stacks go in several launches
+
+
+def _through_temporary(out, R, a, b) -> bool:
+    """Whether a product goes into ``out`` through a temporary: the kernels write R
+    contiguously, and read their inputs as they write (numpy's result is as if the inputs
+    were read whole first)."""
+    return not out._contiguous or out.dtype != R or may_share_memory(out, a) or \
+        may_share_memory(out, b)
+
+
+def _tiling(n: int, k: int, m: int) -> tuple:
+    """(64-bit indices?, tile, index type, rows per block) of the tiled product."""
+    wide = max(n * k, k * m, n * m) > np.iinfo(np.int32).max
+    T = _MATMUL_TILE
+    rows = T * _MATMUL_ROWS_PER_THREAD if n >= T * _MATMUL_ROWS_PER_THREAD else T
+    return wide, T, (np.int64 if wide else np.int32), rows
 
 
 def _shape_text(shape: tuple) -> str:
@@ -836,8 +847,7 @@ def _stacked_matmul(a, b, a2, b2, R, out):
     shape = batch + ((n,) if a.ndim > 1 else ()) + ((m,) if b.ndim > 1 else ())
     if out is not None:
         _check_product_out(out, shape, R)
-        if not out._contiguous or out.dtype != R or may_share_memory(out, a) or \
-                may_share_memory(out, b):
+        if _through_temporary(out, R, a, b):
             out[...] = matmul(a, b)
             return out
     result = out.reshape(batch + (n, m)) if out is not None else empty(batch + (n, m), R)
@@ -853,9 +863,7 @@ def _stacked_matmul(a, b, a2, b2, R, out):
             # elements from one matrix of the stack to the next along d (0: broadcast)
             step = int(np.prod(dims[d + 1:], dtype=np.int64)) * op.shape[-2] * op.shape[-1]
             params.append(np.int64(step if dims[d] == size and size > 1 else 0))
-    wide = max(n * k, k * m, n * m) > np.iinfo(np.int32).max
-    T, idx = _MATMUL_TILE, (np.int64 if wide else np.int32)
-    rows = T * _MATMUL_ROWS_PER_THREAD if n >= T * _MATMUL_ROWS_PER_THREAD else T
+    wide, T, idx, rows = _tiling(n, k, m)
     kernel = _builtins.get(("matmul", str(R), wide, rows, len(batch)),
                            lambda: _matmul_kernel(R, wide, rows, len(batch)))
     total = int(np.prod(batch, dtype=np.int64))

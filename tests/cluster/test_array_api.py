@@ -1729,6 +1729,32 @@ def test_histogram_estimators_and_periodic_interp(client):
         dptx.interp(dptx.ones(3), dptx.ones(3), dptx.ones(3), period=0)
 
 
+def test_linalg_cholesky_on_the_devices(client):
+    """cholesky (a block per matrix, one launch): numpy's L to rounding for float64, float32
+    and integers, upper=, stacks, numpy's LinAlgError for a matrix that is not positive
+    definite, and NaNs carried through as numpy's LAPACK carries them."""
+    rng = np.random.default_rng(16)
+    for n in (1, 5, 40):
+        for dt, rtol in ((np.float64, 1e-10), (np.float32, 1e-4), (np.int64, 1e-10)):
+            m = rng.standard_normal((n, n))
+            a = m @ m.T + n * np.eye(n)
+            a = np.round(a).astype(dt) if dt == np.int64 else a.astype(dt)
+            for upper in (False, True):
+                want = np.linalg.cholesky(a, upper=upper)
+                got = np.linalg.cholesky(dptx.asarray(a), upper=upper)
+                assert got.dtype == want.dtype and got.shape == want.shape
+                np.testing.assert_allclose(got.get(), want, rtol=rtol, atol=rtol)
+    s = rng.standard_normal((3, 4, 6, 6))
+    s = s @ np.swapaxes(s, -1, -2) + 6 * np.eye(6)
+    np.testing.assert_allclose(dptx.linalg.cholesky(dptx.asarray(s)).get(),
+                               np.linalg.cholesky(s), rtol=1e-10)
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        dptx.linalg.cholesky(dptx.asarray(np.array([[1.0, 2.0], [2.0, 1.0]])))
+    nan = np.array([[4.0, 1.0], [1.0, np.nan]])
+    np.testing.assert_array_equal(dptx.linalg.cholesky(dptx.asarray(nan)).get(),
+                                  np.linalg.cholesky(nan))
+
+
 def test_products_with_a_vector(client):
     """matrix @ vector (a warp per row), vector @ matrix (a thread per column over pieces of
     rows) and vector @ vector: numpy's values, exact for integers (narrow ones wrap as numpy's

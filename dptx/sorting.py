@@ -276,7 +276,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     size of the result is read back (one wait), as in CuPy."""
     from . import indexing, joining, scan, selection, ufuncs
     if axis is not None:
-        raise NotImplementedError("dptx.unique(axis=...) is not supported yet")
+        return _unique_along(asarray(ar), axis, return_index, return_inverse, return_counts)
     a = asarray(ar)
     flat = a.reshape(-1)
     order = argsort(flat)
@@ -303,6 +303,49 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     if return_counts:
         starts = selection.flatnonzero(first)
         ends = joining.concatenate([starts[1:], asarray(np.array([flat.size], np.int64))])
+        result.append(ufuncs.apply(np.subtract, ends, starts))
+    return tuple(result)
+
+
+def _unique_along(a: ndarray, axis, return_index, return_inverse, return_counts):
+    """numpy.unique(axis=): the distinct slices along ``axis``, as numpy finds them (each
+    slice a row, the rows sorted lexicographically, a row kept where it differs from the
+    one before in any element: NaN rows stay distinct, as numpy's), with the first
+    occurrences, the 1-D inverse and the counts where asked. A lexicographic sort is one
+    stable sort per element of a row (numpy sorts the rows as records, in one)."""
+    from . import indexing, joining, reductions, scan, selection, ufuncs, views
+    axis = _axes((axis,), a.ndim)[0]
+    moved = views.moveaxis(a, axis, 0)
+    n = moved.shape[0]
+    rows = moved.reshape(n, -1) if n else moved.reshape(0, int(np.prod(moved.shape[1:])))
+    width = rows.shape[1]
+    if width == 0:                      # every row is the empty row: one, where there is any
+        order = asarray(np.arange(n, dtype=np.int64))
+        first = asarray(np.arange(n) == 0)
+    else:
+        order = lexsort([rows[:, j] for j in reversed(range(width))]) if n else \
+            empty((0,), np.int64)
+        first = empty((n,), np.bool_)
+        if n:
+            ordered = indexing.take(rows, order, axis=0)
+            first[:1] = True
+            if n > 1:
+                first[1:] = reductions.any_(ufuncs.apply(np.not_equal, ordered[1:],
+                                                         ordered[:-1]), axis=1)
+    kept = selection.mask_select(order, first) if n else order
+    values = indexing.take(moved, kept, axis=0)
+    values = views.moveaxis(values, 0, axis)
+    if not (return_index or return_inverse or return_counts):
+        return values
+    result = [values]
+    if return_index:
+        result.append(kept)
+    if return_inverse:
+        rank = ufuncs.apply(np.subtract, scan.cumsum(first, dtype=np.int64), 1)
+        result.append(indexing.getitem(rank, (argsort(order),)) if n else rank)
+    if return_counts:
+        starts = selection.flatnonzero(first)
+        ends = joining.concatenate([starts[1:], asarray(np.array([n], np.int64))])
         result.append(ufuncs.apply(np.subtract, ends, starts))
     return tuple(result)
 

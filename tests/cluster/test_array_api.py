@@ -1755,6 +1755,26 @@ def test_linalg_cholesky_on_the_devices(client):
                                   np.linalg.cholesky(nan))
 
 
+@pytest.mark.cpu_workers("made of lexsort, take and reductions tested on both clusters")
+def test_unique_along_an_axis(client):
+    """unique(axis=): numpy's distinct rows (or slices) in its order, first occurrences,
+    1-D inverse and counts; NaN rows distinct and -0.0 equal to 0.0 as numpy's; empty rows."""
+    rng = np.random.default_rng(22)
+    cases = [rng.integers(0, 3, (20, 2)), rng.integers(0, 2, (4, 6, 3)),
+             np.array([[1.0, np.nan], [1.0, np.nan], [0.0, 1.0], [-0.0, 1.0]]),
+             np.zeros((3, 0)), np.zeros((0, 3))]
+    for x in cases:
+        for axis in range(x.ndim):
+            want = np.unique(x, return_index=True, return_inverse=True, return_counts=True,
+                             axis=axis)
+            got = dptx.unique(dptx.asarray(x), return_index=True, return_inverse=True,
+                              return_counts=True, axis=axis)
+            for w, g in zip(want, got):
+                assert g.shape == w.shape and g.dtype == w.dtype, (x.shape, axis)
+                np.testing.assert_array_equal(g.get(), w)
+            _same(np.unique(dptx.asarray(x), axis=axis), np.unique(x, axis=axis))
+
+
 def test_products_with_a_vector(client):
     """matrix @ vector (a warp per row), vector @ matrix (a thread per column over pieces of
     rows) and vector @ vector: numpy's values, exact for integers (narrow ones wrap as numpy's

@@ -68,12 +68,16 @@ def _whole_mask(a: ndarray, items: list):
     return None
 
 
-def _items(a: ndarray, key) -> tuple:
-    """The key's items, a boolean mask replaced by the integer arrays of its ``nonzero()``
-    (numpy's rule: ``m[mask]`` with a mask of m's first axes selects rows, ``m[:, mask]``
-    columns, ``a[mask, 2]``...), and whether every index array came from a mask (their
-    positions are then distinct: an array of values may be assigned through them)."""
-    items = [_as_index(k) for k in (key if isinstance(key, tuple) else (key,))]
+def _key_items(key) -> list:
+    return [_as_index(k) for k in (key if isinstance(key, tuple) else (key,))]
+
+
+def _items(a: ndarray, items: list) -> tuple:
+    """The key's items (``_key_items``), a boolean mask replaced by the integer arrays of its
+    ``nonzero()`` (numpy's rule: ``m[mask]`` with a mask of m's first axes selects rows,
+    ``m[:, mask]`` columns, ``a[mask, 2]``...), and whether every index array came from a
+    mask (their positions are then distinct: an array of values may be assigned through
+    them)."""
     if not any(_is_mask(k) for k in items):
         return items, False
     consumed = sum(k.ndim if _is_mask(k) else 0 if k is None or k is Ellipsis else 1
@@ -266,11 +270,11 @@ def _arguments(plan: _Plan) -> tuple:
 
 # -- the entry points array.py calls ---------------------------------------------------------
 def getitem(a: ndarray, key) -> ndarray:
-    items = [_as_index(k) for k in (key if isinstance(key, tuple) else (key,))]
+    items = _key_items(key)
     mask = _whole_mask(a, items)
     if mask is not None:
         return selection.mask_select(a, mask)
-    items, _ = _items(a, key)
+    items, _ = _items(a, items)
     plan = _Plan(a, items)
     out = empty(plan.gathered_shape, a.dtype)
     if out.size:
@@ -281,7 +285,7 @@ def getitem(a: ndarray, key) -> ndarray:
 
 
 def setitem(a: ndarray, key, value) -> None:
-    items = [_as_index(k) for k in (key if isinstance(key, tuple) else (key,))]
+    items = _key_items(key)
     mask = _whole_mask(a, items)
     scalar = not isinstance(value, ndarray) and np.ndim(value) == 0
     if mask is not None and (scalar or isinstance(value, ndarray) and value.size == 1):
@@ -289,7 +293,7 @@ def setitem(a: ndarray, key, value) -> None:
         ufuncs.mask_assign(a, mask, value.get().reshape(())[()]
                            if isinstance(value, ndarray) else value)
         return
-    items, from_masks = _items(a, key)
+    items, from_masks = _items(a, items)
     plan = _Plan(a, items)
     shape = plan.gathered_shape
     if not int(np.prod(shape, dtype=np.int64)):

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ufuncs
 from .array import asarray, empty, ndarray
 from .elementwise import KernelCache, c_type
-from .lu import _THREADS, _square, _stack, _type
+from .lu import _THREADS, _flagged, _square, _stack, _type
 from .module import RawModule
 
 __all__ = ["cholesky"]
@@ -75,7 +74,7 @@ def cholesky(a, /, *, upper=False) -> ndarray:
         info = empty((count,), np.int32)
         kernel = _kernels.get(("cholesky", str(T)), lambda: _kernel(T))
         kernel((count,), (32, _THREADS // 32), (L, info, np.int64(n)))
-        if bool(ufuncs.apply(np.not_equal, info, 0).any().get()):
+        if _flagged(info):
             raise np.linalg.LinAlgError("Matrix is not positive definite")
     if upper:
         axes = tuple(range(L.ndim - 2)) + (L.ndim - 1, L.ndim - 2)

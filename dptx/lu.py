@@ -161,8 +161,13 @@ def _factor(A: ndarray, B: ndarray, det: bool):
     return info, sign, logdet
 
 
+def _flagged(info: ndarray) -> bool:
+    """Whether any matrix's flag is set (read back: one wait)."""
+    return bool(info.size) and bool(ufuncs.apply(np.not_equal, info, 0).any().get())
+
+
 def _raise_if_singular(info: ndarray) -> None:
-    if info.size and bool(ufuncs.apply(np.not_equal, info, 0).any().get()):
+    if _flagged(info):
         raise np.linalg.LinAlgError("Singular matrix")
 
 

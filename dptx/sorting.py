@@ -274,7 +274,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     ``equal_nan``, as numpy 2), and where asked the index of each one's first occurrence, the
     index of each element's value in the result (in the input's shape), and the counts. The
     size of the result is read back (one wait), as in CuPy."""
-    from . import indexing, joining, scan, selection, ufuncs
+    from . import indexing, scan, selection, ufuncs
     if axis is not None:
         return _unique_along(asarray(ar), axis, return_index, return_inverse, return_counts)
     a = asarray(ar)
@@ -301,10 +301,16 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         inverse = indexing.getitem(rank, (argsort(order),)) if flat.size else rank
         result.append(inverse.reshape(a.shape))
     if return_counts:
-        starts = selection.flatnonzero(first)
-        ends = joining.concatenate([starts[1:], asarray(np.array([flat.size], np.int64))])
-        result.append(ufuncs.apply(np.subtract, ends, starts))
+        result.append(_run_lengths(first, flat.size))
     return tuple(result)
+
+
+def _run_lengths(first: ndarray, n: int) -> ndarray:
+    """The lengths of the runs that start where ``first`` (of length n) is True."""
+    from . import joining, selection, ufuncs
+    starts = selection.flatnonzero(first)
+    ends = joining.concatenate([starts[1:], asarray(np.array([n], np.int64))])
+    return ufuncs.apply(np.subtract, ends, starts)
 
 
 def _unique_along(a: ndarray, axis, return_index, return_inverse, return_counts):
@@ -313,7 +319,7 @@ def _unique_along(a: ndarray, axis, return_index, return_inverse, return_counts)
     one before in any element: NaN rows stay distinct, as numpy's), with the first
     occurrences, the 1-D inverse and the counts where asked. A lexicographic sort is one
     stable sort per element of a row (numpy sorts the rows as records, in one)."""
-    from . import indexing, joining, reductions, scan, selection, ufuncs, views
+    from . import indexing, reductions, scan, selection, ufuncs, views
     axis = _axes((axis,), a.ndim)[0]
     moved = views.moveaxis(a, axis, 0)
     n = moved.shape[0]
@@ -344,9 +350,7 @@ def _unique_along(a: ndarray, axis, return_index, return_inverse, return_counts)
         rank = ufuncs.apply(np.subtract, scan.cumsum(first, dtype=np.int64), 1)
         result.append(indexing.getitem(rank, (argsort(order),)) if n else rank)
     if return_counts:
-        starts = selection.flatnonzero(first)
-        ends = joining.concatenate([starts[1:], asarray(np.array([n], np.int64))])
-        result.append(ufuncs.apply(np.subtract, ends, starts))
+        result.append(_run_lengths(first, n))
     return tuple(result)
 
 

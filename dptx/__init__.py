@@ -34,6 +34,10 @@ from . import random  # noqa: E402  (dptx.random, as cupy.random)
 from .numeric import (allclose, around, array_equal, isclose, nan_to_num, round_ as round, std,
                       var)
 from .indexing import put, take
+from .index_tricks import (diag_indices, diag_indices_from, indices, ix_, place,
+                           put_along_axis, putmask, ravel_multi_index, select,
+                           take_along_axis, tril_indices, tril_indices_from, triu_indices,
+                           triu_indices_from, unravel_index)
 from .selection import argwhere, flatnonzero, nonzero
 from .elementwise import ElementwiseKernel
 from .fusion import fuse
@@ -95,5 +99,8 @@ __all__ = [
     "amin", "amax", "nan_to_num", "copyto", "argpartition", "lexsort", "partition",
     "bincount", "digitize", "histogram", "interp", "cross", "einsum", "inner", "kron", "tensordot",
     "vdot", "fill_diagonal", "put", "linalg",
+    "diag_indices", "diag_indices_from", "indices", "ix_", "place", "put_along_axis", "putmask",
+    "ravel_multi_index", "select", "take_along_axis", "tril_indices", "tril_indices_from",
+    "triu_indices", "triu_indices_from", "unravel_index",
 ]
 __all__ += sorted(_UFUNCS) + sorted(_NUMPY_NAMES)

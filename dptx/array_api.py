@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import (binning, contractions, indexing, interpolation, joining, linalg, matrices,
+from . import (binning, contractions, index_tricks, indexing, interpolation, joining, linalg, matrices,
                numeric, rearranging, reductions, scan, selection, sorting, statistics,
                tensor_products, ufunc_api, ufuncs, views)
 from .array import (asarray, copy, expand_dims, install_device_indexing, may_share_memory,
@@ -103,7 +103,8 @@ _FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsor
 
 
 # modules whose public functions are numpy's of the same names (each lists them in __all__)
-for _module in (binning, contractions, interpolation, statistics, tensor_products, views):
+for _module in (binning, contractions, index_tricks, interpolation, statistics,
+                tensor_products, views):
     _FUNCTIONS.update({getattr(np, name): getattr(_module, name) for name in _module.__all__})
 _FUNCTIONS.update({getattr(np.linalg, name): getattr(linalg, name) for name in linalg.__all__})
 

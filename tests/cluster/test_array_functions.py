@@ -1,0 +1,148 @@
+"""numpy's functions beyond the core array API (issue 19, what a CuPy user reaches for next):
+index helpers, NaN-aware statistics, set operations, padding. Each result is checked against
+numpy (dtype, shape, values: exact unless said), errors against numpy's own."""
+import numpy as np
+import pytest
+
+import dptx
+
+RNG = np.random.default_rng(1919)
+
+
+def _same(got, want, exact=True):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w, exact)
+        return
+    assert isinstance(got, dptx.ndarray), type(got)
+    got, want = got.get(), np.asarray(want)
+    assert (got.dtype, got.shape) == (want.dtype, want.shape), \
+        ((got.dtype, got.shape), (want.dtype, want.shape))
+    if exact:
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-5 if want.dtype == np.float32 else 1e-12)
+
+
+def _same_error(call):
+    """``call(numpy)`` and ``call(dptx)`` raise the same type with the same message."""
+    with pytest.raises(Exception) as want:
+        call(np)
+    with pytest.raises(type(want.value)) as got:
+        call(dptx)
+    assert str(got.value) == str(want.value)
+
+
+# -- index helpers ------------------------------------------------------------------------------
+def test_take_and_put_along_an_axis(client):
+    a = RNG.random((4, 5, 6)).astype(np.float32)
+    da = dptx.asarray(a)
+    for axis in (0, 1, -1):
+        order = np.argsort(a, axis=axis)
+        _same(np.take_along_axis(da, dptx.argsort(da, axis=axis), axis=axis),
+              np.take_along_axis(a, order, axis=axis))
+    # fewer indices than elements along the axis, negative ones, host indices
+    idx = np.array([[[-1, 0]]]).repeat(4, 0).repeat(5, 1)
+    _same(dptx.take_along_axis(da, dptx.asarray(idx), axis=2), np.take_along_axis(a, idx, 2))
+    flat = np.array([3, 0, -1, 7])
+    _same(dptx.take_along_axis(da, dptx.asarray(flat), None), np.take_along_axis(a, flat, None))
+    best = np.argmax(a, axis=1)[:, None, :]
+    want = a.copy()
+    np.put_along_axis(want, best, 99, axis=1)
+    dptx.put_along_axis(da, dptx.asarray(best), 99, axis=1)
+    _same(da, want)
+    # axis=None writes into the flattened array, as numpy documents (a strided one too)
+    want = np.arange(24.0).reshape(4, 6)
+    dm = dptx.asarray(want)
+    flat_view = want[:, ::2].reshape(-1)
+    flat_view[[0, 11, 11]] = [-1.0, -2.0, -3.0]
+    want[:, ::2] = flat_view.reshape(4, 3)
+    dview = dm[:, ::2]
+    dptx.put_along_axis(dview, dptx.asarray(np.array([0, 11, 11])),
+                        dptx.asarray(np.array([-1.0, -2.0, -3.0])), None)
+    _same(dm, want)
+    _same_error(lambda xp: xp.take_along_axis(xp.asarray(a), xp.asarray(idx.astype(float)), 2))
+    _same_error(lambda xp: xp.take_along_axis(xp.asarray(a), xp.asarray(flat), 2))
+    _same_error(lambda xp: xp.take_along_axis(xp.asarray(a), xp.asarray(idx), None))
+
+
+def test_index_grids_and_flat_indices(client):
+    _same(dptx.indices((3, 4)), np.indices((3, 4)))
+    _same(dptx.indices((2, 3), dtype=np.int32, sparse=True),
+          np.indices((2, 3), dtype=np.int32, sparse=True))
+    _same(dptx.ix_([0, 2], [True, False, True], []), np.ix_([0, 2], [True, False, True], []))
+    x = np.arange(30).reshape(5, 6)
+    _same(dptx.asarray(x)[dptx.ix_([0, 2, 4], [1, 5])], x[np.ix_([0, 2, 4], [1, 5])])
+    _same_error(lambda xp: xp.ix_(xp.asarray(np.ones((2, 2), int))))
+    flat = np.array([[0, 5], [17, 23]])
+    for order in ("C", "F"):
+        _same(dptx.unravel_index(dptx.asarray(flat), (4, 6), order=order),
+              np.unravel_index(flat, (4, 6), order=order))
+    coords = (np.array([1, 3, 0]), np.array([5, 2, -1]))
+    dcoords = tuple(dptx.asarray(c) for c in coords)
+    for mode, order in (("wrap", "C"), (("clip", "wrap"), "F"), ("clip", "C")):
+        _same(dptx.ravel_multi_index(dcoords, (4, 6), mode=mode, order=order),
+              np.ravel_multi_index(coords, (4, 6), mode=mode, order=order))
+    # numpy's errors: an index out of bounds named, a coordinate outside its axis
+    _same_error(lambda xp: xp.unravel_index(xp.asarray(np.array([1, 24, -3])), (4, 6)))
+    _same_error(lambda xp: xp.unravel_index(xp.asarray(np.array([1.0])), (4, 6)))
+    _same_error(lambda xp: xp.ravel_multi_index(tuple(xp.asarray(c) for c in coords), (4, 6)))
+    _same_error(lambda xp: xp.ravel_multi_index(tuple(xp.asarray(c) for c in coords), (4, 6, 2)))
+
+
+def test_triangle_and_diagonal_indices(client):
+    _same(dptx.tril_indices(4), np.tril_indices(4))
+    _same(dptx.triu_indices(4, 1, 6), np.triu_indices(4, 1, 6))
+    m = np.arange(20).reshape(4, 5)
+    dm = dptx.asarray(m)
+    _same(dptx.tril_indices_from(dm, -1), np.tril_indices_from(m, -1))
+    _same(dptx.triu_indices_from(dm, 2), np.triu_indices_from(m, 2))
+    _same(dm[dptx.triu_indices_from(dm)], m[np.triu_indices_from(m)])
+    _same(dptx.diag_indices(3, 3), np.diag_indices(3, 3))
+    _same(dptx.diag_indices_from(dptx.zeros((4, 4))), np.diag_indices_from(np.zeros((4, 4))))
+    _same_error(lambda xp: xp.diag_indices_from(xp.zeros((4, 3))))
+    _same_error(lambda xp: xp.tril_indices_from(xp.zeros((4, 3, 2))))
+
+
+def test_select_follows_numpys_types_and_order(client):
+    x = np.arange(10.0)
+    dx = dptx.asarray(x)
+    _same(dptx.select([dx < 3, dx > 5], [dx, dx ** 2], 42), np.select([x < 3, x > 5],
+                                                                     [x, x ** 2], 42))
+    # overlapping conditions: the first wins; a weak Python float keeps float64
+    _same(np.select([dx < 6, dx > 2], [dx, 7.5]), np.select([x < 6, x > 2], [x, 7.5]))
+    small = np.arange(10, dtype=np.int8)
+    _same(dptx.select([dx < 3], [dptx.asarray(small)]), np.select([x < 3], [small]))
+    _same(dptx.select([dx.reshape(2, 5) > 4, True], [dptx.asarray(small[:5]), -1]),
+          np.select([x.reshape(2, 5) > 4, True], [small[:5], -1]))
+    _same_error(lambda xp: xp.select([xp.asarray(x) < 3], [1, 2]))
+    _same_error(lambda xp: xp.select([xp.asarray(x)], [xp.asarray(x)]))
+    _same_error(lambda xp: xp.select([], []))
+
+
+@pytest.mark.parametrize("values", [np.float64(1.5), [7, 8], [1.5, 2.5], np.array([3, 4]), [],
+                                    np.array([-1.0])])
+def test_putmask_and_place_repeat_their_values(client, values):
+    for name in ("putmask", "place"):
+        for rule in (lambda v: v > 2, lambda v: v % 3 == 0, lambda v: v > 99):
+            want = np.arange(12).reshape(3, 4)
+            got = dptx.asarray(want)
+            try:
+                getattr(np, name)(want, rule(want), values)
+            except (TypeError, ValueError) as exc:
+                with pytest.raises(type(exc), match=str(exc).replace("(", r"\(")
+                                   .replace(")", r"\)")):
+                    getattr(dptx, name)(got, rule(got), values)
+                continue
+            getattr(dptx, name)(got, rule(got), values)
+            _same(got, want)
+    # strided views, a flat mask of the same size
+    want = np.arange(24.0).reshape(4, 6)
+    got = dptx.asarray(want)
+    np.putmask(want[:, ::2], want[:, ::2] > 5, [-1.0, -2.0])
+    dptx.putmask(got[:, ::2], got[:, ::2] > 5, [-1.0, -2.0])
+    np.place(want[::2], (want[::2] > 5).ravel(), [-3.0, -4.0, -5.0])
+    dptx.place(got[::2], (got[::2] > 5).ravel(), [-3.0, -4.0, -5.0])
+    _same(got, want)
+    _same_error(lambda xp: xp.putmask(xp.zeros(6), xp.zeros(5, bool), 1))

@@ -28,8 +28,10 @@ from .rearranging import diff, flip, fliplr, flipud, repeat, roll, tile
 from .views import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays,
                     broadcast_to, dsplit, hsplit, meshgrid, moveaxis, rollaxis, rot90, split,
                     vsplit)
-from .statistics import (average, median, nanmax, nanmean, nanmin, nanprod, nansum,
-                         percentile, ptp, quantile)
+from .statistics import average, median, percentile, ptp, quantile
+from .nanfunctions import (nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean,
+                           nanmedian, nanmin, nanpercentile, nanprod, nanquantile, nanstd,
+                           nansum, nanvar)
 from . import random  # noqa: E402  (dptx.random, as cupy.random)
 from .numeric import (allclose, around, array_equal, isclose, nan_to_num, round_ as round, std,
                       var)
@@ -101,6 +103,7 @@ __all__ = [
     "vdot", "fill_diagonal", "put", "linalg",
     "diag_indices", "diag_indices_from", "indices", "ix_", "place", "put_along_axis", "putmask",
     "ravel_multi_index", "select", "take_along_axis", "tril_indices", "tril_indices_from",
-    "triu_indices", "triu_indices_from", "unravel_index",
+    "triu_indices", "triu_indices_from", "unravel_index", "nanargmax", "nanargmin",
+    "nancumprod", "nancumsum", "nanmedian", "nanpercentile", "nanquantile", "nanstd", "nanvar",
 ]
 __all__ += sorted(_UFUNCS) + sorted(_NUMPY_NAMES)

@@ -1,7 +1,6 @@
-"""numpy's order statistics and NaN-aware reductions on dptx arrays, as numpy computes them
-(its formulas, dtypes and corner rules, read from numpy 2's ``_function_base_impl`` and
-``_nanfunctions_impl``): ``ptp``, ``nansum``/``nanprod``/``nanmin``/``nanmax``/``nanmean``,
-``average``, ``median``, ``quantile``/``percentile`` (numpy's 13 methods).
+"""numpy's order statistics on dptx arrays, as numpy computes them (its formulas, dtypes and
+corner rules, read from numpy 2's ``_function_base_impl``): ``ptp``, ``average``, ``median``,
+``quantile``/``percentile`` (numpy's 13 methods; ``nanfunctions`` has the NaN-aware ones).
 Sorting, taking and interpolating run on the devices; the host works out indices and
 weights from shapes and ``q`` only (and ``average`` reads back whether its weights sum to
 zero, as numpy and CuPy raise for it)."""
@@ -16,8 +15,7 @@ from .array import _axes, asarray, ndarray
 from .errors import DptxError
 
 # numpy's functions of these names (array_api dispatches numpy's to them)
-__all__ = ["average", "median", "nanmax", "nanmean", "nanmin", "nanprod", "nansum",
-           "percentile", "ptp", "quantile"]
+__all__ = ["average", "median", "percentile", "ptp", "quantile"]
 
 
 def ptp(a, axis=None, out=None, keepdims=False):
@@ -26,64 +24,6 @@ def ptp(a, axis=None, out=None, keepdims=False):
     hi = reductions.max_(a, axis=axis, keepdims=keepdims)
     lo = reductions.min_(a, axis=axis, keepdims=keepdims)
     return ufuncs.apply(np.subtract, hi, lo, out=out)
-
-
-def _nan_mask(a: ndarray):
-    return ufuncs.apply(np.isnan, a) if a.dtype.kind == "f" else None
-
-
-def _replace_nan(a: ndarray, value):
-    """(``a`` with its NaNs replaced by ``value``, the NaN mask), numpy's ``_replace_nan``;
-    arrays that cannot hold NaN unchanged, with no mask."""
-    mask = _nan_mask(a)
-    return (a, None) if mask is None else (ufuncs.where(mask, value, a), mask)
-
-
-def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
-    a, _ = _replace_nan(asarray(a), 0)
-    return reductions.sum_(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-
-
-def nanprod(a, axis=None, dtype=None, out=None, keepdims=False):
-    a, _ = _replace_nan(asarray(a), 1)
-    return reductions.prod(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-
-
-def _nan_extreme(a, axis, out, keepdims, op: str):
-    a = asarray(a)
-    if a.dtype.kind != "f":
-        fn = reductions.min_ if op == "fmin" else reductions.max_
-        return fn(a, axis=axis, out=out, keepdims=keepdims)
-    # numpy's fmin.reduce: NaN only for an all-NaN slice (numpy also warns there: that
-    # would need a wait for the result; CuPy does not warn either)
-    return reductions._reduce(a, op, axis, None, out, keepdims, a.dtype)
-
-
-def nanmin(a, axis=None, out=None, keepdims=False):
-    return _nan_extreme(a, axis, out, keepdims, "fmin")
-
-
-def nanmax(a, axis=None, out=None, keepdims=False):
-    return _nan_extreme(a, axis, out, keepdims, "fmax")
-
-
-def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
-    """numpy.nanmean: the sum of the non-NaN elements divided by their count, in the sum's
-    type (NaN where a slice is all NaN)."""
-    a = asarray(a)
-    arr, mask = _replace_nan(a, 0)
-    if mask is None:
-        return reductions.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
-    if dtype is not None and np.dtype(dtype).kind != "f":
-        raise TypeError("If a is inexact, then dtype must be inexact")
-    count = reductions.sum_(ufuncs.apply(np.logical_not, mask), axis=axis, dtype=np.intp,
-                            keepdims=keepdims)
-    total = reductions.sum_(arr, axis=axis, dtype=dtype, keepdims=keepdims)
-    # numpy's _divide_by_count: a true division written back in the sum's type
-    quotient = ufuncs.apply(np.true_divide, total, count)
-    if quotient.dtype != total.dtype:
-        quotient = ufuncs.astype(quotient, total.dtype)
-    return quotient if out is None else outputs.store(out, quotient, "nanmean")
 
 
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
@@ -122,9 +62,9 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     return avg
 
 
-def _along_last(a: ndarray, axis) -> ndarray:
+def along_last(a: ndarray, axis) -> ndarray:
     """``a`` with the axes in ``axis`` (all for None) moved last and merged into one (the
-    keepdims shape is ``_kept_shape``'s)."""
+    keepdims shape is ``kept_shape``'s)."""
     if axis is None:
         return a.reshape(-1)
     axes = _axes(axis, a.ndim)
@@ -139,7 +79,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """numpy.median: the middle element of each sorted slice, or the mean of the middle two
     (numpy's mean, so numpy's type); a slice holding a NaN gives that NaN."""
     a = asarray(a)
-    x = _along_last(a, axis)
+    x = along_last(a, axis)
     n = x.shape[-1]
     part = sorting.sort(x, axis=-1)
     middle = part[..., n // 2:n // 2 + 1] if n % 2 else part[..., max(n // 2 - 1, 0):n // 2 + 1]
@@ -148,11 +88,11 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         last = part[..., -1]
         result = ufuncs.where(ufuncs.apply(np.isnan, last), last, result)
     if keepdims:
-        result = result.reshape(_kept_shape(a, axis))
+        result = result.reshape(kept_shape(a, axis))
     return result if out is None else outputs.store(out, result, "median")
 
 
-def _kept_shape(a: ndarray, axis) -> tuple:
+def kept_shape(a: ndarray, axis) -> tuple:
     axes = range(a.ndim) if axis is None else _axes(axis, a.ndim)
     return tuple(1 if k in axes else a.shape[k] for k in range(a.ndim))
 
@@ -161,7 +101,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False, *, weights=None, interpolation=None):
     """numpy.quantile with numpy's 13 methods ('linear' its default): for each q, the sorted
     slice's element at the method's index, or the two around its fractional index
-    interpolated as numpy's ``_lerp`` with the method's weight; the result
+    interpolated as numpy's ``lerp`` with the method's weight; the result
     of shape ``q.shape + kept axes``; a slice holding a NaN gives that NaN (in the result's
     type: numpy returns a 0-d result's NaN in the input's type, a type that depends on the
     data, which a device array cannot have without a wait)."""
@@ -187,15 +127,22 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
 _CONTINUOUS = {"interpolated_inverted_cdf": (0.0, 1.0), "hazen": (0.5, 0.5),
                "weibull": (0.0, 0.0), "median_unbiased": (1 / 3.0, 1 / 3.0),
                "normal_unbiased": (3 / 8.0, 3 / 8.0)}
-_DISCRETE = ("inverted_cdf", "closest_observation", "lower", "higher", "nearest")
+DISCRETE = ("inverted_cdf", "closest_observation", "lower", "higher", "nearest")
 _METHODS = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation",
             "interpolated_inverted_cdf", "hazen", "weibull", "linear", "median_unbiased",
             "normal_unbiased", "lower", "higher", "midpoint", "nearest")
 
 
-def _virtual_index(method: str, n: int, q: np.ndarray):
+def _array(x):
+    """``x`` as an array: numpy's ``asanyarray`` of host values; device arrays as they are."""
+    return x if isinstance(x, ndarray) else np.asanyarray(x)
+
+
+def virtual_index(method: str, n, q):
     """numpy's (fractional) index into the sorted slice for each q, per method: what its
-    quantile methods' ``get_virtual_index`` compute (integers for the discrete ones)."""
+    quantile methods' ``get_virtual_index`` compute (integers for the discrete ones). ``n``
+    and ``q`` are host values, or device arrays (nanquantile: a count per slice) of the
+    type numpy's arithmetic with a Python ``n`` gives."""
     if method == "linear":
         return (n - 1) * q
     if method in _CONTINUOUS:
@@ -213,34 +160,38 @@ def _virtual_index(method: str, n: int, q: np.ndarray):
         return 0.5 * (np.floor((n - 1) * q) + np.ceil((n - 1) * q))
     # the discrete inverses of the empirical distribution: the previous order statistic
     # where the fraction is 0 (closest_observation: where that one is odd, 1-based even)
-    index = np.asanyarray(n * q - 1 - (0.5 if method == "closest_observation" else 0))
+    index = _array(n * q - 1 - (0.5 if method == "closest_observation" else 0))
     previous = np.floor(index)
     at = (index - previous) == 0
     if method == "closest_observation":
         at = at & (previous % 2 == 1)
-    chosen = np.asanyarray(np.where(at, previous, previous + 1)).astype(np.intp)
+    chosen = _array(np.where(at, previous, previous + 1)).astype(np.intp)
     return np.maximum(chosen, 0)
 
 
-def _gamma(method: str, virtual: np.ndarray, previous: np.ndarray) -> np.ndarray:
+def interpolation_weight(method: str, virtual: np.ndarray, previous: np.ndarray) -> np.ndarray:
     """numpy's interpolation weight: the virtual index past the previous one, except where
     the method fixes it (averaged_inverted_cdf: 1/2 at a whole index, else 1; midpoint: 0
     at a whole index, else 1/2), in the virtual index's type."""
-    gamma = np.asanyarray(virtual - previous)
+    gamma = _array(virtual - previous)
     if method == "averaged_inverted_cdf":
         gamma = np.where(gamma == 0, 0.5, 1.0)
     elif method == "midpoint":
         gamma = np.where(virtual % 1 == 0, 0.0, 0.5)
+    if isinstance(gamma, ndarray):
+        return gamma if gamma.dtype == virtual.dtype else gamma.astype(virtual.dtype)
     return np.asanyarray(gamma, dtype=virtual.dtype)
 
 
-def _quantile(a, q: np.ndarray, axis, out, method, keepdims, weights, interpolation, weak):
+def checked_quantile_call(a, q: np.ndarray, method: str, weights, interpolation=None):
+    """(method, a as a dptx array) after numpy's checks of a quantile call (nanquantile's
+    too), and its deprecated ``interpolation=``."""
     if interpolation is not None:
         if method != "linear":
             raise TypeError("You shall not pass both `method` and `interpolation`!\n"
                             "(`interpolation` is Deprecated in favor of `method`)")
         warnings.warn("the `interpolation=` argument to quantile was renamed to `method=`, "
-                      "which has additional options.", DeprecationWarning, stacklevel=3)
+                      "which has additional options.", DeprecationWarning, stacklevel=4)
         method = interpolation
     if method not in _METHODS:
         raise ValueError(f"{method!r} is not a valid method. Use one of: {_METHODS}")
@@ -252,14 +203,19 @@ def _quantile(a, q: np.ndarray, axis, out, method, keepdims, weights, interpolat
     if a.dtype.kind == "b":
         raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the "
                         "bitwise_xor, the `^` operator, or the logical_xor function instead.")
-    x = _along_last(a, axis)
+    return method, a
+
+
+def _quantile(a, q: np.ndarray, axis, out, method, keepdims, weights, interpolation, weak):
+    method, a = checked_quantile_call(a, q, method, weights, interpolation)
+    x = along_last(a, axis)
     n = x.shape[-1]
     if n == 0:
         raise IndexError("index -1 is out of bounds for axis 0 with size 0")
     # numpy's arrangement: the sampled axis first, the result q.shape + the kept axes
     arr = sorting.sort(x, axis=-1).transpose((x.ndim - 1,) + tuple(range(x.ndim - 1)))
-    virtual = np.asanyarray(_virtual_index(method, n, q))
-    if method in _DISCRETE or (method == "linear" and virtual.dtype.kind in "iu"):
+    virtual = np.asanyarray(virtual_index(method, n, q))
+    if method in DISCRETE or (method == "linear" and virtual.dtype.kind in "iu"):
         result = _take_first(arr, virtual)
     else:
         # numpy's _get_indexes: past the last element both are the last; before the first,
@@ -270,21 +226,21 @@ def _quantile(a, q: np.ndarray, axis, out, method, keepdims, weights, interpolat
         previous = np.where(above, -1, np.where(below, 0, previous))
         following = np.where(above, -1, np.where(below, 0, following))
         previous, following = previous.astype(np.intp), following.astype(np.intp)
-        gamma = _gamma(method, virtual, previous)
+        gamma = interpolation_weight(method, virtual, previous)
         lo = _take_first(arr, previous)
         hi = _take_first(arr, following)
         if weak:
             t = float(gamma)
         else:
             t = asarray(gamma.reshape(gamma.shape + (1,) * (arr.ndim - 1)))
-        result = _lerp(lo, hi, t)
+        result = lerp(lo, hi, t)
     if a.dtype.kind == "f":
         last = arr[-1]
         nans = ufuncs.apply(np.isnan, last)
         result = ufuncs.where(nans, ufuncs.astype(last, result.dtype)
                               if last.dtype != result.dtype else last, result)
     if keepdims:
-        result = result.reshape(q.shape + _kept_shape(a, axis))
+        result = result.reshape(q.shape + kept_shape(a, axis))
     return result if out is None else outputs.store(out, result, "quantile")
 
 
@@ -295,12 +251,21 @@ def _take_first(arr: ndarray, index: np.ndarray) -> ndarray:
     return indexing.take(arr, index, axis=0)
 
 
-def _lerp(a: ndarray, b: ndarray, t):
+def lerp(a: ndarray, b: ndarray, t, weak: bool = False):
     """numpy's ``_lerp``: a + (b - a) t, or b - (b - a)(1 - t) where t >= 0.5 (so that t = 1
-    gives b exactly), written in the first one's type."""
+    gives b exactly), written in the first one's type. ``weak``: ``t`` (a device array) stands
+    for a Python float per element, as numpy's weak ``q`` makes it: 1 - t is taken in double
+    and both factors rounded to the data's type, where numpy converts the Python floats."""
     diff = ufuncs.apply(np.subtract, b, a)
-    low = ufuncs.apply(np.add, a, ufuncs.apply(np.multiply, diff, t))
-    one_minus = 1 - t if isinstance(t, float) else ufuncs.apply(np.subtract, 1, t)
+    if weak and isinstance(t, ndarray):
+        one_minus = ufuncs.apply(np.subtract, 1, t)
+        to = diff.dtype if diff.dtype.kind == "f" else t.dtype     # (integers: double)
+        factor, one_minus = (x if x.dtype == to else ufuncs.astype(x, to)
+                             for x in (t, one_minus))
+    else:
+        factor = t
+        one_minus = 1 - t if isinstance(t, float) else ufuncs.apply(np.subtract, 1, t)
+    low = ufuncs.apply(np.add, a, ufuncs.apply(np.multiply, diff, factor))
     high = ufuncs.apply(np.subtract, b, ufuncs.apply(np.multiply, diff, one_minus))
     if high.dtype != low.dtype:
         high = ufuncs.astype(high, low.dtype)

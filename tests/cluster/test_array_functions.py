@@ -146,3 +146,69 @@ def test_putmask_and_place_repeat_their_values(client, values):
     dptx.place(got[::2], (got[::2] > 5).ravel(), [-3.0, -4.0, -5.0])
     _same(got, want)
     _same_error(lambda xp: xp.putmask(xp.zeros(6), xp.zeros(5, bool), 1))
+
+
+# -- NaN-aware functions --------------------------------------------------------------------------
+def _with_nans(shape, dtype, fraction=0.3):
+    x = (RNG.standard_normal(shape) * 10).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        x[RNG.random(shape) < fraction] = np.nan
+    return x
+
+
+@pytest.mark.cpu_workers("compositions of kernels the mixed cluster runs in the tests above")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_nan_reductions_follow_numpy(client, dtype):
+    import warnings
+    x = _with_nans((6, 7, 5), dtype)
+    if x.dtype.kind == "f":
+        x[1] = np.nan               # all-NaN slices along every axis
+    d = dptx.asarray(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)     # numpy's all-NaN, dof warnings
+        for axis in (None, 0, 2, (0, 2)):
+            for keepdims in (False, True):
+                for name in ("nanmin", "nanmax", "nanmedian", "nansum", "nanmean", "nanvar",
+                             "nanstd"):
+                    _same(getattr(dptx, name)(d, axis=axis, keepdims=keepdims),
+                          getattr(np, name)(x, axis=axis, keepdims=keepdims),
+                          exact=name in ("nanmin", "nanmax", "nanmedian"))
+            for ddof in (1, 6):     # 6: no degrees of freedom left in some slices
+                _same(dptx.nanstd(d, axis=axis, ddof=ddof), np.nanstd(x, axis=axis, ddof=ddof),
+                      exact=False)
+        for axis in (None, 0, 2):
+            for name in ("nancumsum", "nancumprod"):
+                _same(getattr(dptx, name)(d, axis=axis), getattr(np, name)(x, axis=axis),
+                      exact=False)
+    y = _with_nans((6, 7, 5), dtype, fraction=0.2)
+    y[:, 3, 2] = 5.0                # no all-NaN slice along axis 0
+    dy = dptx.asarray(y)
+    for name in ("nanargmin", "nanargmax"):
+        _same(getattr(dptx, name)(dy, axis=0), getattr(np, name)(y, axis=0))
+        _same(getattr(dptx, name)(dy, axis=None), getattr(np, name)(y, axis=None))
+        if x.dtype.kind == "f":
+            _same_error(lambda xp: getattr(xp, name)(xp.asarray(x), axis=1))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")   # numpy's, on the inf and all-NaN slices
+@pytest.mark.parametrize("method", ["inverted_cdf", "averaged_inverted_cdf",
+                                    "closest_observation", "interpolated_inverted_cdf", "hazen",
+                                    "weibull", "linear", "median_unbiased", "normal_unbiased",
+                                    "lower", "higher", "midpoint", "nearest"])
+def test_nanquantile_methods_bit_for_bit(client, cluster_kind, method):
+    if cluster_kind == "mixed" and method not in ("linear", "inverted_cdf", "midpoint"):
+        pytest.skip("the same kernels as the methods run on the mixed cluster")
+    x = _with_nans((5, 9, 4), np.float32)
+    x[2, :, 1] = np.nan             # an all-NaN slice
+    x[0, 3] = np.inf
+    d = dptx.asarray(x)
+    for q, axis in ((0.3, None), (1, 1), ([0.0, 0.5, 0.99], (0, 2)), (np.float32(0.4), 1)):
+        _same(dptx.nanquantile(d, q, axis=axis, method=method),
+              np.nanquantile(x, q, axis=axis, method=method))
+    _same(dptx.nanpercentile(d, [10, 90], axis=1, method=method, keepdims=True),
+          np.nanpercentile(x, [10, 90], axis=1, method=method, keepdims=True))
+    if method == "linear":
+        ints = RNG.integers(-50, 50, (5, 9))
+        _same(dptx.nanpercentile(dptx.asarray(ints), 30, axis=1), np.nanpercentile(ints, 30, axis=1))
+        _same_error(lambda xp: xp.nanquantile(xp.asarray(x), 1.5))
+        _same_error(lambda xp: xp.nanpercentile(xp.asarray(x), -5))

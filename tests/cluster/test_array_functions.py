@@ -212,3 +212,35 @@ def test_nanquantile_methods_bit_for_bit(client, cluster_kind, method):
         _same(dptx.nanpercentile(dptx.asarray(ints), 30, axis=1), np.nanpercentile(ints, 30, axis=1))
         _same_error(lambda xp: xp.nanquantile(xp.asarray(x), 1.5))
         _same_error(lambda xp: xp.nanpercentile(xp.asarray(x), -5))
+
+
+# -- set operations --------------------------------------------------------------------------------
+@pytest.mark.parametrize("types", [(np.int32, np.int64), (np.float32, np.float64),
+                                   (np.uint8, np.int8), (bool, bool)])
+def test_set_operations_follow_numpy(client, cluster_kind, types):
+    if cluster_kind == "mixed" and types[0] is not np.float32:
+        pytest.skip("the same kernels as the float case runs on the mixed cluster")
+    a = RNG.integers(-5, 20, (4, 6)).astype(types[0])
+    b = RNG.integers(0, 15, 9).astype(types[1])
+    if a.dtype.kind == "f":
+        a[0, 0], a[1, 1], b[0], b[1] = np.nan, -0.0, np.nan, 0.0     # NaN equals nothing
+    da, db = dptx.asarray(a), dptx.asarray(b)
+    for invert in (False, True):
+        _same(dptx.isin(da, db, invert=invert), np.isin(a, b, invert=invert))
+    _same(np.isin(da, [1, 3], kind="sort"), np.isin(a, [1, 3], kind="sort"))
+    for name in ("union1d", "intersect1d", "setdiff1d", "setxor1d"):
+        _same(getattr(dptx, name)(da, db), getattr(np, name)(a, b))
+    _same(dptx.intersect1d(da, db, return_indices=True), np.intersect1d(a, b, return_indices=True))
+    ua, ub = np.unique(a), np.unique(b)
+    for name, kw in (("intersect1d", {"return_indices": True}), ("setdiff1d", {}),
+                     ("setxor1d", {})):
+        _same(getattr(dptx, name)(dptx.asarray(ua), dptx.asarray(ub), assume_unique=True, **kw),
+              getattr(np, name)(ua, ub, assume_unique=True, **kw))
+    empty = np.array([], a.dtype)
+    for name in ("union1d", "intersect1d", "setdiff1d", "setxor1d"):
+        _same(getattr(dptx, name)(dptx.asarray(empty), dptx.asarray(empty)),
+              getattr(np, name)(empty, empty))
+    _same(dptx.isin(da, dptx.asarray(empty)), np.isin(a, empty))
+    _same_error(lambda xp: xp.isin(xp.asarray(a), xp.asarray(b), kind="hash"))
+    if a.dtype.kind == "f":
+        _same_error(lambda xp: xp.isin(xp.asarray(a), xp.asarray(b), kind="table"))

@@ -22,7 +22,8 @@ def _same(got, want, exact=True):
     if exact:
         np.testing.assert_array_equal(got, want)
     else:
-        np.testing.assert_allclose(got, want, rtol=1e-5 if want.dtype == np.float32 else 1e-12)
+        np.testing.assert_allclose(got, want, rtol=1e-5 if want.dtype == np.float32 else 1e-12,
+                                   atol=1e-5 if want.dtype == np.float32 else 1e-12)
 
 
 def _same_error(call):
@@ -244,3 +245,38 @@ def test_set_operations_follow_numpy(client, cluster_kind, types):
     _same_error(lambda xp: xp.isin(xp.asarray(a), xp.asarray(b), kind="hash"))
     if a.dtype.kind == "f":
         _same_error(lambda xp: xp.isin(xp.asarray(a), xp.asarray(b), kind="table"))
+
+
+# -- padding -------------------------------------------------------------------------------------
+_PAD_MODES = [("constant", {"constant_values": ((1, 2), (3, 4))}), ("constant", {}),
+              ("edge", {}), ("wrap", {}), ("reflect", {}), ("reflect", {"reflect_type": "odd"}),
+              ("symmetric", {}), ("symmetric", {"reflect_type": "odd"}),
+              ("linear_ramp", {"end_values": (5, -3)}), ("maximum", {}),
+              ("minimum", {"stat_length": 2}), ("mean", {"stat_length": ((1, 2), (3, 1))}),
+              ("median", {"stat_length": 3})]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_pad_modes_follow_numpy(client, cluster_kind, dtype):
+    if cluster_kind == "mixed" and dtype is not np.float32:
+        pytest.skip("the same kernels as the float case runs on the mixed cluster")
+    a = (RNG.standard_normal((4, 5)) * 10).astype(dtype)
+    da = dptx.asarray(a)
+    # pads wider than the array (numpy's repeated reflections and wraps), one side empty
+    for widths in (((0, 7), (9, 2)), 2):
+        for mode, kw in _PAD_MODES:
+            # (a mean of floats sums in another order than numpy's: the last bits differ)
+            _same(np.pad(da, widths, mode=mode, **kw), np.pad(a, widths, mode=mode, **kw),
+                  exact=not (mode == "mean" and a.dtype.kind == "f"))
+    v = np.arange(1, 6, dtype=dtype)
+    for mode, kw in _PAD_MODES[1:-2] + [("mean", {"stat_length": (1, 2)})]:
+        _same(dptx.pad(dptx.asarray(v), (3, 8), mode=mode, **kw), np.pad(v, (3, 8), mode=mode, **kw),
+              exact=not (mode == "mean" and v.dtype.kind == "f"))
+    _same(dptx.pad(da[:, ::2], {1: (1, 2)}, mode="wrap"), np.pad(a[:, ::2], {1: (1, 2)}, mode="wrap"))
+    got = dptx.pad(da, 1, mode="empty")
+    assert (got.shape, got.dtype) == ((6, 7), a.dtype)
+    for args, kw in (((1,), {"mode": "foo"}), ((1.5,), {}), ((-1,), {}),
+                     ((1,), {"mode": "edge", "constant_values": 2}),
+                     ((((0, 0), (2, 2)),), {"mode": "maximum", "stat_length": 0})):
+        _same_error(lambda xp: xp.pad(xp.asarray(a), *args, **kw))
+    _same_error(lambda xp: xp.pad(xp.asarray(np.zeros((0, 3))), 1, mode="edge"))

@@ -43,6 +43,7 @@ from .index_tricks import (diag_indices, diag_indices_from, indices, ix_, place,
 from .selection import argwhere, flatnonzero, nonzero
 from .setops import intersect1d, isin, setdiff1d, setxor1d, union1d
 from .padding import pad
+from .convolution import convolve, correlate
 from .elementwise import ElementwiseKernel
 from .fusion import fuse
 from .reductions import (ReductionKernel, all_ as all, any_ as any, argmax, argmin, dot,
@@ -107,6 +108,6 @@ __all__ = [
     "ravel_multi_index", "select", "take_along_axis", "tril_indices", "tril_indices_from",
     "triu_indices", "triu_indices_from", "unravel_index", "nanargmax", "nanargmin",
     "nancumprod", "nancumsum", "nanmedian", "nanpercentile", "nanquantile", "nanstd", "nanvar",
-    "intersect1d", "isin", "setdiff1d", "setxor1d", "union1d", "pad",
+    "intersect1d", "isin", "setdiff1d", "setxor1d", "union1d", "pad", "convolve", "correlate",
 ]
 __all__ += sorted(_UFUNCS) + sorted(_NUMPY_NAMES)

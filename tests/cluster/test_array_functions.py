@@ -280,3 +280,37 @@ def test_pad_modes_follow_numpy(client, cluster_kind, dtype):
                      ((((0, 0), (2, 2)),), {"mode": "maximum", "stat_length": 0})):
         _same_error(lambda xp: xp.pad(xp.asarray(a), *args, **kw))
     _same_error(lambda xp: xp.pad(xp.asarray(np.zeros((0, 3))), 1, mode="edge"))
+
+
+# -- convolution -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("types", [(np.int8, np.int8), (np.int32, np.int64), (np.float16, np.float16),
+                                   (np.float32, np.float32), (np.float64, np.int16), (bool, bool)])
+def test_convolve_and_correlate_follow_numpy(client, cluster_kind, types):
+    if cluster_kind == "mixed" and types[0] not in (np.int8, np.float32):
+        pytest.skip("the same kernel as the cases the mixed cluster runs")
+    R = np.result_type(*types)
+    # integers wrap in their type, half floats and booleans add in numpy's order: exact;
+    # numpy's float32/float64 loops call BLAS (its own order of additions)
+    exact = R.kind in "iub" or R == np.float16
+    for n1, n2 in ((10, 3), (3, 10), (7, 7), (1, 5), (200, 37)):
+        a = (RNG.standard_normal(n1) * 50).astype(types[0])
+        v = (RNG.standard_normal(n2) * 50).astype(types[1])
+        da, dv = dptx.asarray(a), dptx.asarray(v)
+        for mode in ("full", "same", "valid"):
+            for name in ("convolve", "correlate"):
+                want = getattr(np, name)(a, v, mode)
+                got = getattr(dptx, name)(da, dv, mode)
+                if exact:
+                    _same(got, want)
+                else:
+                    assert got.dtype == want.dtype and got.shape == want.shape
+                    np.testing.assert_allclose(got.get(), want, rtol=1e-5,
+                                               atol=1e-5 * np.abs(want).max())
+    x = RNG.standard_normal(20)
+    np.testing.assert_allclose(np.convolve(dptx.asarray(x)[::3], dptx.asarray(x)[1:4]).get(),
+                               np.convolve(x[::3], x[1:4]), rtol=1e-12)
+    ones = np.ones(3)
+    _same_error(lambda xp: xp.correlate(xp.asarray(np.ones((2, 2))), xp.asarray(ones)))
+    _same_error(lambda xp: xp.convolve(xp.asarray(np.ones(0)), xp.asarray(ones)))
+    _same_error(lambda xp: xp.correlate(xp.asarray(ones), xp.asarray(np.ones(0))))
+    _same_error(lambda xp: xp.correlate(xp.asarray(ones), xp.asarray(ones), "foo"))

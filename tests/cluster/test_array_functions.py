@@ -314,3 +314,32 @@ def test_convolve_and_correlate_follow_numpy(client, cluster_kind, types):
     _same_error(lambda xp: xp.convolve(xp.asarray(np.ones(0)), xp.asarray(ones)))
     _same_error(lambda xp: xp.correlate(xp.asarray(ones), xp.asarray(np.ones(0))))
     _same_error(lambda xp: xp.correlate(xp.asarray(ones), xp.asarray(ones), "foo"))
+
+
+# -- covariance ------------------------------------------------------------------------------------
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")   # numpy's, where no degree of freedom is left
+def test_cov_and_corrcoef_follow_numpy(client):
+    m, y = RNG.standard_normal((3, 20)), RNG.standard_normal((2, 20))
+    ints = RNG.integers(0, 9, (4, 10))
+    fw, aw = RNG.integers(1, 4, 20), RNG.random(20)
+
+    def close(got, want):
+        assert (got.dtype, got.shape) == (want.dtype, want.shape)
+        # (numpy's dot is BLAS's: its own order of additions)
+        np.testing.assert_allclose(got.get(), want, rtol=1e-5 if want.dtype == np.float32
+                                   else 1e-10, atol=1e-12, equal_nan=True)
+
+    for args, kw in (((m,), {}), ((m, y), {}), ((m.T,), {"rowvar": False}), ((m[0], y[0]), {}),
+                     ((ints,), {}), ((m.astype(np.float32),), {"dtype": np.float32}),
+                     ((m,), {"bias": True}), ((m,), {"ddof": 3}), ((m,), {"fweights": fw}),
+                     ((m,), {"fweights": fw, "aweights": aw, "ddof": 2}), ((m[:, :1],), {})):
+        dargs = tuple(dptx.asarray(a) for a in args)
+        dkw = {k: dptx.asarray(v) if isinstance(v, np.ndarray) else v for k, v in kw.items()}
+        close(np.cov(*dargs, **dkw), np.cov(*args, **kw))
+        if not set(kw) & {"fweights", "aweights", "bias", "ddof"}:
+            close(np.corrcoef(*dargs, **dkw), np.corrcoef(*args, **kw))
+    assert dptx.cov(dptx.zeros((0, 3))).shape == (0, 0)
+    _same_error(lambda xp: xp.cov(xp.asarray(np.ones((2, 2, 2)))))
+    _same_error(lambda xp: xp.cov(xp.asarray(m), fweights=xp.asarray(np.full(20, 1.5))))
+    _same_error(lambda xp: xp.cov(xp.asarray(m), aweights=xp.asarray(-np.ones(20))))
+    _same_error(lambda xp: xp.cov(xp.asarray(m), fweights=xp.asarray(np.ones(5))))

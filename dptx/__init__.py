@@ -45,6 +45,7 @@ from .setops import intersect1d, isin, setdiff1d, setxor1d, union1d
 from .padding import pad
 from .convolution import convolve, correlate
 from .covariance import corrcoef, cov
+from .calculus import gradient, trapezoid
 from .elementwise import ElementwiseKernel
 from .fusion import fuse
 from .reductions import (ReductionKernel, all_ as all, any_ as any, argmax, argmin, dot,
@@ -110,6 +111,6 @@ __all__ = [
     "triu_indices", "triu_indices_from", "unravel_index", "nanargmax", "nanargmin",
     "nancumprod", "nancumsum", "nanmedian", "nanpercentile", "nanquantile", "nanstd", "nanvar",
     "intersect1d", "isin", "setdiff1d", "setxor1d", "union1d", "pad", "convolve", "correlate",
-    "corrcoef", "cov",
+    "corrcoef", "cov", "gradient", "trapezoid",
 ]
 __all__ += sorted(_UFUNCS) + sorted(_NUMPY_NAMES)

@@ -343,3 +343,29 @@ def test_cov_and_corrcoef_follow_numpy(client):
     _same_error(lambda xp: xp.cov(xp.asarray(m), fweights=xp.asarray(np.full(20, 1.5))))
     _same_error(lambda xp: xp.cov(xp.asarray(m), aweights=xp.asarray(-np.ones(20))))
     _same_error(lambda xp: xp.cov(xp.asarray(m), fweights=xp.asarray(np.ones(5))))
+
+
+# -- calculus -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_gradient_bit_for_bit_and_trapezoid(client, cluster_kind, dtype):
+    if cluster_kind == "mixed" and dtype is not np.float32:
+        pytest.skip("the same kernels as the float32 case runs on the mixed cluster")
+    f = (RNG.standard_normal((5, 7)) * 10).astype(dtype)
+    d = dptx.asarray(f)
+    x, even, rows = np.cumsum(RNG.random(7)), np.arange(7) * 0.5, np.arange(5) * 3
+    for edge_order in (1, 2):
+        _same(dptx.gradient(d, edge_order=edge_order), np.gradient(f, edge_order=edge_order))
+        _same(dptx.gradient(d, 2.5, edge_order=edge_order), np.gradient(f, 2.5, edge_order=edge_order))
+        # uneven coordinates, and even ones (numpy's scalar path)
+        _same(dptx.gradient(d, dptx.asarray(rows), dptx.asarray(x), edge_order=edge_order),
+              np.gradient(f, rows, x, edge_order=edge_order))
+        _same(np.gradient(d, dptx.asarray(even), axis=1, edge_order=edge_order),
+              np.gradient(f, even, axis=1, edge_order=edge_order))
+    # (a sum along an axis: the last bits differ from numpy's order of additions)
+    _same(dptx.trapezoid(d), np.trapezoid(f), exact=False)
+    _same(dptx.trapezoid(d, dptx.asarray(x)), np.trapezoid(f, x), exact=False)
+    _same(np.trapezoid(d, dx=0.3, axis=0), np.trapezoid(f, dx=0.3, axis=0), exact=False)
+    _same_error(lambda xp: xp.gradient(xp.asarray(f), edge_order=3))
+    _same_error(lambda xp: xp.gradient(xp.asarray(f[:, :2]), axis=1, edge_order=2))
+    _same_error(lambda xp: xp.gradient(xp.asarray(f), xp.asarray(x)))
+    _same_error(lambda xp: xp.gradient(xp.asarray(f), xp.asarray(rows), xp.asarray(rows)))

@@ -46,6 +46,7 @@ from .padding import pad
 from .convolution import convolve, correlate
 from .covariance import corrcoef, cov
 from .calculus import gradient, trapezoid
+from .editing import append, delete, insert, resize, trim_zeros
 from .elementwise import ElementwiseKernel
 from .fusion import fuse
 from .reductions import (ReductionKernel, all_ as all, any_ as any, argmax, argmin, dot,
@@ -111,6 +112,7 @@ __all__ = [
     "triu_indices", "triu_indices_from", "unravel_index", "nanargmax", "nanargmin",
     "nancumprod", "nancumsum", "nanmedian", "nanpercentile", "nanquantile", "nanstd", "nanvar",
     "intersect1d", "isin", "setdiff1d", "setxor1d", "union1d", "pad", "convolve", "correlate",
-    "corrcoef", "cov", "gradient", "trapezoid",
+    "corrcoef", "cov", "gradient", "trapezoid", "append", "delete", "insert", "resize",
+    "trim_zeros",
 ]
 __all__ += sorted(_UFUNCS) + sorted(_NUMPY_NAMES)

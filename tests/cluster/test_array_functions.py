@@ -369,3 +369,44 @@ def test_gradient_bit_for_bit_and_trapezoid(client, cluster_kind, dtype):
     _same_error(lambda xp: xp.gradient(xp.asarray(f[:, :2]), axis=1, edge_order=2))
     _same_error(lambda xp: xp.gradient(xp.asarray(f), xp.asarray(x)))
     _same_error(lambda xp: xp.gradient(xp.asarray(f), xp.asarray(rows), xp.asarray(rows)))
+
+
+# -- edited copies ---------------------------------------------------------------------------------
+@pytest.mark.cpu_workers("copies between views, the same kernels on both clusters")
+def test_append_insert_delete_resize_trim_zeros(client):
+    a = RNG.integers(0, 50, (4, 6))
+    da = dptx.asarray(a)
+    _same(dptx.append(da, dptx.asarray(np.arange(3))), np.append(a, np.arange(3)))
+    _same(np.append(da, dptx.asarray(a[:1]), axis=0), np.append(a, a[:1], axis=0))
+    mask = np.array([True, False, True, False, False, True])
+    for obj in (2, -1, slice(1, 5, 2), slice(None, None, -2), slice(4, 2), [0, 3, 3], mask,
+                [], np.array([5])):
+        for axis in ((1,) if obj is mask else (None, 1)):
+            _same(dptx.delete(da, obj, axis=axis), np.delete(a, obj, axis=axis))
+    for obj, values in ((2, 99), (-1, [7, 8, 9, 10]), (slice(1, 5, 2), 5), ([0, 3, 3], [1, 2, 3]),
+                        (mask, 0), (6, 2.7), ([1], [[5], [6], [7], [8]])):
+        for axis in (None, 1):
+            try:
+                want = np.insert(a, obj, values, axis=axis)
+            except ValueError:      # (a column of values into the flattened array)
+                continue
+            _same(dptx.insert(da, obj, values, axis=axis), want)
+    # a scalar position takes the values' first axis there; a list of one, as they are
+    column = np.array([[1], [2], [3], [4]])
+    _same(dptx.insert(da, 1, dptx.asarray(column), axis=1), np.insert(a, 1, column, axis=1))
+    _same(dptx.insert(da, [1], dptx.asarray(column), axis=1), np.insert(a, [1], column, axis=1))
+    for shape in ((3, 9), 7, (0,), (2, 0)):
+        _same(dptx.resize(da, shape), np.resize(a, shape))
+    z = np.zeros((5, 6), int)
+    z[1, 2], z[3, 4] = 3, 1
+    for trim in ("fb", "f", "b"):
+        for axis in (None, 0, 1):
+            _same(dptx.trim_zeros(dptx.asarray(z), trim, axis), np.trim_zeros(z, trim, axis))
+    _same(dptx.trim_zeros(dptx.zeros(4)), np.trim_zeros(np.zeros(4)))
+    _same_error(lambda xp: xp.delete(xp.asarray(a), 9, axis=1))
+    _same_error(lambda xp: xp.delete(xp.asarray(a), [1, 9], axis=1))
+    _same_error(lambda xp: xp.delete(xp.asarray(a), np.array([True]), axis=1))
+    _same_error(lambda xp: xp.insert(xp.asarray(a), 9, 1, axis=1))
+    _same_error(lambda xp: xp.insert(xp.asarray(a), [[1]], 1))
+    _same_error(lambda xp: xp.resize(xp.asarray(a), (-1, 2)))
+    _same_error(lambda xp: xp.trim_zeros(xp.asarray(z), "x"))

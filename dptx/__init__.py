@@ -12,7 +12,7 @@ from .array import (array, asarray, asnumpy, ascontiguousarray, copy, empty, emp
                     expand_dims, full, full_like, may_share_memory, ndarray, ones, ones_like,
                     ravel, reshape, squeeze, swapaxes, transpose, zeros, zeros_like)
 from .array_api import copyto, count_nonzero, where
-from .ranges import arange, linspace, logspace
+from .ranges import arange, geomspace, linspace, logspace
 from .joining import column_stack, concatenate, dstack, hstack, stack, vstack
 from .scan import cumprod, cumsum
 from .sorting import (argpartition, argsort, lexsort, partition, searchsorted, sort,
@@ -22,8 +22,8 @@ from .interpolation import interp
 from .tensor_products import cross, inner, kron, tensordot, vdot
 from .contractions import einsum
 from . import linalg
-from .matrices import (diag, diagonal, eye, fill_diagonal, identity, outer, trace, tri, tril,
-                       triu)
+from .matrices import (diag, diagflat, diagonal, eye, fill_diagonal, identity, outer, trace, tri,
+                       tril, triu, vander)
 from .rearranging import diff, flip, fliplr, flipud, repeat, roll, tile
 from .views import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays,
                     broadcast_to, dsplit, hsplit, meshgrid, moveaxis, rollaxis, rot90, split,
@@ -33,8 +33,8 @@ from .nanfunctions import (nanargmax, nanargmin, nancumprod, nancumsum, nanmax, 
                            nanmedian, nanmin, nanpercentile, nanprod, nanquantile, nanstd,
                            nansum, nanvar)
 from . import random  # noqa: E402  (dptx.random, as cupy.random)
-from .numeric import (allclose, around, array_equal, isclose, nan_to_num, round_ as round, std,
-                      var)
+from .numeric import (allclose, angle, around, array_equal, fix, imag, isclose, isneginf,
+                      isposinf, nan_to_num, polyval, real, round_ as round, sinc, std, var)
 from .indexing import put, take
 from .index_tricks import (diag_indices, diag_indices_from, indices, ix_, place,
                            put_along_axis, putmask, ravel_multi_index, select,
@@ -113,6 +113,7 @@ __all__ = [
     "nancumprod", "nancumsum", "nanmedian", "nanpercentile", "nanquantile", "nanstd", "nanvar",
     "intersect1d", "isin", "setdiff1d", "setxor1d", "union1d", "pad", "convolve", "correlate",
     "corrcoef", "cov", "gradient", "trapezoid", "append", "delete", "insert", "resize",
-    "trim_zeros",
+    "trim_zeros", "geomspace", "diagflat", "vander", "angle", "fix", "imag", "isneginf",
+    "isposinf", "polyval", "real", "sinc",
 ]
 __all__ += sorted(_UFUNCS) + sorted(_NUMPY_NAMES)

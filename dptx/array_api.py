@@ -95,7 +95,11 @@ _FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsor
               np.copyto: copyto, np.nan_to_num: numeric.nan_to_num,
               np.partition: sorting.partition, np.argpartition: sorting.argpartition,
               np.lexsort: sorting.lexsort, np.put: indexing.put,
-              np.fill_diagonal: matrices.fill_diagonal,
+              np.fill_diagonal: matrices.fill_diagonal, np.diagflat: matrices.diagflat,
+              np.vander: matrices.vander, np.sinc: numeric.sinc, np.fix: numeric.fix,
+              np.isposinf: numeric.isposinf, np.isneginf: numeric.isneginf,
+              np.real: numeric.real, np.imag: numeric.imag, np.angle: numeric.angle,
+              np.polyval: numeric.polyval,
               # what numpy reads of an array's description only (nothing moves)
               np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim,
               np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis],

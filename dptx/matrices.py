@@ -1,5 +1,6 @@
 """numpy's matrix routines on dptx arrays, made of views, device copies and element-wise
-launches: ``eye``/``identity``, ``diagonal``/``diag``/``trace``, ``tril``/``triu``, ``outer``.
+launches: ``eye``/``identity``, ``diagonal``/``diag``/``diagflat``/``trace``,
+``tril``/``triu``, ``outer``, ``vander``.
 ``diagonal`` is a view, as numpy's (read it, copy it); the others are new arrays."""
 from __future__ import annotations
 
@@ -117,3 +118,26 @@ def outer(a, b, out=None) -> ndarray:
     """numpy.outer: a.ravel()[:, None] * b.ravel()[None, :] (one launch)."""
     a, b = asarray(a).reshape(-1), asarray(b).reshape(-1)
     return ufuncs.apply(np.multiply, a.reshape(-1, 1), b.reshape(1, -1), out=out)
+
+
+def diagflat(v, k=0) -> ndarray:
+    """numpy.diagflat: the flattened input on the k-th diagonal of a square of zeros."""
+    return diag(asarray(v).reshape(-1), k)
+
+
+def vander(x, N=None, increasing=False) -> ndarray:
+    """numpy.vander: the powers of ``x`` as columns (decreasing by default), each column the
+    one before times ``x``, as numpy's ``multiply.accumulate`` (the same roundings)."""
+    x = asarray(x)
+    if x.ndim != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    N = len(x) if N is None else N
+    v = empty((len(x), N), np.promote_types(x.dtype, int))
+    tmp = v[:, ::-1] if not increasing else v
+    if N > 0:
+        tmp[:, 0] = 1
+    if N > 1:
+        tmp[:, 1] = x
+        for j in range(2, N):
+            tmp[:, j] = ufuncs.apply(np.multiply, tmp[:, j - 1], x)
+    return v

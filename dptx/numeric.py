@@ -1,6 +1,7 @@
 """numpy functions built from the array API's launches, following numpy's own definitions
 step by step (so their types, NaN handling and rounding are numpy's): ``round``/``around``,
-``isclose``/``allclose``/``array_equal``, ``var``/``std``. Everything stays on the devices;
+``isclose``/``allclose``/``array_equal``, ``var``/``std``, ``sinc``, ``fix``,
+``isposinf``/``isneginf``, ``real``/``imag``/``angle`` (of real arrays), ``polyval``. Everything stays on the devices;
 where numpy returns a Python bool (``allclose``, ``array_equal``) the result is a 0-d array,
 as CuPy's, which ``bool()`` and ``assert`` read."""
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import outputs, reductions, ufuncs
-from .array import asarray, ndarray
+from .array import asarray, ndarray, zeros_like
 from .elementwise import ElementwiseKernel, KernelCache
 from .errors import DptxError
 
@@ -141,3 +142,68 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     if out is None:
         return result
     return outputs.store(out, result, "std", casting="same_kind")
+
+
+def sinc(x):
+    """numpy.sinc: sin(pi x) / (pi x), with numpy's eps for x = 0 (so sinc(0) is 1)."""
+    x = ufuncs.apply(np.multiply, np.pi, asarray(x))
+    eps = np.finfo(x.dtype).eps if x.dtype.kind == "f" else 1e-20
+    y = ufuncs.where(x, x, np.array(eps, x.dtype)[()])
+    return ufuncs.apply(np.true_divide, ufuncs.apply(np.sin, y), y)
+
+
+def fix(x, out=None):
+    """numpy.fix: rounded towards zero (numpy's ``trunc``)."""
+    return ufuncs.apply(np.trunc, asarray(x), out=out)
+
+
+def _signed_infinity(x, out, positive: bool):
+    x = asarray(x)
+    if x.dtype.kind == "c":
+        raise TypeError(f"This operation is not supported for {x.dtype} values because it "
+                        f"would be ambiguous.")
+    sign = ufuncs.apply(np.signbit, x)
+    if positive:
+        sign = ufuncs.apply(np.logical_not, sign)
+    return ufuncs.apply(np.logical_and, ufuncs.apply(np.isinf, x), sign, out=out)
+
+
+def isposinf(x, out=None):
+    """numpy.isposinf: x is +inf."""
+    return _signed_infinity(x, out, True)
+
+
+def isneginf(x, out=None):
+    """numpy.isneginf: x is -inf."""
+    return _signed_infinity(x, out, False)
+
+
+def real(val):
+    """numpy.real: of a real array, the array itself (a view)."""
+    return asarray(val).real
+
+
+def imag(val):
+    """numpy.imag: of a real array, zeros."""
+    return asarray(val).imag
+
+
+def angle(z, deg=False):
+    """numpy.angle: arctan2(0, z) for real ``z`` (0 or pi, signed zeros and NaNs as
+    numpy's), in degrees with ``deg``."""
+    z = asarray(z)
+    if z.dtype.kind == "c":
+        raise DptxError("complex dtypes are not supported on dptx arrays yet")
+    a = ufuncs.apply(np.arctan2, 0, z)
+    if deg:
+        a = ufuncs.apply(np.multiply, a, 180 / np.pi)
+    return a
+
+
+def polyval(p, x):
+    """numpy.polyval: Horner's rule, y = y * x + c for each coefficient, highest first."""
+    p, x = asarray(p), asarray(x)
+    y = zeros_like(x)
+    for k in range(p.shape[0]):
+        y = ufuncs.apply(np.add, ufuncs.apply(np.multiply, y, x), p[k])
+    return y

@@ -76,3 +76,33 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None):
     y = linspace(start, stop, num=num, endpoint=endpoint)
     result = ufuncs.apply(np.power, base, y)
     return result if dtype is None else ufuncs.astype(result, dtype)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """numpy.geomspace of scalars: ``logspace`` of their base-10 logarithms (of the start's
+    sign taken out), with the ends set to ``start`` and ``stop`` exactly, as numpy does."""
+    start, stop = (v.get() if isinstance(v, ndarray) else v for v in (start, stop))
+    if np.ndim(start) or np.ndim(stop):
+        raise DptxError("geomspace of array start or stop is not supported on dptx arrays yet")
+    start, stop = np.asanyarray(start), np.asanyarray(stop)
+    if start == 0 or stop == 0:
+        raise ValueError("Geometric sequence cannot include zero")
+    dt = np.result_type(start, stop, float(num), np.zeros((), dtype))
+    if dt.kind == "c":
+        raise DptxError("complex dtypes are not supported on dptx arrays yet")
+    dtype = dt if dtype is None else np.dtype(dtype)
+    # numpy's own host arithmetic on the two ends (their types and roundings)
+    start, stop = start.astype(dt, copy=True), stop.astype(dt, copy=True)
+    out_sign = np.sign(start)
+    start /= out_sign
+    stop = stop / out_sign
+    result = logspace(np.log10(start), np.log10(stop), num=num, endpoint=endpoint, base=10.0,
+                      dtype=dt)
+    if num > 0:
+        result[0] = start[()]
+        if num > 1 and endpoint:
+            result[-1] = stop[()]
+    result = ufuncs.apply(np.multiply, result, out_sign[()])
+    if axis != 0:
+        raise DptxError("geomspace: axis applies to array start/stop, which dptx does not take")
+    return result if result.dtype == dtype else ufuncs.astype(result, dtype)

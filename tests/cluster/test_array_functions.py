@@ -410,3 +410,34 @@ def test_append_insert_delete_resize_trim_zeros(client):
     _same_error(lambda xp: xp.insert(xp.asarray(a), [[1]], 1))
     _same_error(lambda xp: xp.resize(xp.asarray(a), (-1, 2)))
     _same_error(lambda xp: xp.trim_zeros(xp.asarray(z), "x"))
+
+
+# -- small numeric helpers ----------------------------------------------------------------------
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")   # numpy's, on inf and NaN
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int32])
+def test_small_numeric_helpers_follow_numpy(client, cluster_kind, dtype):
+    if cluster_kind == "mixed" and dtype is not np.float32:
+        pytest.skip("element-wise kernels, the same on both clusters")
+    x = np.array([0.0, -0.0, 1.5, -2.5, np.inf, -np.inf, np.nan, 1e-30, 3.0])
+    a = x.astype(dtype) if np.dtype(dtype).kind == "f" else np.arange(-4, 5, dtype=dtype)
+    d = dptx.asarray(a)
+    for name in ("sinc", "fix", "isposinf", "isneginf", "real", "imag", "angle"):
+        _same(getattr(dptx, name)(d), getattr(np, name)(a))
+    _same(np.angle(d, deg=True), np.angle(a, deg=True))
+    _same(dptx.diagflat(d.reshape(3, 3), -1), np.diagflat(a.reshape(3, 3), -1))
+    for increasing in (False, True):
+        for N in (None, 4, 1, 0):
+            _same(dptx.vander(d[2:7], N, increasing), np.vander(a[2:7], N, increasing))
+    for p in (np.array([1.5, -2.0, 0.25, 3.0]), np.array([2, 3])):
+        _same(dptx.polyval(dptx.asarray(p), d), np.polyval(p, a))
+    if dtype is np.float64:
+        # pow's last bit is the library's (dptx's and numpy's differ); the ends are exact
+        for args, kw in (((1, 1000), {}), ((-1, -1000), {"num": 5}),
+                         ((2, 3), {"num": 7, "endpoint": False}),
+                         ((np.float32(1), np.float32(1000)), {"num": 5, "dtype": np.float32})):
+            got, want = dptx.geomspace(*args, **kw).get(), np.geomspace(*args, **kw)
+            assert (got.dtype, got.shape, got[0], got[-1]) == \
+                (want.dtype, want.shape, want[0], want[-1])
+            np.testing.assert_allclose(got, want, rtol=1e-6 if want.dtype == np.float32 else 1e-14)
+        _same_error(lambda xp: xp.geomspace(0, 10))
+        _same_error(lambda xp: xp.vander(xp.asarray(np.ones((2, 2)))))

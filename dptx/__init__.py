@@ -18,6 +18,7 @@ from .scan import cumprod, cumsum
 from .sorting import (argpartition, argsort, lexsort, partition, searchsorted, sort,
                       unique)
 from .binning import bincount, digitize, histogram
+from .histogramdd import histogram2d, histogramdd
 from .interpolation import interp
 from .tensor_products import cross, inner, kron, tensordot, vdot
 from .contractions import einsum
@@ -114,6 +115,6 @@ __all__ = [
     "intersect1d", "isin", "setdiff1d", "setxor1d", "union1d", "pad", "convolve", "correlate",
     "corrcoef", "cov", "gradient", "trapezoid", "append", "delete", "insert", "resize",
     "trim_zeros", "geomspace", "diagflat", "vander", "angle", "fix", "imag", "isneginf",
-    "isposinf", "polyval", "real", "sinc",
+    "isposinf", "polyval", "real", "sinc", "histogram2d", "histogramdd",
 ]
 __all__ += sorted(_UFUNCS) + sorted(_NUMPY_NAMES)

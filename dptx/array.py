@@ -228,6 +228,37 @@ def _is_basic_item(k) -> bool:
     return hasattr(k, "__index__")
 
 
+def _is_bool_scalar(k) -> bool:
+    return isinstance(k, (bool, np.bool_)) or \
+        isinstance(k, (ndarray, np.ndarray)) and k.ndim == 0 and k.dtype == np.bool_
+
+
+def _boolean_scalars(key, ndim: int):
+    """numpy's boolean scalar indices in an otherwise basic key (``a[True]``, ``m[:, False]``):
+    (the key without them, where their axis goes in the result, its length: 1 if all are
+    True, else 0), or None when the key has none. numpy takes them as 0-d masks, advanced
+    indices, with any integers of the key: their one axis goes where the first of them
+    stands when they are next to each other in the key, else first."""
+    items = key if isinstance(key, tuple) else (key,)
+    if not any(_is_bool_scalar(k) for k in items):
+        return None
+    advanced = [i for i, k in enumerate(items)
+                if _is_bool_scalar(k) or (not isinstance(k, (slice, type(None), type(Ellipsis)))
+                                          and not _is_bool_scalar(k))]
+    rest = tuple(k for k in items if not _is_bool_scalar(k))
+    length = int(all(bool(k) for k in items if _is_bool_scalar(k)))
+    if advanced != list(range(advanced[0], advanced[-1] + 1)):
+        return rest, 0, length
+    consumed = sum(1 for k in rest if k is not None and k is not Ellipsis)
+    position = 0
+    for k in items[:advanced[0]]:
+        if k is Ellipsis:
+            position += ndim - consumed
+        elif k is None or isinstance(k, slice):
+            position += 1
+    return rest, position, length
+
+
 def _basic_key(key):
     """``key`` checked to be basic, with 0-d integer arrays as the integers they are (numpy
     indexes by them as by arrays, which copy)."""
@@ -418,6 +449,10 @@ class ndarray:
         boolean mask of ``a``'s shape make a new array on the devices (``indexing``)."""
         if _advanced is not None and _advanced.handles(key):
             return _advanced.getitem(self, key)
+        scalars = _boolean_scalars(key, self.ndim)
+        if scalars is not None:
+            # numpy's copy, with the boolean scalars' axis of length 1 (or 0)
+            return self._with_boolean_axis(scalars).copy()
         key = _basic_key(key)
         probe = self._stand_in()
         try:
@@ -428,6 +463,13 @@ class ndarray:
             view = probe[key + (Ellipsis,) if isinstance(key, tuple) else (key, Ellipsis)]
         return self._like(probe, view)
 
+    def _with_boolean_axis(self, scalars) -> "ndarray":
+        """The view a key with boolean scalars selects (``_boolean_scalars``' answer)."""
+        rest, position, length = scalars
+        view = self[rest] if rest else self[...]
+        at = (slice(None),) * position
+        return view[at + (None,)] if length else view[at + (None,)][at + (slice(0, 0),)]
+
     def __setitem__(self, key, value) -> None:
         """``a[100:200] = 0`` (a scalar fills the view), or a host or dptx array that
         broadcasts to the view's shape (a dptx array is copied on the devices);
@@ -435,7 +477,8 @@ class ndarray:
         if _advanced is not None and _advanced.handles(key):
             _advanced.setitem(self, key, value)
             return
-        view = self[key]
+        scalars = _boolean_scalars(key, self.ndim)
+        view = self[key] if scalars is None else self._with_boolean_axis(scalars)
         if isinstance(value, ndarray):
             # device to device, broadcast and converted as numpy assigns: one launch of the
             # array API's copy kernel (array_api.py installs it; without it, via the host)

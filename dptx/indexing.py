@@ -37,7 +37,7 @@ def _is_index_array(k) -> bool:
     if isinstance(k, (list, tuple)):
         return True
     if isinstance(k, (np.ndarray, ndarray)):
-        return k.ndim > 0 or k.dtype == np.bool_
+        return k.ndim > 0       # (a 0-d boolean is a boolean scalar: array.py's basic rule)
     return False
 
 
@@ -53,6 +53,8 @@ def _as_index(k):
     if isinstance(k, (list, tuple)):
         arr = np.asarray(k)
         return arr.astype(np.intp) if arr.size == 0 and arr.dtype.kind == "f" else arr
+    if isinstance(k, (bool, np.bool_)):
+        return np.asarray(k)    # (a 0-d mask: refused below with index arrays)
     return k
 
 
@@ -88,7 +90,8 @@ def _items(a: ndarray, items: list) -> tuple:
             axis += max(a.ndim - consumed, 0)
         elif _is_mask(k):
             if k.ndim == 0:
-                raise DptxError("a boolean scalar as an index (a[True]) is not supported")
+                raise DptxError("a boolean scalar in a key with index arrays or masks "
+                                "(a[idx, True]) is not supported")
             if axis + k.ndim > a.ndim:
                 raise IndexError(f"too many indices for array: array is {a.ndim}-dimensional, "
                                  f"but {consumed} were indexed")

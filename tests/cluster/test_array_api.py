@@ -506,13 +506,23 @@ def test_orders_concatenation_and_keys_numpy_would_copy_for(client, monkeypatch)
     assert dptx.concatenate([dptx.asarray(b), dptx.asarray(c)], axis=-1, out=out) is out
     _same(out, np.concatenate([b, c], axis=-1))
     monkeypatch.undo()
-    # a boolean scalar numpy indexes by advanced rules (a copy): refused, never a view at a
-    # meaningless offset; a float is numpy's IndexError
-    for key in [True, (0, False), np.True_]:
-        with pytest.raises(DptxError, match="boolean scalars are not supported"):
-            d[key]
-        with pytest.raises(DptxError, match="boolean scalars are not supported"):
-            d[key] = 1.0
+    # boolean scalars: numpy's 0-d masks, an axis of length 1 (True) or 0 (False) where
+    # numpy puts it, and a copy (writing to it leaves the array as it is)
+    for key in [True, (0, False), np.True_, (slice(None), True), (True, slice(None), 0),
+                (True, None, 0), (Ellipsis, True), (True, True), (True, False),
+                (1, False, slice(1, 3)), np.array(True), (np.array(False), 0)]:
+        _same(d[key], a[key])
+        want, got = a.copy(), dptx.asarray(a)
+        want[key], got[key] = -1.0, -1.0
+        _same(got, want)
+        row = np.arange(a[key].shape[-1], dtype=a.dtype)
+        want[key], got[key] = row, dptx.asarray(row)
+        _same(got, want)
+    copied = d[True]
+    copied[0, 0, 0] = 99.0
+    assert float(d[0, 0, 0]) == 0.0
+    with pytest.raises(DptxError, match="boolean scalar in a key with index arrays"):
+        d[[0, 1], True]
     with pytest.raises(IndexError, match="only integers, slices"):
         d[1.0]
 

@@ -441,3 +441,36 @@ def test_small_numeric_helpers_follow_numpy(client, cluster_kind, dtype):
             np.testing.assert_allclose(got, want, rtol=1e-6 if want.dtype == np.float32 else 1e-14)
         _same_error(lambda xp: xp.geomspace(0, 10))
         _same_error(lambda xp: xp.vander(xp.asarray(np.ones((2, 2)))))
+
+
+# -- histograms of several dimensions -----------------------------------------------------------
+def test_histogram2d_and_histogramdd_follow_numpy(client):
+    x, y, w = RNG.standard_normal(500), RNG.standard_normal(500) * 3, RNG.random(500)
+    dx, dy, dw = dptx.asarray(x), dptx.asarray(y), dptx.asarray(w)
+    for kw in ({}, {"bins": (4, 6)},
+               {"bins": [np.linspace(-2, 2, 5), np.array([-9, -1, 0, 1, 9.0])]},
+               {"range": [(-1, 1), (-2, 3)]}, {"weights": w}, {"density": True},
+               {"bins": np.array([-3, -1, 0, 2, 3.0])}):
+        got_kw = {k: dw if k == "weights" else v for k, v in kw.items()}
+        hist, xedges, yedges = np.histogram2d(x, y, **kw)
+        got, gx, gy = dptx.histogram2d(dx, dy, **got_kw)
+        # counts exactly; sums of weights (atomic adds: in any order) and densities to rounding
+        _same(got, hist, exact=not set(kw) & {"weights", "density"})
+        _same(gx, xedges)
+        _same(gy, yedges)
+    ints = np.stack([RNG.integers(0, 10, 300), RNG.integers(-5, 5, 300), RNG.integers(0, 3, 300)],
+                    axis=1)
+    hist, edges = np.histogramdd(ints, bins=(3, 4, 5))
+    got, got_edges = dptx.histogramdd(dptx.asarray(ints), bins=(3, 4, 5))
+    _same(got, hist)
+    _same(tuple(got_edges), tuple(edges))
+    hist, edges = np.histogramdd([ints[:, 0], ints[:, 1]], bins=4)
+    got, got_edges = dptx.histogramdd([dptx.asarray(ints[:, 0]), dptx.asarray(ints[:, 1])], bins=4)
+    _same(got, hist)
+    _same(tuple(got_edges), tuple(edges))
+    _same_error(lambda xp: xp.histogram2d(xp.asarray(x), xp.asarray(y[:3])))
+    _same_error(lambda xp: xp.histogram2d(xp.asarray(x), xp.asarray(y), bins=0))
+    _same_error(lambda xp: xp.histogram2d(xp.asarray(x), xp.asarray(y),
+                                          bins=[np.array([3, 1, 2.0]), 4]))
+    _same_error(lambda xp: xp.histogramdd(xp.asarray(np.ones((4, 2))), bins=(1, 2, 3)))
+    _same_error(lambda xp: xp.histogram2d(xp.asarray(x), xp.asarray(y), bins=2.5))

@@ -186,27 +186,30 @@ def global_image(module: ir.Module) -> dict:
 _LINE = 64
 
 
-def _private_set(sizes: list) -> list:
+def _private_set(sizes: list) -> tuple:
     """Zeroed arrays of (count, dtype) each, on cache lines of their own, carved from one
-    allocation. The chunks run in parallel and write their scratch constantly (frames,
-    prefetch history), and two small numpy arrays often share a line, which would then
-    bounce between the cores; one ``np.zeros`` for a native call's dozen arrays rather than
-    twelve also shortens a small launch's set-up."""
+    allocation, and their addresses. The chunks run in parallel and write their scratch
+    constantly (frames, prefetch history), and two small numpy arrays often share a line,
+    which would then bounce between the cores; one ``np.zeros`` for a native call's dozen
+    arrays rather than twelve also shortens a small launch's set-up, as do addresses worked
+    out from the allocation's (``ndarray.ctypes`` costs a microsecond an array)."""
     spans, total = [], 0
     for count, dtype in sizes:
         nbytes = count * np.dtype(dtype).itemsize
         spans.append((total, nbytes, dtype))
         total += -(-nbytes // _LINE) * _LINE + _LINE     # a spare line between neighbours
     raw = np.zeros(total + 2 * _LINE, np.uint8)
-    start = (-raw.ctypes.data) % _LINE + _LINE
-    return [raw[start + at:start + at + nbytes].view(dtype) for at, nbytes, dtype in spans]
+    address = raw.ctypes.data
+    start = (-address) % _LINE + _LINE
+    return ([raw[start + at:start + at + nbytes].view(dtype) for at, nbytes, dtype in spans],
+            [address + start + at for at, _, _ in spans])
 
 
 class _Chunk:
     """Scratch memory and the context array for one native call."""
 
     def __init__(self, ck: CompiledKernel, base_ctx: np.ndarray, base_table: np.ndarray,
-                 nthreads: int, shared_size: int, printf_cap: int, pointer_values: list):
+                 nthreads: int, shared_size: int, printf_cap: int, windows: np.ndarray):
         nlocal = nthreads if ck.resumable else 1
         npad = (nthreads + 31) // 32 * 32
         if ck.vector:
@@ -215,9 +218,7 @@ class _Chunk:
             frame_bytes = ck.frame_bytes * npad if ck.resumable else 16
         if not ck.uses_printf:
             printf_cap = 0          # no record buffer (1 MiB by default) for kernels that never print
-        (self.ctx, self.shared, self.local, self.error, self.frames, self.exchange, self.matrix,
-         self.printf, self.arrivals, self.progress, self.fault_addr,
-         self.stride_history) = _private_set([
+        arrays, addresses = _private_set([
             (base_ctx.size, base_ctx.dtype),
             (max(shared_size, 16), np.uint8),
             (max(ck.local_bytes * nlocal, 16), np.uint8),
@@ -229,33 +230,41 @@ class _Chunk:
             (16, np.int64),                                     # bar.arrive, per barrier id
             (1, np.int64),                                      # mbarrier changes
             (max(nthreads, 1), np.int64),                       # fault addresses
-            (max(ck.prefetch_sites, 1), np.int64)])
+            (max(ck.prefetch_sites, 1), np.int64),
+            (base_table.size, np.int64),                        # the buffer table
+            (windows.size, np.int64)])                          # each parameter's buffer
+        (self.ctx, self.shared, self.local, self.error, self.frames, self.exchange, self.matrix,
+         self.printf, self.arrivals, self.progress, self.fault_addr, self.stride_history,
+         table, self.param_windows) = arrays
+        (_, shared_at, local_at, error_at, frames_at, exchange_at, matrix_at, printf_at,
+         arrivals_at, progress_at, fault_at, history_at, table_at, windows_at) = addresses
         self.ctx[:] = base_ctx
         # Each call has its own table: windows 1 and 2 map its shared and local memory, so
         # that generic addresses translate with one lookup whatever their window.
-        self.table = base_table.copy()
-        self.table[L.SHARED_WINDOW] = (L.buffer_address(L.SHARED_WINDOW), self.shared.ctypes.data,
-                                       shared_size)
-        self.table[L.LOCAL_WINDOW] = (L.buffer_address(L.LOCAL_WINDOW), self.local.ctypes.data,
+        self.table = table.reshape(base_table.shape)
+        self.table[...] = base_table
+        self.table[L.SHARED_WINDOW] = (L.buffer_address(L.SHARED_WINDOW), shared_at, shared_size)
+        self.table[L.LOCAL_WINDOW] = (L.buffer_address(L.LOCAL_WINDOW), local_at,
                                       self.local.nbytes)
+        self.param_windows[:] = windows.reshape(-1)
         c = self.ctx
-        c[L.CTX["buftable"]] = self.table.ctypes.data
-        c[L.CTX["shared"]] = self.shared.ctypes.data
-        c[L.CTX["local"]] = self.local.ctypes.data
+        c[L.CTX["buftable"]] = table_at
+        c[L.CTX["shared"]] = shared_at
+        c[L.CTX["local"]] = local_at
         c[L.CTX["local_size"]] = ck.local_bytes
-        c[L.CTX["error"]] = self.error.ctypes.data
-        c[L.CTX["frames"]] = self.frames.ctypes.data
-        c[L.CTX["exchange"]] = self.exchange.ctypes.data
-        c[L.CTX["matrix"]] = self.matrix.ctypes.data
-        c[L.CTX["printf"]] = self.printf.ctypes.data
-        c[L.CTX["arrivals"]] = self.arrivals.ctypes.data
-        c[L.CTX["progress"]] = self.progress.ctypes.data
-        c[L.CTX["fault_addr"]] = self.fault_addr.ctypes.data
-        c[L.CTX["stride_history"]] = self.stride_history.ctypes.data
-        self.param_windows = param_windows(pointer_values, self.table)
-        c[L.CTX["param_windows"]] = self.param_windows.ctypes.data
+        c[L.CTX["error"]] = error_at
+        c[L.CTX["frames"]] = frames_at
+        c[L.CTX["exchange"]] = exchange_at
+        c[L.CTX["matrix"]] = matrix_at
+        c[L.CTX["printf"]] = printf_at
+        c[L.CTX["arrivals"]] = arrivals_at
+        c[L.CTX["progress"]] = progress_at
+        c[L.CTX["fault_addr"]] = fault_at
+        c[L.CTX["stride_history"]] = history_at
+        c[L.CTX["param_windows"]] = windows_at
         c[L.CTX["printf_cap"]] = printf_cap
         c[L.CTX["printf_count"]] = 0
+        self.address = self.ctx.ctypes.data
 
 
 _pools: dict = {}
@@ -543,7 +552,8 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
         else:
             pieces = _Pieces(blocks_range, _piece_count(len(blocks_range), workers))
             nthr = min(workers, pieces.count)
-        chunks = [_Chunk(form, base, table, nthreads, shared_size, printf_capacity, pointer_values)
+        windows = param_windows(pointer_values, table)
+        chunks = [_Chunk(form, base, table, nthreads, shared_size, printf_capacity, windows)
                   for _ in range(nthr)]
         lock = threading.Lock()
         failures, printed = [], []
@@ -552,7 +562,7 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
 
         def work(w):
             chunk = chunks[w]
-            ctx = chunk.ctx.ctypes.data
+            ctx = chunk.address
             while not stop.is_set():
                 if stop_request[0] or (deadline is not None and time.monotonic() > deadline):
                     stop.set()

@@ -782,9 +782,14 @@ def matmul(a, b, out=None):
         result = ufuncs.apply(np.not_equal, counts, 0)
         return result if out is None else outputs.store(out, result, "matmul",
                                                         casting="same_kind")
-    if HALF in (a.dtype, b.dtype) and np.result_type(a.dtype, b.dtype) == HALF:
-        raise DptxError("matmul of float16 is not supported yet (numpy rounds each step of "
-                        "its sums to float16; cast to float32 first)")
+    if R == HALF:
+        # numpy's half loops multiply and add in float and round each sum once: the float32
+        # product (its sums in order in the tiled kernel; a vector's in a warp's order),
+        # then rounded
+        product = matmul(a.astype(np.float32), b.astype(np.float32))
+        result = ufuncs.astype(product, HALF)
+        return result if out is None else outputs.store(out, result, "matmul",
+                                                        casting="same_kind")
     if a.ndim > 2 or b.ndim > 2:
         return _stacked_matmul(a, b, a2, b2, R, out)
     a2 = ascontiguousarray(a2) if a2.dtype == R else a2.astype(R)

@@ -1,14 +1,16 @@
 """numpy's products beyond ``matmul`` and ``dot`` (reductions.py), made of them as numpy makes
 them: ``tensordot`` (axes moved, reshaped to a matrix product), ``inner``, ``vdot``, ``kron``
-(a broadcast product reshaped), ``cross`` (of 3-vectors, numpy's multiply and subtract
+(a broadcast product reshaped), ``cross`` (of 3- and 2-vectors, numpy's axes, multiply and subtract
 order). Each runs as device launches; only shapes are worked out on the host."""
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
 from . import reductions, ufuncs
-from .array import _axes, asarray, expand_dims, ndarray
-from .errors import DptxError
+from .array import asarray, empty, expand_dims, ndarray
+from .views import moveaxis
 
 # numpy's functions of these names (array_api dispatches numpy's to them)
 __all__ = ["cross", "inner", "kron", "tensordot", "vdot"]
@@ -82,25 +84,59 @@ def kron(a, b) -> ndarray:
 
 
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None) -> ndarray:
-    """numpy.cross of 3-vectors along the given axes (numpy's products and differences, in
-    its order); 2-vectors, which numpy 2 deprecates, are not supported."""
+    """numpy.cross of 3-vectors (and of 2-vectors, with numpy 2's DeprecationWarning) along
+    the given axes, moved last as numpy moves them, in numpy's order of products and
+    differences and its type."""
     if axis is not None:
         axisa = axisb = axisc = axis
     a, b = asarray(a), asarray(b)
-    a = a.swapaxes(_axes((axisa,), a.ndim)[0], -1) if a.ndim else a
-    b = b.swapaxes(_axes((axisb,), b.ndim)[0], -1) if b.ndim else b
-    if a.ndim == 0 or b.ndim == 0 or a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+    if a.ndim < 1 or b.ndim < 1:
+        raise ValueError("At least one array has zero dimension")
+    a = moveaxis(a, _axis(axisa, a.ndim, "axisa"), -1)
+    b = moveaxis(b, _axis(axisb, b.ndim, "axisb"), -1)
+    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
         raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 "
                          "or 3)")
-    if a.shape[-1] != 3 or b.shape[-1] != 3:
-        raise DptxError("cross of 2-vectors is not supported on dptx arrays (numpy 2 "
-                        "deprecates it)")
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    if a.shape[-1] == 2 or b.shape[-1] == 2:
+        warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of "
+                      "3-dimensional vectors instead. (deprecated in NumPy 2.0)",
+                      DeprecationWarning, stacklevel=2)
+    three = a.shape[-1] == 3 or b.shape[-1] == 3
+    shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1]) + ((3,) if three else ())
+    if three:
+        axisc = _axis(axisc, len(shape), "axisc")
+    dtype = np.promote_types(a.dtype, b.dtype)
+    a, b = (x if x.dtype == dtype else x.astype(dtype) for x in (a, b))
     sub, mul = np.subtract, np.multiply
-    parts = [ufuncs.apply(sub, ufuncs.apply(mul, a1, b2), ufuncs.apply(mul, a2, b1)),
-             ufuncs.apply(sub, ufuncs.apply(mul, a2, b0), ufuncs.apply(mul, a0, b2)),
-             ufuncs.apply(sub, ufuncs.apply(mul, a0, b1), ufuncs.apply(mul, a1, b0))]
-    from .joining import stack
-    out = stack(parts, axis=-1)
-    return out.swapaxes(-1, _axes((axisc,), out.ndim)[0])
+
+    def diff(x, y, u, v):           # x * y - u * v, numpy's two products and a subtraction
+        return ufuncs.apply(sub, ufuncs.apply(mul, x, y), ufuncs.apply(mul, u, v))
+
+    def negated_product(x, y):
+        return ufuncs.apply(np.negative, ufuncs.apply(mul, x, y))
+
+    a0, a1 = a[..., 0], a[..., 1]
+    b0, b1 = b[..., 0], b[..., 1]
+    if not three:
+        return diff(a0, b1, a1, b0)
+    if a.shape[-1] == 2:
+        b2 = b[..., 2]
+        parts = [ufuncs.apply(mul, a1, b2), negated_product(a0, b2), diff(a0, b1, a1, b0)]
+    elif b.shape[-1] == 2:
+        a2 = a[..., 2]
+        parts = [negated_product(a2, b1), ufuncs.apply(mul, a2, b0), diff(a0, b1, a1, b0)]
+    else:
+        a2, b2 = a[..., 2], b[..., 2]
+        parts = [diff(a1, b2, a2, b1), diff(a2, b0, a0, b2), diff(a0, b1, a1, b0)]
+    out = empty(shape, dtype)
+    for c, part in enumerate(parts):
+        out[..., c] = part
+    return moveaxis(out, -1, axisc)
+
+
+def _axis(axis: int, ndim: int, name: str) -> int:
+    """numpy's ``normalize_axis_index`` with its message prefix (``axisa: axis 3 is out of
+    bounds...``)."""
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(axis, ndim, msg_prefix=name)
+    return axis % ndim

@@ -973,6 +973,19 @@ def test_binning_interpolation_and_products_follow_numpy(client):
     _same(np.cross(dptx.asarray(v), dptx.asarray(u)), np.cross(v, u))
     _same(np.cross(dptx.asarray(v.T.copy()), dptx.asarray(u), axisa=0, axisc=0),
           np.cross(v.T, u, axisa=0, axisc=0))
+    # numpy moves the vectors' axes (not swaps them): other axes keep their order, and the
+    # result's axis goes to axisc
+    t, s = rng.standard_normal((3, 4, 5)), rng.standard_normal((3, 4, 5))
+    for axisc in (1, 2, -2):
+        _same(np.cross(dptx.asarray(t), dptx.asarray(s), axisa=0, axisb=0, axisc=axisc),
+              np.cross(t, s, axisa=0, axisb=0, axisc=axisc))
+    # 2-vectors (deprecated by numpy 2, with its warning), with 3-vectors, broadcast
+    ints = rng.integers(-9, 9, (5, 1, 2)).astype(np.int32)
+    with pytest.warns(DeprecationWarning, match="2-dimensional vectors"):
+        for p, q in ((ints, u[:4]), (v[:4], ints[:4, 0, :]), (ints, ints[0])):
+            with pytest.warns(DeprecationWarning):
+                want = np.cross(p, q)
+            _same(np.cross(dptx.asarray(p), dptx.asarray(q)), want)
     z = rng.standard_normal(200)
     part = np.partition(dptx.asarray(z), 50).get()
     assert part[50] == np.sort(z)[50] and np.all(part[:50] <= part[50]) and np.all(part[51:] >= part[50])

@@ -2,8 +2,9 @@
 numpy makes them (its formulas and branches, in its types), each step a device launch:
 ``norm`` (vector and matrix norms but those of singular values), ``multi_dot`` (numpy's
 cheapest order of the chain), ``matrix_power``; and those made of an LU factorization
-(``solve``, ``inv``, ``det``, ``slogdet``: ``lu.py``) and ``cholesky`` (``cholesky.py``).
-svd, eigh and qr are not here yet: ``dptx.linalg`` has no attribute of those names."""
+(``solve``, ``inv``, ``det``, ``slogdet``: ``lu.py``), ``cholesky`` (``cholesky.py``) and
+``qr`` (``qr.py``). svd and eigh are not here yet: ``dptx.linalg`` has no attribute of those
+names."""
 from __future__ import annotations
 
 import operator
@@ -17,9 +18,11 @@ from .matrices import eye
 
 from .cholesky import cholesky
 from .lu import det, inv, slogdet, solve
+from .qr import qr
 
 # numpy.linalg's functions of these names (array_api dispatches numpy's to them)
-__all__ = ["cholesky", "det", "inv", "matrix_power", "multi_dot", "norm", "slogdet", "solve"]
+__all__ = ["cholesky", "det", "inv", "matrix_power", "multi_dot", "norm", "qr", "slogdet",
+           "solve"]
 
 
 def _abs(x):

@@ -474,3 +474,36 @@ def test_histogram2d_and_histogramdd_follow_numpy(client):
                                           bins=[np.array([3, 1, 2.0]), 4]))
     _same_error(lambda xp: xp.histogramdd(xp.asarray(np.ones((4, 2))), bins=(1, 2, 3)))
     _same_error(lambda xp: xp.histogram2d(xp.asarray(x), xp.asarray(y), bins=2.5))
+
+
+# -- linalg.qr ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_qr_is_lapacks_to_rounding(client, cluster_kind, dtype):
+    if cluster_kind == "mixed" and dtype is not np.float64:
+        pytest.skip("the same kernels as the float64 case runs on the mixed cluster")
+    tol = 1e-4 if dtype is np.float32 else 1e-10
+
+    def close(got, want):
+        assert (got.dtype, got.shape) == (want.dtype, want.shape)
+        np.testing.assert_allclose(got.get(), want, rtol=tol, atol=tol)
+
+    for shape in ((5, 3), (3, 5), (4, 4), (2, 6, 4), (1, 1), (7, 1), (2, 3, 40, 30)):
+        a = (RNG.standard_normal(shape) * 5).astype(dtype)
+        d = dptx.asarray(a)
+        # LAPACK's reflector signs: Q and R as numpy's, not only some factorization
+        for mode in ("reduced", "complete"):
+            (gq, gr), (wq, wr) = dptx.linalg.qr(d, mode=mode), np.linalg.qr(a, mode=mode)
+            close(gq, wq)
+            close(gr, wr)
+        close(np.linalg.qr(d, mode="r"), np.linalg.qr(a, mode="r"))
+        for got, want in zip(dptx.linalg.qr(d, mode="raw"), np.linalg.qr(a, mode="raw")):
+            close(got, want)
+    deficient = RNG.standard_normal((5, 3))
+    deficient[:, 1], deficient[2:, 0] = 0, 0     # a reflector that is the identity
+    for got, want in zip(np.linalg.qr(dptx.asarray(deficient)), np.linalg.qr(deficient)):
+        close(got, want.astype(np.float64))
+    q, r = dptx.linalg.qr(dptx.zeros((3, 0)), mode="complete")
+    _same(q, np.eye(3))
+    assert r.shape == (3, 0)
+    _same_error(lambda xp: xp.linalg.qr(xp.asarray(np.ones(3))))
+    _same_error(lambda xp: xp.linalg.qr(xp.asarray(np.ones((2, 2))), mode="x"))

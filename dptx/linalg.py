@@ -3,8 +3,8 @@ numpy makes them (its formulas and branches, in its types), each step a device l
 ``norm`` (vector and matrix norms but those of singular values), ``multi_dot`` (numpy's
 cheapest order of the chain), ``matrix_power``; and those made of an LU factorization
 (``solve``, ``inv``, ``det``, ``slogdet``: ``lu.py``), ``cholesky`` (``cholesky.py``) and
-``qr`` (``qr.py``). svd and eigh are not here yet: ``dptx.linalg`` has no attribute of those
-names."""
+``qr`` (``qr.py``), ``eigh``/``eigvalsh`` (``eigh.py``). svd is not here yet: ``dptx.linalg``
+has no attribute of that name."""
 from __future__ import annotations
 
 import operator
@@ -19,10 +19,11 @@ from .matrices import eye
 from .cholesky import cholesky
 from .lu import det, inv, slogdet, solve
 from .qr import qr
+from .eigh import eigh, eigvalsh
 
 # numpy.linalg's functions of these names (array_api dispatches numpy's to them)
-__all__ = ["cholesky", "det", "inv", "matrix_power", "multi_dot", "norm", "qr", "slogdet",
-           "solve"]
+__all__ = ["cholesky", "det", "eigh", "eigvalsh", "inv", "matrix_power", "multi_dot", "norm",
+           "qr", "slogdet", "solve"]
 
 
 def _abs(x):

@@ -507,3 +507,34 @@ def test_qr_is_lapacks_to_rounding(client, cluster_kind, dtype):
     assert r.shape == (3, 0)
     _same_error(lambda xp: xp.linalg.qr(xp.asarray(np.ones(3))))
     _same_error(lambda xp: xp.linalg.qr(xp.asarray(np.ones((2, 2))), mode="x"))
+
+
+# -- linalg.eigh -------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_eigh_and_eigvalsh_follow_numpy(client, cluster_kind, dtype):
+    if cluster_kind == "mixed" and dtype is not np.float64:
+        pytest.skip("the same kernel as the float64 case runs on the mixed cluster")
+    tol = 2e-5 if dtype is np.float32 else 1e-10
+    for shape in ((4, 4), (7, 7), (1, 1), (2, 2), (3, 5, 5), (40, 40)):
+        a = RNG.standard_normal(shape).astype(dtype)
+        for uplo in ("L", "U"):
+            w, v = np.linalg.eigh(a, UPLO=uplo)
+            gw, gv = dptx.linalg.eigh(dptx.asarray(a), UPLO=uplo)
+            assert (gw.dtype, gw.shape, gv.dtype, gv.shape) == (w.dtype, w.shape, v.dtype, v.shape)
+            gw, gv = gw.get(), gv.get()
+            scale = max(1.0, float(np.abs(w).max()))
+            np.testing.assert_allclose(gw, w, rtol=tol, atol=tol * scale)
+            # the eigenvectors: numpy's up to each one's sign (distinct eigenvalues here)
+            signs = np.sign(np.sum(gv * v, axis=-2, keepdims=True))
+            np.testing.assert_allclose(gv * signs, v, atol=100 * tol * scale)
+            np.testing.assert_allclose(np.linalg.eigvalsh(dptx.asarray(a), UPLO=uplo).get(), w,
+                                       rtol=tol, atol=tol * scale)
+    # a repeated eigenvalue: its vectors are any basis of its space; a v = v w still holds
+    q, _ = np.linalg.qr(RNG.standard_normal((6, 6)))
+    a = (q @ np.diag([1, 1, 2, 3, 3, 3.0]) @ q.T).astype(dtype)
+    gw, gv = (x.get() for x in dptx.linalg.eigh(dptx.asarray(a)))
+    np.testing.assert_allclose(gw, np.linalg.eigvalsh(a), atol=10 * tol)
+    np.testing.assert_allclose(a @ gv, gv * gw, atol=10 * tol)
+    np.testing.assert_allclose(gv.T @ gv, np.eye(6), atol=10 * tol)
+    _same_error(lambda xp: xp.linalg.eigh(xp.asarray(np.ones((2, 3)))))
+    _same_error(lambda xp: xp.linalg.eigh(xp.asarray(np.ones((2, 2))), UPLO="X"))

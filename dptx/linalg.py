@@ -1,10 +1,9 @@
 """``dptx.linalg``: numpy.linalg's routines that are made of products, sums and maxima, as
 numpy makes them (its formulas and branches, in its types), each step a device launch:
-``norm`` (vector and matrix norms but those of singular values), ``multi_dot`` (numpy's
+``norm`` (vector and matrix norms; the singular-value ones from ``svd``), ``multi_dot`` (numpy's
 cheapest order of the chain), ``matrix_power``; and those made of an LU factorization
 (``solve``, ``inv``, ``det``, ``slogdet``: ``lu.py``), ``cholesky`` (``cholesky.py``) and
-``qr`` (``qr.py``), ``eigh``/``eigvalsh`` (``eigh.py``). svd is not here yet: ``dptx.linalg``
-has no attribute of that name."""
+``qr`` (``qr.py``), ``eigh``/``eigvalsh`` (``eigh.py``) and ``svd`` (``svd.py``)."""
 from __future__ import annotations
 
 import operator
@@ -15,15 +14,17 @@ from . import outputs, reductions, ufuncs
 from .array import _axes, asarray, empty, ndarray
 from .errors import DptxError
 from .matrices import eye
+from .views import moveaxis
 
 from .cholesky import cholesky
 from .lu import det, inv, slogdet, solve
 from .qr import qr
 from .eigh import eigh, eigvalsh
+from .svd import svd
 
 # numpy.linalg's functions of these names (array_api dispatches numpy's to them)
 __all__ = ["cholesky", "det", "eigh", "eigvalsh", "inv", "matrix_power", "multi_dot", "norm",
-           "qr", "slogdet", "solve"]
+           "qr", "slogdet", "solve", "svd"]
 
 
 def _abs(x):
@@ -85,9 +86,16 @@ def _matrix_norm(x, ord, axis, keepdims):
     if row == col:
         raise ValueError("Duplicate axes given.")
     if ord in (2, -2, "nuc"):
-        raise DptxError(f"linalg.norm(ord={ord!r}) of a matrix needs its singular values: "
-                        f"not supported on dptx arrays yet")
-    if ord in (1, -1):
+        # numpy's _multi_svd_norm: the largest, smallest or the sum of the singular values
+        y = moveaxis(x, (row, col), (-2, -1))
+        values = svd(y, compute_uv=False)
+        if ord == 2:
+            result = reductions.max_(values, axis=-1, initial=0)
+        elif ord == -2:
+            result = reductions.min_(values, axis=-1)
+        else:
+            result = reductions.sum_(values, axis=-1, initial=0)
+    elif ord in (1, -1):
         pick = reductions.max_ if ord == 1 else reductions.min_
         result = pick(_sum(_abs(x), row), axis=col - 1 if col > row else col)
     elif ord in (np.inf, -np.inf):

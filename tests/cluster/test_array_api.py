@@ -1630,8 +1630,13 @@ def test_linalg_norms_chains_and_powers_follow_numpy(client):
                               exact=False)
     with pytest.raises(ValueError, match="Invalid norm order 'fro' for vectors"):
         dptx.linalg.norm(dptx.ones(3), "fro")
-    with pytest.raises(DptxError, match="singular values"):
-        dptx.linalg.norm(dptx.ones((2, 2)), 2)
+    # the norms of singular values (dptx.linalg.svd's)
+    for shape in ((5, 3), (2, 4, 4)):
+        x = rng.standard_normal(shape)
+        for order in (2, -2, "nuc"):
+            for ax in ((-2, -1), (-1, -2)):
+                _same(dptx.linalg.norm(dptx.asarray(x), order, ax, keepdims=True),
+                      np.linalg.norm(x, order, ax, keepdims=True), exact=False)
     A, B, C, D = rng.random((10, 30)), rng.random((30, 5)), rng.random((5, 60)), rng.random(60)
     _same(dptx.linalg.multi_dot([dptx.asarray(v) for v in (A, B, C, D)]),
           np.linalg.multi_dot([A, B, C, D]), exact=False)

@@ -538,3 +538,38 @@ def test_eigh_and_eigvalsh_follow_numpy(client, cluster_kind, dtype):
     np.testing.assert_allclose(gv.T @ gv, np.eye(6), atol=10 * tol)
     _same_error(lambda xp: xp.linalg.eigh(xp.asarray(np.ones((2, 3)))))
     _same_error(lambda xp: xp.linalg.eigh(xp.asarray(np.ones((2, 2))), UPLO="X"))
+
+
+# -- linalg.svd ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_svd_follows_numpy(client, cluster_kind, dtype):
+    if cluster_kind == "mixed" and dtype is not np.float64:
+        pytest.skip("the same kernel as the float64 case runs on the mixed cluster")
+    tol = 1e-4 if dtype is np.float32 else 1e-10
+    rank2 = RNG.standard_normal((6, 2)) @ RNG.standard_normal((2, 5))
+    for a in [RNG.standard_normal(s).astype(dtype)
+              for s in ((5, 3), (3, 5), (4, 4), (1, 1), (6, 1), (1, 6), (2, 7, 4), (30, 20))] + \
+             [rank2.astype(dtype), np.zeros((4, 3), dtype)]:
+        for full in (True, False):
+            u, s, vh = np.linalg.svd(a, full_matrices=full)
+            gu, gs, gvh = (x.get() for x in dptx.linalg.svd(dptx.asarray(a), full_matrices=full))
+            assert [(x.shape, x.dtype) for x in (gu, gs, gvh)] == \
+                [(x.shape, x.dtype) for x in (u, s, vh)]
+            scale = max(1.0, float(np.abs(s).max()))
+            np.testing.assert_allclose(gs, s, rtol=tol, atol=tol * scale)
+            k = s.shape[-1]
+            # a = U S Vh, U and Vh orthonormal (completed where a value is 0, or full)
+            np.testing.assert_allclose((gu[..., :k] * gs[..., None, :]) @ gvh[..., :k, :], a,
+                                       atol=10 * tol * scale)
+            eye_u = np.broadcast_to(np.eye(gu.shape[-1]), gu.shape[:-2] + (gu.shape[-1],) * 2)
+            np.testing.assert_allclose(np.swapaxes(gu, -1, -2) @ gu, eye_u, atol=10 * tol)
+            eye_v = np.broadcast_to(np.eye(gvh.shape[-2]), gvh.shape[:-2] + (gvh.shape[-2],) * 2)
+            np.testing.assert_allclose(gvh @ np.swapaxes(gvh, -1, -2), eye_v, atol=10 * tol)
+            if np.all(np.diff(s, axis=-1) < -1e-3) and np.all(s > 1e-3):
+                # distinct values: numpy's vectors up to each one's sign
+                sign = np.sign(np.sum(gu[..., :k] * u[..., :k], axis=-2, keepdims=True))
+                np.testing.assert_allclose(gu[..., :k] * sign, u[..., :k], atol=1000 * tol)
+        np.testing.assert_allclose(np.linalg.svd(dptx.asarray(a), compute_uv=False).get(),
+                                   np.linalg.svd(a, compute_uv=False), rtol=tol,
+                                   atol=tol * max(1.0, float(np.abs(a).sum())))
+    _same_error(lambda xp: xp.linalg.svd(xp.asarray(np.ones(3))))

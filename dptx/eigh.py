@@ -39,13 +39,17 @@ def _source(T: np.dtype) -> str:
             f"#define THREADS_ {_THREADS}\n" + _BODY)
 
 
-_BODY = r"""
+# The round-robin schedule of m (even) indices, m - 1 steps of m / 2 disjoint pairs that meet
+# every pair once: index 0 fixed, the others rotating (svd.py's too)
+ROUND_ROBIN = r"""
 __device__ __forceinline__ long long member(long long k, long long s, long long m, int second) {
-    // the round-robin schedule of m (even) players: player 0 fixed, the others rotating
     const long long r = m - 1;
     if (k == 0) return second ? 1 + s % r : 0;
     return 1 + (second ? (s - k + r) % r : (s + k) % r);
 }
+"""
+
+_BODY = ROUND_ROBIN + r"""
 
 extern "C" __global__ void dptx_jacobi(T_* __restrict__ A, T_* __restrict__ A2,
         T_* __restrict__ W, T_* __restrict__ rot, long long* __restrict__ partner,

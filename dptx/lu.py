@@ -133,10 +133,15 @@ def _type(*arrays) -> np.dtype:
         else np.dtype(np.float64)
 
 
-def _square(a: ndarray) -> None:
+def _matrices(a: ndarray) -> None:
+    """numpy.linalg's check that ``a`` is a matrix or a stack of them."""
     if a.ndim < 2:
         raise np.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be at "
                                     f"least two-dimensional")
+
+
+def _square(a: ndarray) -> None:
+    _matrices(a)
     if a.shape[-1] != a.shape[-2]:
         raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
 

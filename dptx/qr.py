@@ -11,7 +11,7 @@ import numpy as np
 
 from .array import asarray, empty
 from .elementwise import KernelCache, c_type
-from .lu import _THREADS, _type
+from .lu import _THREADS, _matrices, _type
 from .matrices import triu
 from .module import RawModule
 
@@ -123,9 +123,7 @@ def qr(a, mode="reduced"):
     if mode not in _MODES:
         raise ValueError(f"Unrecognized mode '{mode}'")
     a = asarray(a)
-    if a.ndim < 2:
-        raise np.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be at "
-                                    f"least two-dimensional")
+    _matrices(a)
     T = _type(a)
     m, n = a.shape[-2:]
     k = min(m, n)

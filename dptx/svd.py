@@ -17,11 +17,11 @@ import numpy as np
 
 from . import reductions, sorting, ufuncs
 from .array import asarray, empty
-from .eigh import MAX_SWEEPS
+from .eigh import MAX_SWEEPS, ROUND_ROBIN
 from .elementwise import KernelCache, c_type
 from .index_tricks import take_along_axis
 from .joining import concatenate
-from .lu import _THREADS, _flagged, _type
+from .lu import _THREADS, _flagged, _matrices, _type
 from .matrices import eye
 from .module import RawModule
 from .qr import qr
@@ -31,12 +31,7 @@ __all__ = ["svd"]
 SVDResult = collections.namedtuple("SVDResult", ["U", "S", "Vh"])
 _kernels = KernelCache()
 
-_BODY = r"""
-__device__ __forceinline__ long long member(long long k, long long s, long long m, int second) {
-    const long long r = m - 1;
-    if (k == 0) return second ? 1 + s % r : 0;
-    return 1 + (second ? (s - k + r) % r : (s + k) % r);
-}
+_BODY = ROUND_ROBIN + r"""
 
 __device__ __forceinline__ T_ warp_sum(T_ v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -122,9 +117,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     descending; S alone without ``compute_uv``. ``hermitian`` is accepted and computed as a
     general matrix (the same values; numpy's vectors differ by sign there too)."""
     a = asarray(a)
-    if a.ndim < 2:
-        raise np.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be at "
-                                    f"least two-dimensional")
+    _matrices(a)
     T = _type(a)
     M, N = a.shape[-2:]
     wide = M < N

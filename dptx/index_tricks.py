@@ -59,16 +59,17 @@ def take_along_axis(arr, indices, axis=-1):
 
 def put_along_axis(arr, indices, values, axis) -> None:
     """numpy.put_along_axis: ``values`` written into ``arr`` at ``indices`` along ``axis``,
-    the last one landing where an index repeats. For ``axis=None``, into the flattened array
-    as numpy documents it (numpy's code writes into a copy there and changes nothing)."""
+    the last one landing where an index repeats; for ``axis=None`` into the flattened array,
+    which numpy can write through only for a contiguous one (a strided one's is a read-only
+    copy there: numpy's ValueError)."""
     if not isinstance(arr, ndarray):
         raise TypeError(f"put_along_axis: arr must be a dptx array, got {type(arr).__name__}")
     if axis is None:
         _flat_axis(indices)
-        flat = arr.reshape(-1)          # a view of a contiguous array, else a copy
-        flat[_along_axis_index(flat.shape, indices, 0)] = values
         if not arr._contiguous:
-            arr[...] = flat.reshape(arr.shape)
+            raise ValueError("assignment destination is read-only")
+        flat = arr.reshape(-1)
+        flat[_along_axis_index(flat.shape, indices, 0)] = values
         return
     axis = _axes(axis, arr.ndim)[0]
     arr[_along_axis_index(arr.shape, indices, axis)] = values

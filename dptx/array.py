@@ -242,9 +242,9 @@ def _boolean_scalars(key, ndim: int):
     items = key if isinstance(key, tuple) else (key,)
     if not any(_is_bool_scalar(k) for k in items):
         return None
+    # (integers count as advanced indices alongside them)
     advanced = [i for i, k in enumerate(items)
-                if _is_bool_scalar(k) or (not isinstance(k, (slice, type(None), type(Ellipsis)))
-                                          and not _is_bool_scalar(k))]
+                if not isinstance(k, (slice, type(None), type(Ellipsis)))]
     rest = tuple(k for k in items if not _is_bool_scalar(k))
     length = int(all(bool(k) for k in items if _is_bool_scalar(k)))
     if advanced != list(range(advanced[0], advanced[-1] + 1)):

@@ -109,7 +109,8 @@ _FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsor
 
 # modules whose public functions are numpy's of the same names (each lists them in __all__)
 for _module in (binning, calculus, contractions, convolution, covariance, editing, histogramdd,
-                index_tricks, interpolation, nanfunctions, padding, setops, statistics, tensor_products, views):
+                index_tricks, interpolation, nanfunctions, padding, setops, statistics,
+                tensor_products, views):
     _FUNCTIONS.update({getattr(np, name): getattr(_module, name) for name in _module.__all__})
 _FUNCTIONS.update({getattr(np.linalg, name): getattr(linalg, name) for name in linalg.__all__})
 

@@ -3,10 +3,11 @@ symmetric matrix of the stack, one launch. Each sweep visits every pair (p, q) o
 round-robin order, n/2 disjoint pairs at a time, each pair's rotation (Golub and Van Loan's
 sym.schur2) zeroing its off-diagonal entry: the rows rotated in place, the columns into a
 second buffer (row by row: every access along rows) and copied back, and the rotations
-gathered in the transposed eigenvector matrix. Sweeps end when the off-diagonal part is below a few n eps
-of the whole (``_TOLERANCE``); numpy's LinAlgError if 60 sweeps do not get there. Eigenvalues ascend as numpy's (a device sort);
-eigenvectors are unique up to sign (and within repeated eigenvalues), so they agree with
-numpy's LAPACK in what the factorization defines: a v = v w, v orthonormal."""
+gathered in the transposed eigenvector matrix. Sweeps end when the off-diagonal part is
+below a few n eps of the whole (``_TOLERANCE``); numpy's LinAlgError if 60 sweeps do not get
+there. Eigenvalues ascend as numpy's (a device sort); eigenvectors are unique up to sign
+(and within repeated eigenvalues), so they agree with numpy's LAPACK in what the
+factorization defines: a v = v w, v orthonormal."""
 from __future__ import annotations
 
 import collections
@@ -30,6 +31,13 @@ MAX_SWEEPS = 60
 # entries, so a bound tighter than n eps may never be reached (and Weyl's inequality bounds
 # the eigenvalues' errors by that norm: LAPACK's are of that order too)
 _TOLERANCE = 4
+
+
+def warps_for(n: int) -> int:
+    """Warps of a block that works on an n x n matrix (svd.py's too): fewer for small ones,
+    whose other warps would idle at every barrier (1000 8 x 8 matrices took 1.5 s with 8
+    warps each, 0.48 s with one)."""
+    return 1 if n <= 32 else 4 if n <= 128 else _THREADS // 32
 _kernels = KernelCache()
 
 
@@ -94,7 +102,8 @@ extern "C" __global__ void dptx_jacobi(T_* __restrict__ A, T_* __restrict__ A2,
                 T_ c = 1, sn = 0;
                 if (p < n && q < n && A[p * n + q] != (T_)0) {
                     const T_ tau = (A[q * n + q] - A[p * n + p]) / (2 * A[p * n + q]);
-                    const T_ tt = (tau >= 0 ? (T_)1 : (T_)-1) / (FABS_(tau) + SQRT_((T_)1 + tau * tau));
+                    const T_ tt = (tau >= 0 ? (T_)1 : (T_)-1) /
+                                  (FABS_(tau) + SQRT_((T_)1 + tau * tau));
                     c = (T_)1 / SQRT_((T_)1 + tt * tt);
                     sn = tt * c;
                 }
@@ -122,8 +131,8 @@ extern "C" __global__ void dptx_jacobi(T_* __restrict__ A, T_* __restrict__ A2,
             for (long long i = warp; i < n; i += warps)
                 for (long long j = lane; j < n; j += 32) {
                     const long long r = partner[j];
-                    A2[i * n + j] = r < n ? rot[2 * j] * A[i * n + j] + rot[2 * j + 1] * A[i * n + r]
-                                          : A[i * n + j];
+                    A2[i * n + j] = r < n ? rot[2 * j] * A[i * n + j] +
+                                            rot[2 * j + 1] * A[i * n + r] : A[i * n + j];
                 }
             __syncthreads();
             // back into A (a pointer swap would hide from the CPU executor which buffer
@@ -160,10 +169,7 @@ def _decompose(a, UPLO: str, vectors: bool):
         info = empty((count,), np.int32)
         kernel = _kernels.get(("jacobi", str(T)), lambda: RawModule(
             _source(T), options=("--fmad=false",)).get_function("dptx_jacobi"))
-        # a warp per row of work: for small matrices fewer warps (most would idle at the
-        # barriers: 1000 8 x 8 matrices took 1.5 s with 8 warps each)
-        warps = 1 if n <= 32 else 4 if n <= 128 else _THREADS // 32
-        kernel((count,), (32, warps),
+        kernel((count,), (32, warps_for(n)),
                (A, empty(a.shape, T), W, empty((count, 2 * m), T),
                 empty((count, m), np.int64), info, np.int64(n), np.int64(m),
                 np.int32(MAX_SWEEPS), T.type(_TOLERANCE * n * np.finfo(T).eps)))

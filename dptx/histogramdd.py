@@ -12,6 +12,7 @@ import numpy as np
 from . import binning, reductions, sorting, ufuncs
 from .array import asarray, ndarray
 from .errors import DptxError
+from .index_tricks import ravel_multi_index
 from .joining import stack
 from .ranges import linspace
 
@@ -68,16 +69,15 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):
         raise ValueError("range argument must have one entry per dimension")
     edges = [_edges(sample[:, i], bins[i], range[i], i) for i in _range(D)]
     nbin = np.array([len(e) + 1 for e in edges], np.intp)   # an outlier bin at each end
-    # each sample's bin along each axis: the last edge belongs to the last bin
-    flat, stride = None, 1
-    for i in reversed(_range(D)):
+    # each sample's bin along each axis (the last edge belongs to the last bin), then the
+    # flat bin (every count is inside its axis: 'clip' changes nothing and reads nothing back)
+    counts = []
+    for i in _range(D):
         column = sample[:, i]
-        count = sorting.searchsorted(edges[i], column, side="right")
         on_edge = ufuncs.apply(np.equal, column, edges[i][-1])
-        count = ufuncs.apply(np.subtract, count, ufuncs.astype(on_edge, np.int64))
-        term = ufuncs.apply(np.multiply, count, np.int64(stride))
-        flat = term if flat is None else ufuncs.apply(np.add, flat, term)
-        stride *= int(nbin[i])
+        found = sorting.searchsorted(edges[i], column, side="right")
+        counts.append(ufuncs.apply(np.subtract, found, ufuncs.astype(on_edge, np.int64)))
+    flat = ravel_multi_index(counts, tuple(int(n) for n in nbin), mode="clip") if D else None
     if flat is None or flat.size == 0:
         hist = asarray(np.zeros(int(np.prod(nbin))))
     else:

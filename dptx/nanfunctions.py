@@ -34,6 +34,12 @@ def _replace_nan(a: ndarray, value):
     return (a, None) if mask is None else (ufuncs.where(mask, value, a), mask)
 
 
+def _numbers(mask: ndarray, axis, keepdims: bool, dtype=np.intp) -> ndarray:
+    """How many elements of each slice are numbers (where the NaN mask is False)."""
+    return reductions.sum_(ufuncs.apply(np.logical_not, mask), axis=axis, dtype=dtype,
+                           keepdims=keepdims)
+
+
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
     a, _ = _replace_nan(asarray(a), 0)
     return reductions.sum_(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
@@ -71,13 +77,8 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
         return reductions.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
     if dtype is not None and np.dtype(dtype).kind != "f":
         raise TypeError("If a is inexact, then dtype must be inexact")
-    count = reductions.sum_(ufuncs.apply(np.logical_not, mask), axis=axis, dtype=np.intp,
-                            keepdims=keepdims)
     total = reductions.sum_(arr, axis=axis, dtype=dtype, keepdims=keepdims)
-    # numpy's _divide_by_count: a true division written back in the sum's type
-    quotient = ufuncs.apply(np.true_divide, total, count)
-    if quotient.dtype != total.dtype:
-        quotient = ufuncs.astype(quotient, total.dtype)
+    quotient = _divide_by_count(total, _numbers(mask, axis, keepdims))
     return quotient if out is None else outputs.store(out, quotient, "nanmean")
 
 
@@ -100,8 +101,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
         raise TypeError("If a is inexact, then dtype must be inexact")
     if out is not None and out.dtype.kind != "f":
         raise TypeError("If a is inexact, then out must be inexact")
-    count = reductions.sum_(ufuncs.apply(np.logical_not, mask), axis=axis, dtype=np.intp,
-                            keepdims=True)
+    count = _numbers(mask, axis, True)
     avg = _divide_by_count(reductions.sum_(arr, axis=axis, dtype=dtype, keepdims=True), count)
     # numpy subtracts into arr (its type, an unsafe cast), zeroes the NaNs' places, squares
     deviation = _in_type(ufuncs.apply(np.subtract, arr, avg), arr.dtype)
@@ -164,7 +164,7 @@ def nancumprod(a, axis=None, dtype=None, out=None):
     return scan.cumprod(arr, axis=axis, dtype=dtype, out=out)
 
 
-# -- order statistics over the numbers of each slice ------------------------------------------------
+# -- order statistics over the numbers of each slice ---------------------------------------
 def _gather_last(s: ndarray, index: ndarray) -> ndarray:
     """``s[..., index]`` per slice: ``s`` of shape S + (N,), ``index`` of shape P + S (or
     broadcasting to it); the result P + S."""
@@ -181,8 +181,7 @@ def _gather_last(s: ndarray, index: ndarray) -> ndarray:
 def _sorted_with_counts(a: ndarray, axis):
     """(each slice sorted, NaNs last: shape S + (N,); its count of numbers: S, int64)."""
     x = statistics.along_last(a, axis)
-    counts = reductions.sum_(ufuncs.apply(np.logical_not, ufuncs.apply(np.isnan, x)), axis=-1,
-                             dtype=np.int64)
+    counts = _numbers(ufuncs.apply(np.isnan, x), -1, False, np.int64)
     return sorting.sort(x, axis=-1), counts
 
 

@@ -1,9 +1,9 @@
-"""numpy functions built from the array API's launches, following numpy's own definitions
-step by step (so their types, NaN handling and rounding are numpy's): ``round``/``around``,
+"""numpy functions built from the array API's launches, following numpy's own definitions step
+by step (so their types, NaN handling and rounding are numpy's): ``round``/``around``,
 ``isclose``/``allclose``/``array_equal``, ``var``/``std``, ``sinc``, ``fix``,
-``isposinf``/``isneginf``, ``real``/``imag``/``angle`` (of real arrays), ``polyval``. Everything stays on the devices;
-where numpy returns a Python bool (``allclose``, ``array_equal``) the result is a 0-d array,
-as CuPy's, which ``bool()`` and ``assert`` read."""
+``isposinf``/``isneginf``, ``real``/``imag``/``angle`` (of real arrays), ``polyval``.
+Everything stays on the devices; where numpy returns a Python bool (``allclose``,
+``array_equal``) the result is a 0-d array, as CuPy's, which ``bool()`` and ``assert`` read."""
 from __future__ import annotations
 
 import numpy as np

@@ -17,11 +17,11 @@ import numpy as np
 
 from . import reductions, sorting, ufuncs
 from .array import asarray, empty
-from .eigh import MAX_SWEEPS, ROUND_ROBIN
+from .eigh import MAX_SWEEPS, ROUND_ROBIN, warps_for
 from .elementwise import KernelCache, c_type
 from .index_tricks import take_along_axis
 from .joining import concatenate
-from .lu import _THREADS, _flagged, _matrices, _type
+from .lu import _flagged, _matrices, _type
 from .matrices import eye
 from .module import RawModule
 from .qr import qr
@@ -73,7 +73,8 @@ extern "C" __global__ void dptx_svd_jacobi(T_* __restrict__ B, T_* __restrict__ 
                 if (!valid || g == (T_)0 || FABS_(g) <= eps * SQRT_(a * b)) continue;
                 if (lane == 0) rotated = 1;
                 const T_ zeta = (b - a) / (2 * g);
-                const T_ t = (zeta >= 0 ? (T_)1 : (T_)-1) / (FABS_(zeta) + SQRT_((T_)1 + zeta * zeta));
+                const T_ t = (zeta >= 0 ? (T_)1 : (T_)-1) /
+                             (FABS_(zeta) + SQRT_((T_)1 + zeta * zeta));
                 const T_ cs = (T_)1 / SQRT_((T_)1 + t * t), sn = t * cs;
                 for (long long j = lane; j < c; j += 32) {
                     const T_ x = B[p * c + j], y = B[q * c + j];
@@ -133,9 +134,8 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
         info = empty((count,), np.int32)
         kernel = _kernels.get(("svd", str(T)), lambda: RawModule(
             _source(T), options=("--fmad=false",)).get_function("dptx_svd_jacobi"))
-        warps = 1 if rows <= 32 else 4 if rows <= 128 else _THREADS // 32
         eps = 4 * max(1.0, float(np.sqrt(length))) * np.finfo(T).eps
-        kernel((count,), (32, warps), (B, W, info, np.int64(rows), np.int64(length),
+        kernel((count,), (32, warps_for(rows)), (B, W, info, np.int64(rows), np.int64(length),
                                        np.int64(m), np.int32(MAX_SWEEPS), T.type(eps)))
         if _flagged(info):
             raise np.linalg.LinAlgError("SVD did not converge")

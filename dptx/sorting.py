@@ -37,7 +37,13 @@ __device__ __forceinline__ bool before(T_ a, T_ b) {
 
 // runs of RUN_ elements sorted by rank, a thread per element: its place in its run is the
 // number of elements before it in numpy's order, or equal and earlier (stable)
-__device__ __forceinline__ I_ clamp(I_ x, I_ lo, I_ hi) { return x < lo ? lo : x > hi ? hi : x; }
+// x in [lo, hi] (lo <= hi), as a min then a max: the access footprint then bounds the
+// result by lo and hi whatever x is (a compare and select on x would leave it to x's own
+// bounds, which a binary search's midpoint does not have)
+__device__ __forceinline__ I_ clamp(I_ x, I_ lo, I_ hi) {
+    const I_ below = x < hi ? x : hi;
+    return below > lo ? below : lo;
+}
 
 extern "C" __global__ void dptx_sort_runs(const T_* keys, T_* ok, long long* oi, I_ L,
                                           I_ n, int with_index) {

@@ -796,6 +796,33 @@ extern "C" __global__ void first_negative(const int* a, int* pos, int rows, int 
         if (a[r * len + k] < 0) { pos[r] = k; return; }
     pos[r] = -1;
 }
+// a bisection in each pair of runs of width w, clamped with compares and selects that
+// NVRTC rewrites (the low clamp tests a + b < -1, not j < lo; the midpoint is a signed
+// division by 2 done with shifts; lo is t - t % 2w)
+extern "C" __global__ void clamped_search(const float* keys, int* out, int n, int w) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n) return;
+    int lo = t / (2 * w) * (2 * w);
+    int hi = lo + 2 * w < n ? lo + 2 * w : n;
+    float v = keys[t];
+    int a = 0, b = hi - lo;
+    while (a < b) {
+        int m = (a + b) / 2;
+        int j = lo + m;
+        j = j < lo ? lo : j > hi - 1 ? hi - 1 : j;
+        if (keys[j] < v) a = m + 1; else b = m;
+    }
+    out[t] = a;
+}
+// a select whose other choice no thread takes (i is never negative), and signed divisions
+// by powers of two of values on both sides of zero (C truncates toward zero)
+extern "C" __global__ void select_and_halve(const int* in, int* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int j = i >= 0 ? i : 100000;
+    int h = (i - 200) / 2 + 100, q = (i - 200) / 8 + 25;
+    out[j] = in[h] + in[q];
+}
 '''
 
 
@@ -828,6 +855,11 @@ def _tricky_cases():
         ("first_negative", (2, 5), (4, 16), lambda: [rng.integers(-3, 60, 70 * 9).astype(np.int32),
                                                      np.zeros(70, np.int32), np.int32(70),
                                                      np.int32(9)]),
+        ("clamped_search", (16,), (64,), lambda: [rng.random(1000, np.float32),
+                                                  np.zeros(1000, np.int32), np.int32(1000),
+                                                  np.int32(32)]),
+        ("select_and_halve", (4,), (128,), lambda: [rng.integers(0, 9, 400).astype(np.int32),
+                                                    np.zeros(400, np.int32), np.int32(400)]),
     ]
 
 
@@ -866,6 +898,34 @@ def test_tricky_kernels_stay_precise():
     assert res[P1].reads == ((0, 400),) and res[P2].writes == ((512, 1024),)
     [res] = run("swapped", (1,), (64,), {}, [(0, 1)], {P0: 256, P1: 4400})
     assert res[P1].writes == ((0, 4 * 1064),)      # b reaches i + 1000 when a < 64
+
+
+def test_clamps_bisections_and_halving_stay_precise():
+    """Each block bisects only its own pair of runs (w = 32: a pair is a block), through
+    the clamp's selects, the midpoint's shifts and lo's remainder; a choice no thread takes
+    stays out; divisions by 2 and 8 of values either side of zero give their exact ends."""
+    k = dptx.RawModule(TRICKY).get_function("clamped_search")
+    fp = kernel_footprint(k.module, k.function)
+    got = fp.evaluate((16,), (64,), {2: i32(1000), 3: i32(32)}, [(0, 1), (1, 2), (5, 9)],
+                      {P0: 4000, P1: 4000})
+    assert [r[P0].reads for r in got] == [((0, 256),), ((256, 512),), ((1280, 2304),)]
+    got = fp.evaluate((16,), (64,), {2: i32(1000), 3: i32(64)}, [(1, 2), (2, 4)],
+                      {P0: 4000, P1: 4000})
+    assert [r[P0].reads for r in got] == [((0, 512),), ((512, 1024),)]   # pairs of 2 blocks
+
+    k = dptx.RawModule(TRICKY).get_function("select_and_halve")
+    fp = kernel_footprint(k.module, k.function)
+    n = 400
+    for b in range(4):
+        [res] = fp.evaluate((4,), (128,), {2: i32(n)}, [(b, b + 1)], {P0: 4 * n, P1: 4 * n})
+        i = np.arange(128 * b, min(128 * (b + 1), n))
+        h = np.trunc((i - 200) / 2).astype(int) + 100
+        q = np.trunc((i - 200) / 8).astype(int) + 25
+        lo, hi = min(h.min(), q.min()), max(h.max(), q.max())
+        assert res[P1].writes == ((4 * i[0], 4 * (i[-1] + 1)),)
+        # (the two reads' intervals merge where they touch)
+        want = _merge([(4 * h.min(), 4 * h.max() + 4), (4 * q.min(), 4 * q.max() + 4)])
+        assert res[P0].reads == want, (b, lo, hi)
 
 
 def test_64bit_parameters_are_buffers_or_numbers_as_the_launch_says():

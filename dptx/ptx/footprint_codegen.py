@@ -37,6 +37,7 @@ HELPERS = {
     "_norm": iv.norm, "_mul": iv.mul, "_mulw": iv.mul_wide, "_mulwc": iv.mul_wide_const,
     "_mulhi": iv.mul_hi, "_shl": iv.shl, "_shr": iv.shr, "_min": iv.minimum,
     "_max": iv.maximum, "_abs": iv.absolute, "_div": iv.divide, "_rem": iv.remainder,
+    "_rdown": iv.round_down,
     "_and": iv.bit_and, "_or": iv.bit_or, "_xor": iv.bit_xor, "_hull": iv.hull,
     "_hull_live": iv.hull_live, "_scalar": iv.scalar, "_narrow": iv.narrow,
     "_exclude": iv.exclude, "_fits": iv.sum_fits, "_align": iv.align, "_ivr": iv.iv_range,
@@ -51,6 +52,41 @@ _SPECIALS = {
 }
 _BOX_SPECIALS = {("%ctaid", "x"): ("cx0", "cx1"), ("%ctaid", "y"): ("cy0", "cy1"),
                  ("%ctaid", "z"): ("cz0", "cz1")}
+
+
+def _selp_site(node) -> bool:
+    """Whether a hull is a ``selp`` of two integers (site ("selp", predicate, x, y), its
+    arguments x then y); a selp of pointers joins per buffer and is a plain hull."""
+    site = node.site
+    return isinstance(site, tuple) and len(site) == 4 and site[0] == "selp" and \
+        len(node.args) == 2 and (node.args[0].id, node.args[1].id) == site[2:]
+
+
+def _const_arg(node, i):
+    arg = node.args[i]
+    return arg.attrs if arg.op == vn.CONST else None
+
+
+def _signed_division(node):
+    """(x, 2**k) when ``node`` is the signed x / 2**k idiom: shr.s(x + bias, k) with bias
+    shr.u(x, w-1) for k = 1, shr.u(shr.s(x, w-1), w-k) for any k; else None."""
+    if node.op != vn.SHR or not node.attrs or node.args[0].op != vn.ADD:
+        return None
+    w, k = node.width, _const_arg(node, 1)
+    if k is None or not 0 < k < w:
+        return None
+    total = node.args[0]
+    for x, bias in (total.args, total.args[::-1]):
+        if x.width != w or total.width != w or bias.op != vn.SHR or bias.attrs or \
+                bias.width != w:
+            continue
+        inner, amount = bias.args[0], _const_arg(bias, 1)
+        if inner is x and k == 1 and amount == w - 1:
+            return x, 2
+        if amount == w - k and inner.op == vn.SHR and inner.attrs and \
+                inner.args[0] is x and _const_arg(inner, 1) == w - 1:
+            return x, 1 << k
+    return None
 
 
 def _wlo(signed: bool, width: int) -> int:
@@ -158,6 +194,16 @@ class Emitter:
                               False, frozenset())
         if op == vn.PHI:
             return self._phi(node)
+        if op == vn.HULL and _selp_site(node):
+            return self._selp(node, ctx)
+        halved = _signed_division(node)
+        if halved is not None:
+            # C's x / 2**k as compilers write it, (x + (x < 0 ? 2**k - 1 : 0)) >> k: one
+            # division, where apart the sign term and the sum would lose the link to x
+            x, divisor = halved
+            xl, xh, box, flags = self.value(x, ctx)
+            return self._call(f"_div({xl}, {xh}, {divisor}, {divisor}, "
+                              f"{_wlo(True, node.width)}, {node.width})", box, flags)
         args = [self.value(a, ctx) for a in node.args]
         box = any(a[2] for a in args)
         flags = frozenset().union(*(a[3] for a in args))
@@ -167,6 +213,13 @@ class Emitter:
             return self._pair(_plus(al, bl), _plus(ah, bh), box, flags)
         if op == vn.SUB:
             (al, ah, *_), (bl, bh, *_) = args
+            x, r = node.args
+            if r.op == vn.REM and r.args[0] is x:
+                # x - x % y: x rounded down to a multiple of y (what ``x / y * y`` compiles
+                # to), monotone in x; apart, the two ends would lose y - 1 each
+                yl, yh, ybox, yflags = self.value(r.args[1], ctx)
+                return self._call(f"_rdown({al}, {ah}, {yl}, {yh}, {bl}, {bh}, {w})",
+                                  box or ybox, flags | yflags)
             return self._pair(f"{al} - {bh}", f"{ah} - {bl}", box, flags)
         if op == vn.NEG:
             al, ah = args[0][:2]
@@ -241,6 +294,34 @@ class Emitter:
             parts.append(f"{a[0]}, {a[1]}, {' or '.join(loop) or 'False'}")
         lo, hi, box, _ = self._call(f"_hull_live({w}, {', '.join(parts)})", box, facts)
         if always:
+            return lo, hi, box, facts
+        dead = self._assign(f"{lo} > {hi}", box, prefix="p")
+        return lo, hi, box, facts | {(dead, box, True)}
+
+    def _selp(self, node, ctx):
+        """``selp`` of two values: each read under what its choice says of the predicate
+        (``x < lo ? lo : min(x, hi)``, a clamp, then stays in [lo, hi] however unbounded x
+        is). A choice whose narrowing comes out empty in the box is never taken there and
+        is left out; flags the two share (the use's own conditions) stay."""
+        pred = self.g.nodes[node.site[1]]
+        alternatives = []
+        for arg, holds in zip(node.args, (True, False)):
+            plain = self.value(arg, ctx)
+            narrowed, atoms = narrowings(self.guards, (), None, own=(pred, holds))
+            got = self.value(arg, ctx | frozenset(narrowed)) if narrowed else plain
+            # dead where its narrowings come out empty, or its comparisons cannot hold
+            never = (got[3] - plain[3]) | {(*self.dead(atom), False) for atom in atoms}
+            alternatives.append((got, never))
+        box = any(got[2] for got, _ in alternatives)
+        facts = frozenset(f for got, never in alternatives for f in got[3] - never
+                          if not f[2])
+        parts = []
+        for got, never in alternatives:
+            dead = sorted({f[0] for f in got[3] | never if f[2] or f in never})
+            box = box or any(f[1] for f in got[3] | never if f[2] or f in never)
+            parts.append(f"{got[0]}, {got[1]}, {' or '.join(dead) or 'False'}")
+        lo, hi, box, _ = self._call(f"_hull_live({node.width}, {', '.join(parts)})", box, facts)
+        if all(p.endswith(", False") for p in parts):
             return lo, hi, box, facts
         dead = self._assign(f"{lo} > {hi}", box, prefix="p")
         return lo, hi, box, facts | {(dead, box, True)}

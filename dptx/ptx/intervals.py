@@ -132,6 +132,16 @@ def remainder(al, ah, bl, bh, wlo, width) -> tuple:
     return lo, hi
 
 
+def round_down(xl, xh, yl, yh, rl, rh, width) -> tuple:
+    """x - x % y for x in [xl, xh] and y in [yl, yh], x % y in [rl, rh]: x rounded down to a
+    multiple of y. Exact ends for one y and an x that is non-negative read signed or not
+    (``x / y * y`` then grows with x); else the plain difference of the intervals."""
+    half = 1 << (width - 1)
+    if 0 <= xl <= xh < half and 0 < yl == yh < half:
+        return xl - xl % yl, xh - xh % yl
+    return xl - rh, xh - rl
+
+
 def _mask_bits(m):
     """2**bitlen(m) - 1: every value in [0, m] fits under this mask."""
     return (1 << m.bit_length()) - 1

@@ -22,7 +22,7 @@ from .errors import DptxError
 from .module import RawModule
 
 PIECE = 1024       # outputs per thread in a merge pass
-RUN = 32           # elements per run sorted by rank before the merges
+RUN = 32           # elements per run sorted by a warp before the merges
 BLOCK = 128
 
 _SOURCE = r"""
@@ -35,8 +35,6 @@ __device__ __forceinline__ bool before(T_ a, T_ b) {
 #endif
 }
 
-// runs of RUN_ elements sorted by rank, a thread per element: its place in its run is the
-// number of elements before it in numpy's order, or equal and earlier (stable)
 // x in [lo, hi] (lo <= hi), as a min then a max: the access footprint then bounds the
 // result by lo and hi whatever x is (a compare and select on x would leave it to x's own
 // bounds, which a binary search's midpoint does not have)
@@ -45,25 +43,56 @@ __device__ __forceinline__ I_ clamp(I_ x, I_ lo, I_ hi) {
     return below > lo ? below : lo;
 }
 
+// runs of RUN_ (a warp's 32) elements of each row sorted by a bitonic network across the
+// warp, a lane per element: each lane holds the position of an element of its run and swaps
+// it with its partner's (a shuffle) where the network says. The order is (key, position):
+// equal keys keep their order (stable), positions past the row's end (a short last run, or
+// the threads past the last run) come after everything.
+// a value of any type from lane ^ j, as 32-bit words
+__device__ __forceinline__ T_ shfl_xor(T_ x, int j) {
+    union { T_ v; unsigned w[(sizeof(T_) + 3) / 4]; } u;
+    u.w[0] = 0;
+    u.v = x;
+    #pragma unroll
+    for (int k = 0; k < (int)((sizeof(T_) + 3) / 4); k++)
+        u.w[k] = __shfl_xor_sync(0xffffffffu, u.w[k], j);
+    return u.v;
+}
+
+// (bitwise operators, no short circuits: no branches for a warp's lanes to diverge on)
+__device__ __forceinline__ bool precedes(I_ p, T_ vp, I_ q, T_ vq, I_ L) {
+    const bool by_key = before(vp, vq) | (!before(vq, vp) & (p < q));
+    return ((p >= L) | (q >= L)) ? p < q : by_key;
+}
+
 extern "C" __global__ void dptx_sort_runs(const T_* keys, T_* ok, long long* oi, I_ L,
-                                          I_ n, int with_index) {
-    const I_ t = (I_)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= n) return;
-    const I_ row = t / L, c = t % L;
-    const long long base = (long long)row * L;
-    const I_ r0 = c / RUN_ * RUN_;
-    const T_ v = keys[base + c];
-    I_ rank = 0;
+                                          I_ rows, int with_index) {
+    // a block (one warp) per run along x, rows along y (a loop over them past the grid's
+    // 65535): no division by a row's length for a thread to find its run, and no thread
+    // past the last run (every lane of a warp takes part in the shuffles)
+    const I_ lane = threadIdx.x, r0 = (I_)blockIdx.x * RUN_;
+    const I_ last = clamp(r0 + RUN_ - 1, r0, L - 1);       // the run's last element
     #pragma unroll 1
-    for (I_ k = 0; k < RUN_ && r0 + k < L; k++) {
-        const T_ u = keys[base + r0 + k];
-        rank += (before(u, v) || (!before(v, u) && r0 + k < c)) ? 1 : 0;
+    for (I_ row = blockIdx.y; row < rows; row += gridDim.y) {
+        const long long base = (long long)row * L;
+        I_ p = r0 + lane;
+        T_ v = keys[base + clamp(p, r0, last)];
+        #pragma unroll
+        for (int k = 2; k <= RUN_; k <<= 1) {
+            #pragma unroll
+            for (int j = k >> 1; j > 0; j >>= 1) {
+                const I_ q = __shfl_xor_sync(0xffffffffu, p, j);
+                const T_ w = shfl_xor(v, j);
+                const bool keep_first = ((lane & k) == 0) == ((lane & j) == 0);
+                const bool other_first = precedes(q, w, p, v, L);
+                if (keep_first == other_first) { p = q; v = w; }
+            }
+        }
+        if (r0 + lane < L) {
+            ok[base + r0 + lane] = v;
+            if (with_index) oi[base + r0 + lane] = p;
+        }
     }
-    // (the clamp changes nothing, rank < RUN_ and r0 + rank < L, but tells the access
-    // footprint that each run writes only itself: the writes then land directly)
-    const I_ at = clamp(r0 + rank, r0, (r0 + RUN_ < L ? r0 + RUN_ : L) - 1);
-    ok[base + at] = v;
-    if (with_index) oi[base + at] = c;
 }
 
 // one pass: runs of width w of each row merged in pairs, a thread per ``slice`` outputs
@@ -182,8 +211,9 @@ def _sorted(a, axis, with_index: bool):
         mod = _module(keys.dtype, wide)
         flag = np.int32(with_index)
         other = (empty(keys.shape, keys.dtype), empty(keys.shape, np.int64) if with_index else idx)
-        mod.get_function("dptx_sort_runs")((-(-keys.size // BLOCK),), (BLOCK,), [
-            keys, other[0], other[1], I(L), I(keys.size), flag])
+        runs = -(-L // RUN)
+        mod.get_function("dptx_sort_runs")((-(-L // RUN), min(rows, 65535)), (RUN,), [
+            keys, other[0], other[1], I(L), I(rows), flag])
         src, dst = other, (keys, idx)
         w = RUN
         # the levels up to PIECE in one launch, each thread within its slice of PIECE

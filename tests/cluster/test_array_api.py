@@ -1284,7 +1284,8 @@ def test_sort_and_argsort_as_numpys_stable_sort(client):
     two."""
     for shape, dtype in (((10,), np.float64), ((1000,), np.float32), ((5000,), np.int32),
                          ((3, 2500), np.float64), ((7, 33), np.int8), ((70_000,), np.float32),
-                         ((4096 * 3 + 5,), np.int64), ((0,), np.float32), ((1,), np.uint8)):
+                         ((4096 * 3 + 5,), np.int64), ((0,), np.float32), ((1,), np.uint8),
+                         ((300,), np.float16), ((20, 45), np.bool_)):
         x = (RNG.standard_normal(shape) * 50).astype(dtype)
         if x.dtype.kind == "f" and x.size > 5:
             x.flat[::7] = np.nan

@@ -1,6 +1,8 @@
 """Integer arithmetic: add/sub/mul/mad (lo/hi/wide), mul24/mad24, sad, div/rem, abs/neg,
 min/max, saturating add/sub and carry chains."""
 
+import numpy as np
+
 from ._util import run_op, same_ints, s, u
 
 I32 = [0, 1, -1, 2, -2, 7, -7, 100, -100, 0x7FFFFFFF, -0x80000000, 0x12345678, -0x12345678,
@@ -151,6 +153,31 @@ def test_div_rem_s32_truncates_toward_zero():
     same_ints(d, [_tdiv(a, b) for a, b in pairs], "s32")
     # remainder has the sign of the dividend
     same_ints(e, [a - _tdiv(a, b) * b for a, b in pairs], "s32")
+
+
+def test_div_rem_32_bit_exact_where_the_quotient_is_nearly_whole():
+    """32-bit division by a divisor known at run time goes through doubles on the CPU:
+    quotients just under, at and just over whole numbers, over the whole range of both
+    operands and both signs, against exact integer arithmetic."""
+    rng = np.random.default_rng(11)
+    b = rng.integers(-2**31, 2**31, 4000, dtype=np.int64)
+    b[:300] = rng.integers(-70000, 70000, 300)          # small divisors: large quotients
+    b[b == 0] = 7
+    q = rng.integers(-2**31, 2**31, b.size) // np.maximum(1, np.abs(b))
+    a = np.concatenate([q * b - 1, q * b, q * b + 1, q * b + b - 1, q * b - b + 1,
+                        rng.integers(-2**31, 2**31, b.size)])
+    bb = np.tile(b, 6)
+    keep = (a >= -2**31) & (a < 2**31) & ~((a == -2**31) & (bb == -1))
+    a, bb = a[keep].tolist(), bb[keep].tolist()
+    d, e = run_op("div.s32 %d, %a, %b;\nrem.s32 %e, %a, %b;",
+                  [("a", "s32", a), ("b", "s32", bb)], [("d", "s32"), ("e", "s32")])
+    same_ints(d, [_tdiv(x, y) for x, y in zip(a, bb)], "s32")
+    same_ints(e, [x - _tdiv(x, y) * y for x, y in zip(a, bb)], "s32")
+    ua, ub = [x % 2**32 for x in a], [y % 2**32 for y in bb]
+    d, e = run_op("div.u32 %d, %a, %b;\nrem.u32 %e, %a, %b;",
+                  [("a", "u32", ua), ("b", "u32", ub)], [("d", "u32"), ("e", "u32")])
+    same_ints(d, [x // y for x, y in zip(ua, ub)], "u32")
+    same_ints(e, [x % y for x, y in zip(ua, ub)], "u32")
 
 
 def test_div_rem_small_negative_cases():

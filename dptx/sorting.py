@@ -35,12 +35,13 @@ __device__ __forceinline__ bool before(T_ a, T_ b) {
 #endif
 }
 
-// x in [lo, hi] (lo <= hi), as a min then a max: the access footprint then bounds the
-// result by lo and hi whatever x is (a compare and select on x would leave it to x's own
-// bounds, which a binary search's midpoint does not have)
+// x in [lo, hi], as a max then a min: the access footprint then bounds the result by lo
+// and hi whatever x is (a compare and select on x would leave it to x's own bounds, which a
+// binary search's midpoint does not have); hi where lo > hi (an empty run's clamp stays
+// below its end: loads the merges make whatever they then choose stay in the buffer)
 __device__ __forceinline__ I_ clamp(I_ x, I_ lo, I_ hi) {
-    const I_ below = x < hi ? x : hi;
-    return below > lo ? below : lo;
+    const I_ above = x > lo ? x : lo;
+    return above < hi ? above : hi;
 }
 
 // runs of RUN_ (a warp's 32) elements of each row sorted by a bitonic network across the
@@ -118,14 +119,22 @@ extern "C" __global__ void dptx_sort_merge(const T_* keys, const long long* idx,
                    keys[base + clamp(lo + i, lo, mid - 1)])) a1 = i; else a0 = i + 1;
     }
     I_ i = lo + a0, j = mid + (d - a0);
+    // the two runs' next elements in registers: a step loads one element, the one after
+    // the element it takes (bitwise operators: a select, not a branch, per step)
+    T_ left = keys[base + clamp(i, lo, mid - 1)], right_v = keys[base + clamp(j, mid, hi - 1)];
     // a count from 0 bounded by PIECE_ (the footprint then bounds the writes by the slice)
     #pragma unroll 1
     for (I_ k = 0; k < PIECE_ && k < slice && start + k < hi; k++) {
-        const I_ ci = clamp(i, lo, mid - 1), cj = clamp(j, mid, hi - 1);
-        const bool right = j < hi && (i >= mid || before(keys[base + cj], keys[base + ci]));
-        ok[base + start + k] = right ? keys[base + cj] : keys[base + ci];
-        if (with_index) oi[base + start + k] = right ? idx[base + cj] : idx[base + ci];
-        if (right) j++; else i++;
+        const bool right = (j < hi) & ((i >= mid) | before(right_v, left));
+        ok[base + start + k] = right ? right_v : left;
+        if (with_index)
+            oi[base + start + k] = right ? idx[base + clamp(j, mid, hi - 1)]
+                                         : idx[base + clamp(i, lo, mid - 1)];
+        i += right ? 0 : 1;
+        j += right ? 1 : 0;
+        const T_ next = keys[base + (right ? clamp(j, mid, hi - 1) : clamp(i, lo, mid - 1))];
+        left = right ? left : next;
+        right_v = right ? next : right_v;
     }
 }
 """
@@ -147,8 +156,10 @@ def _local_merges() -> str:
         # one loop over the slice per level (a nested loop per pair of runs hid from the
         # access footprint that the writes stay in the slice); each read clamped to the
         # slice as well as to its run (no change to the values)
+        # the two runs' next elements in registers, as in dptx_sort_merge
         out.append(f"""    if (levels > {k}) {{
         I_ lo = start, mid = start, hi = start, i = start, j = start;
+        T_ left = {src}[base + start], right_v = left;
         #pragma unroll 1
         for (I_ k = 0; k < PIECE_ && start + k < end; k++) {{
             if (k % {2 * w} == 0) {{
@@ -156,13 +167,21 @@ def _local_merges() -> str:
                 mid = lo + {w} < end ? lo + {w} : end;
                 hi = lo + {2 * w} < end ? lo + {2 * w} : end;
                 i = lo; j = mid;
+                left = {src}[base + clamp(clamp(i, lo, mid - 1), start, end - 1)];
+                right_v = {src}[base + clamp(clamp(j, mid, hi - 1), start, end - 1)];
             }}
-            const I_ ci = clamp(clamp(i, lo, mid - 1), start, end - 1);
-            const I_ cj = clamp(clamp(j, mid, hi - 1), start, end - 1);
-            const bool right = j < hi && (i >= mid || before({src}[base + cj], {src}[base + ci]));
-            {dst}[base + start + k] = right ? {src}[base + cj] : {src}[base + ci];
-            if (with_index) {idst}[base + start + k] = right ? {isrc}[base + cj] : {isrc}[base + ci];
-            if (right) j++; else i++;
+            const bool right = (j < hi) & ((i >= mid) | before(right_v, left));
+            {dst}[base + start + k] = right ? right_v : left;
+            if (with_index)
+                {idst}[base + start + k] = {isrc}[base + (right
+                    ? clamp(clamp(j, mid, hi - 1), start, end - 1)
+                    : clamp(clamp(i, lo, mid - 1), start, end - 1))];
+            i += right ? 0 : 1;
+            j += right ? 1 : 0;
+            const T_ next = {src}[base + (right ? clamp(clamp(j, mid, hi - 1), start, end - 1)
+                                                : clamp(clamp(i, lo, mid - 1), start, end - 1))];
+            left = right ? left : next;
+            right_v = right ? next : right_v;
         }}
     }}""")
     body = "\n".join(out)

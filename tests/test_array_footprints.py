@@ -245,29 +245,33 @@ def test_a_chunk_of_column_pieces_reads_only_its_rows():
 
 @pytest.mark.parametrize("name", ["dptx_sort_runs", "dptx_sort_local"])
 def test_a_chunk_of_the_sorts_first_launches_touches_only_its_slices(name):
-    """sort's runs by rank (each element written at its rank in its run) and its merges
-    within slices of PIECE (several levels in one launch, between the two buffers), on a row
-    of a 1-D sort: a chunk reads and writes exactly its own slices of every buffer, so that
-    its writes land directly (windows merged byte by byte cost 50-170 ms per launch at 4M
-    floats before)."""
+    """sort's runs (a warp's bitonic network per run of 32, a block per run: each lane's
+    reads and writes clamped to its run) and its merges within slices of PIECE (several
+    levels in one launch, between the two buffers), on a row of a 1-D sort: a chunk reads
+    and writes exactly its own slices of every buffer, so that its writes land directly
+    (windows merged byte by byte cost 50-170 ms per launch at 4M floats before)."""
     from dptx import sorting
-    per_thread = 1 if name == "dptx_sort_runs" else sorting.PIECE
-    n = sorting.BLOCK * per_thread * 3 - 100            # three blocks, the last one short
-    S = -(-n // sorting.PIECE)
-    kernel = sorting._module(F32, False).get_function(name)
     if name == "dptx_sort_runs":
+        n = sorting.RUN * 7 - 10                         # seven runs, the last one short
+        grid, block, blocks = (7, 1, 1), (sorting.RUN, 1, 1), 7
+        cut = 3 * sorting.RUN                            # the first chunk: three runs
         params = (("buffer", (0, 0)), ("buffer", (1, 0)), ("buffer", (2, 0)),
-                  ("scalar", np.int32(n)), ("scalar", np.int32(n)), ("scalar", np.int32(1)))
+                  ("scalar", np.int32(n)), ("scalar", np.int32(1)), ("scalar", np.int32(1)))
         sizes = [n * 4, n * 4, n * 8]
+        ranges = [(0, 3), (3, 7)]
     else:
+        n = sorting.BLOCK * sorting.PIECE * 3 - 100      # three blocks, the last one short
+        S = -(-n // sorting.PIECE)
+        grid, block = (3, 1, 1), (sorting.BLOCK, 1, 1)
+        cut = sorting.BLOCK * sorting.PIECE              # block 0's elements
         params = (("buffer", (0, 0)), ("buffer", (1, 0)), ("buffer", (2, 0)), ("buffer", (3, 0)),
                   ("scalar", np.int32(n)), ("scalar", np.int32(S)), ("scalar", np.int32(S)),
                   ("scalar", np.int32(5)), ("scalar", np.int32(1)))
         sizes = [n * 4, n * 8, n * 4, n * 8]
-    got = chunk_footprints(kernel, (3, 1, 1), (sorting.BLOCK, 1, 1), params, (), sizes,
-                           [(0, 1), (1, 3)])
+        ranges = [(0, 1), (1, 3)]
+    kernel = sorting._module(F32, False).get_function(name)
+    got = chunk_footprints(kernel, grid, block, params, (), sizes, ranges)
     assert got is not None
-    cut = sorting.BLOCK * per_thread                    # block 0's elements
     for k, size in enumerate(sizes):
         item = size // n
         for chunk, (lo, hi) in enumerate([(0, cut * item), (cut * item, size)]):

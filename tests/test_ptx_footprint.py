@@ -814,6 +814,22 @@ extern "C" __global__ void clamped_search(const float* keys, int* out, int n, in
     }
     out[t] = a;
 }
+// a thread per pair of sorted runs merged: two indices stepped by selects of one predicate
+// (each loop's steps refer to the other's value)
+extern "C" __global__ void merge_pairs(const int* a, int* out, int n, int w) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    int lo = t * 2 * w;
+    if (lo >= n) return;
+    int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+    int i = lo, j = mid;
+    for (int k = lo; k < hi; k++) {
+        int x = a[i < mid ? i : mid - 1], y = a[j < hi ? j : hi - 1];
+        bool right = (j < hi) & ((i >= mid) | (y < x));
+        out[k] = right ? y : x;
+        i += right ? 0 : 1;
+        j += right ? 1 : 0;
+    }
+}
 // a select whose other choice no thread takes (i is never negative), and signed divisions
 // by powers of two of values on both sides of zero (C truncates toward zero)
 extern "C" __global__ void select_and_halve(const int* in, int* out, int n) {
@@ -858,6 +874,10 @@ def _tricky_cases():
         ("clamped_search", (16,), (64,), lambda: [rng.random(1000, np.float32),
                                                   np.zeros(1000, np.int32), np.int32(1000),
                                                   np.int32(32)]),
+        ("merge_pairs", (2,), (32,), lambda: [np.sort(rng.integers(0, 99, 1000).reshape(-1, 10),
+                                                      axis=1).astype(np.int32).ravel(),
+                                              np.zeros(1000, np.int32), np.int32(1000),
+                                              np.int32(10)]),
         ("select_and_halve", (4,), (128,), lambda: [rng.integers(0, 9, 400).astype(np.int32),
                                                     np.zeros(400, np.int32), np.int32(400)]),
     ]
@@ -912,6 +932,13 @@ def test_clamps_bisections_and_halving_stay_precise():
     got = fp.evaluate((16,), (64,), {2: i32(1000), 3: i32(64)}, [(1, 2), (2, 4)],
                       {P0: 4000, P1: 4000})
     assert [r[P0].reads for r in got] == [((0, 512),), ((512, 1024),)]   # pairs of 2 blocks
+
+    # two indices stepped by selects: each read clamped to its run by a select
+    k = dptx.RawModule(TRICKY).get_function("merge_pairs")
+    fp = kernel_footprint(k.module, k.function)
+    got = fp.evaluate((2,), (32,), {2: i32(1000), 3: i32(10)}, [(0, 1), (1, 2)],
+                      {P0: 4000, P1: 4000})
+    assert [r[P0].reads for r in got] == [((0, 2560),), ((2560, 4000),)]
 
     k = dptx.RawModule(TRICKY).get_function("select_and_halve")
     fp = kernel_footprint(k.module, k.function)

@@ -114,6 +114,7 @@ class Emitter:
         self._header_ctx: dict = {}
         self._exprs: dict = {}
         self._align: dict = {}
+        self._stepping = 0          # > 0 while a loop's steps are evaluated
 
     # -- plumbing ------------------------------------------------------------------------
     def _var(self, prefix="v"):
@@ -157,7 +158,9 @@ class Emitter:
         no thread of the box can use this value: a narrowing by the use's conditions came
         out empty (loop False), or a loop it comes from is not entered (loop True)."""
         ctx = useful(ctx, self.dag(node))
-        key = (node.id, ctx)
+        # (a loop's steps are read without the selects' refinement: it evaluates other
+        # phis, which may be evaluating this loop's: their values are kept apart)
+        key = (node.id, ctx, self._stepping)
         found = self._values.get(key)
         if found is None:
             own = [r for n, r in ctx if n is node]
@@ -194,7 +197,7 @@ class Emitter:
                               False, frozenset())
         if op == vn.PHI:
             return self._phi(node)
-        if op == vn.HULL and _selp_site(node):
+        if op == vn.HULL and not self._stepping and _selp_site(node):
             return self._selp(node, ctx)
         halved = _signed_division(node)
         if halved is not None:
@@ -483,7 +486,11 @@ class Emitter:
         return found
 
     def _steps(self, phi, steps):
-        vals = [self.value(s) for s in steps]
+        self._stepping += 1
+        try:
+            vals = [self.value(s) for s in steps]
+        finally:
+            self._stepping -= 1
         box = any(v[2] for v in vals)
         parts = ", ".join(f"{v[0]}, {v[1]}" for v in vals)
         w = phi.width

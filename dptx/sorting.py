@@ -2,8 +2,9 @@
 ``kind='stable'``; its values are those of every numpy kind), NaN last as in numpy.
 
 The axis is moved last and made contiguous: rows of L elements. One launch sorts each run of
-RUN elements by rank (a thread per element counts the elements before it: a warp is a run);
-one launch merges them up to runs of PIECE, a thread per slice of PIECE level after level;
+RUN elements (a warp, a lane per element, by a bitonic network of shuffles on (key,
+position): stable); one launch merges them up to runs of PIECE, a thread per slice of PIECE
+level after level;
 then each launch merges pairs of sorted runs of width w into runs of 2w, a thread per PIECE
 elements of output (2w while runs are shorter): it finds where its slice starts in the two
 runs by a binary search along the merge path (Green et al.), then merges its slice in order,
@@ -230,7 +231,6 @@ def _sorted(a, axis, with_index: bool):
         mod = _module(keys.dtype, wide)
         flag = np.int32(with_index)
         other = (empty(keys.shape, keys.dtype), empty(keys.shape, np.int64) if with_index else idx)
-        runs = -(-L // RUN)
         mod.get_function("dptx_sort_runs")((-(-L // RUN), min(rows, 65535)), (RUN,), [
             keys, other[0], other[1], I(L), I(rows), flag])
         src, dst = other, (keys, idx)

@@ -253,7 +253,7 @@ def test_a_chunk_of_the_sorts_first_launches_touches_only_its_slices(name):
     from dptx import sorting
     if name == "dptx_sort_runs":
         n = sorting.RUN * 7 - 10                         # seven runs, the last one short
-        grid, block, blocks = (7, 1, 1), (sorting.RUN, 1, 1), 7
+        grid, block = (7, 1, 1), (sorting.RUN, 1, 1)
         cut = 3 * sorting.RUN                            # the first chunk: three runs
         params = (("buffer", (0, 0)), ("buffer", (1, 0)), ("buffer", (2, 0)),
                   ("scalar", np.int32(n)), ("scalar", np.int32(1)), ("scalar", np.int32(1)))

@@ -2,7 +2,8 @@
 run (issue 19): ``a * 2 + b`` and ``np.sqrt(a * a + b * b)`` (each also through ``dptx.fuse``)
 and ``a.sum()`` on 16M float32, row sums of the same data as (n/128, 128) and (n/8192, 8192),
 a concatenation along the second axis (strided writes), a running sum, a boolean selection,
-and a 1024 x 1024 float32 matmul. Each dptx expression is timed to its result being complete on
+a sort of a quarter of the data (against numpy's default and stable sorts) and a 1024 x 1024
+float32 matmul. Each dptx expression is timed to its result being complete on
 the devices (``dptx.synchronize()``), not to reading it back; the best of several runs,
 dptx and numpy interleaved. Results are checked against numpy.
 
@@ -85,6 +86,15 @@ def main():
     for name, dev_run, host_run in more:
         np.testing.assert_allclose(dev_run().get(), host_run(), rtol=1e-3)
         rows.append((name, best(dptx_run(dev_run), repeat=3), best(host_run, repeat=3)))
+    # a sort (a stable merge sort on the devices): against numpy's default sort and its
+    # stable one (the same values; numpy's default is not stable)
+    q = args.n // 4
+    part, dpart = a[:q], da[:q]
+    np.testing.assert_array_equal(np.sort(dpart).get(), np.sort(part))
+    t_sort = best(dptx_run(lambda: np.sort(dpart)), repeat=3)
+    rows.append((f"np.sort(a[:{q}])", t_sort, best(lambda: np.sort(part), repeat=3)))
+    rows.append(("  numpy kind='stable'", t_sort,
+                 best(lambda: np.sort(part, kind="stable"), repeat=3)))
     m = 1024
     A, B = rng.random((m, m), dtype=np.float32), rng.random((m, m), dtype=np.float32)
     dA, dB = dptx.asarray(A), dptx.asarray(B)

@@ -13,7 +13,7 @@ from .array import (array, asarray, asnumpy, ascontiguousarray, copy, empty, emp
                     ravel, reshape, squeeze, swapaxes, transpose, zeros, zeros_like)
 from .array_api import copyto, count_nonzero, where
 from .ranges import arange, geomspace, linspace, logspace
-from .joining import column_stack, concatenate, dstack, hstack, stack, vstack
+from .joining import block, column_stack, concatenate, dstack, hstack, stack, vstack
 from .scan import cumprod, cumsum
 from .sorting import (argpartition, argsort, lexsort, partition, searchsorted, sort,
                       unique)
@@ -25,7 +25,7 @@ from .contractions import einsum
 from . import linalg
 from .matrices import (diag, diagflat, diagonal, eye, fill_diagonal, identity, outer, trace, tri,
                        tril, triu, vander)
-from .rearranging import diff, flip, fliplr, flipud, repeat, roll, tile
+from .rearranging import diff, ediff1d, flip, fliplr, flipud, repeat, roll, tile
 from .views import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays,
                     broadcast_to, dsplit, hsplit, meshgrid, moveaxis, rollaxis, rot90, split,
                     vsplit)
@@ -37,10 +37,13 @@ from . import random  # noqa: E402  (dptx.random, as cupy.random)
 from .numeric import (allclose, angle, around, array_equal, fix, imag, isclose, isneginf,
                       isposinf, nan_to_num, polyval, real, round_ as round, sinc, std, var)
 from .indexing import put, take
-from .index_tricks import (diag_indices, diag_indices_from, indices, ix_, place,
-                           put_along_axis, putmask, ravel_multi_index, select,
-                           take_along_axis, tril_indices, tril_indices_from, triu_indices,
-                           triu_indices_from, unravel_index)
+from .index_tricks import (choose, compress, diag_indices, diag_indices_from, extract,
+                           indices, ix_, place, put_along_axis, putmask, ravel_multi_index,
+                           select, take_along_axis, tril_indices, tril_indices_from,
+                           triu_indices, triu_indices_from, unravel_index)
+from .array_queries import (get_array_module, iscomplex, iscomplexobj, isreal, isrealobj,
+                            shares_memory)
+from .construction import frombuffer, fromfunction
 from .selection import argwhere, flatnonzero, nonzero
 from .setops import intersect1d, isin, setdiff1d, setxor1d, union1d
 from .padding import pad
@@ -115,6 +118,8 @@ __all__ = [
     "intersect1d", "isin", "setdiff1d", "setxor1d", "union1d", "pad", "convolve", "correlate",
     "corrcoef", "cov", "gradient", "trapezoid", "append", "delete", "insert", "resize",
     "trim_zeros", "geomspace", "diagflat", "vander", "angle", "fix", "imag", "isneginf",
-    "isposinf", "polyval", "real", "sinc", "histogram2d", "histogramdd",
+    "isposinf", "polyval", "real", "sinc", "histogram2d", "histogramdd", "block", "choose",
+    "compress", "ediff1d", "extract", "frombuffer", "fromfunction", "get_array_module",
+    "iscomplex", "iscomplexobj", "isreal", "isrealobj", "shares_memory",
 ]
 __all__ += sorted(_UFUNCS) + sorted(_NUMPY_NAMES)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import (binning, calculus, contractions, convolution, covariance, editing,
-               histogramdd, index_tricks, indexing, interpolation, joining, linalg, matrices,
+from . import (array_queries, binning, calculus, construction, contractions, convolution,
+               covariance, editing, histogramdd, index_tricks, indexing, interpolation, joining, linalg, matrices,
                nanfunctions, numeric, padding, rearranging, reductions, scan, selection, setops,
                sorting, statistics, tensor_products, ufunc_api, ufuncs, views)
 from .array import (asarray, copy, expand_dims, install_device_indexing, may_share_memory,
@@ -75,7 +75,8 @@ _FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsor
               np.outer: matrices.outer, np.flip: rearranging.flip,
               np.fliplr: rearranging.fliplr, np.flipud: rearranging.flipud,
               np.roll: rearranging.roll, np.repeat: rearranging.repeat,
-              np.tile: rearranging.tile, np.diff: rearranging.diff, np.cumsum: scan.cumsum, np.cumprod: scan.cumprod, np.round: numeric.around, np.around: numeric.around,
+              np.tile: rearranging.tile, np.diff: rearranging.diff,
+              np.ediff1d: rearranging.ediff1d, np.block: joining.block, np.cumsum: scan.cumsum, np.cumprod: scan.cumprod, np.round: numeric.around, np.around: numeric.around,
               np.isclose: numeric.isclose, np.allclose: numeric.allclose,
               np.array_equal: numeric.array_equal, np.var: numeric.var, np.std: numeric.std,
               np.concatenate: joining.concatenate, np.stack: joining.stack,
@@ -108,9 +109,9 @@ _FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsor
 
 
 # modules whose public functions are numpy's of the same names (each lists them in __all__)
-for _module in (binning, calculus, contractions, convolution, covariance, editing, histogramdd,
-                index_tricks, interpolation, nanfunctions, padding, setops, statistics,
-                tensor_products, views):
+for _module in (array_queries, binning, calculus, construction, contractions, convolution,
+                covariance, editing, histogramdd, index_tricks, interpolation, nanfunctions,
+                padding, setops, statistics, tensor_products, views):
     _FUNCTIONS.update({getattr(np, name): getattr(_module, name) for name in _module.__all__})
 _FUNCTIONS.update({getattr(np.linalg, name): getattr(linalg, name) for name in linalg.__all__})
 

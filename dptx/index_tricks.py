@@ -3,7 +3,8 @@ and ``put_along_axis`` (a gather or a scatter through one fancy index, as numpy 
 ``indices``, ``ix_``, ``unravel_index`` and ``ravel_multi_index`` (element-wise arithmetic),
 ``diag_indices``/``tril_indices``/``triu_indices`` (and their ``_from`` forms), ``select``
 (a chain of ``where``), ``putmask`` and ``place`` (one kernel each: the values repeat
-cyclically, as numpy's). Every index array is made and used on the devices; only the checks
+cyclically, as numpy's), ``choose`` (a gather from the stacked choices), ``compress`` and
+``extract`` (a take of the condition's nonzero indices). Every index array is made and used on the devices; only the checks
 numpy makes of data (an index out of bounds) read back one value."""
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ from .elementwise import ElementwiseKernel, KernelCache
 from .ranges import arange
 from .reductions import EXACT
 
-__all__ = ["diag_indices", "diag_indices_from", "indices", "ix_", "place", "put_along_axis",
-           "putmask", "ravel_multi_index", "select", "take_along_axis", "tril_indices",
-           "tril_indices_from", "triu_indices", "triu_indices_from", "unravel_index"]
+__all__ = ["choose", "compress", "diag_indices", "diag_indices_from", "extract", "indices", "ix_",
+           "place", "put_along_axis", "putmask", "ravel_multi_index", "select",
+           "take_along_axis", "tril_indices", "tril_indices_from", "triu_indices",
+           "triu_indices_from", "unravel_index"]
 
 _kernels = KernelCache()
 
@@ -344,3 +346,61 @@ def place(arr, mask, vals) -> None:
     _cyclic_kernel(arr.dtype, True)(mask, count, v, np.int64(v.size), target)
     if target is not arr:
         arr[...] = target
+
+
+# -- selection by an index or a condition -----------------------------------------------------
+def choose(a, choices, out=None, mode="raise") -> ndarray:
+    """numpy.choose: element i from ``choices[a[i]]``, ``a`` and the choices broadcast
+    together; an index outside [0, n) is an error (``mode='raise'``: one value read back),
+    taken modulo n (``'wrap'``) or clipped (``'clip'``)."""
+    from .joining import stack
+    from .views import broadcast_arrays
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    a = asarray(a)
+    if a.dtype.kind not in "iub":
+        raise TypeError(f"Cannot cast array data from dtype('{a.dtype}') to dtype('int64') "
+                        f"according to the rule 'safe'")
+    choices = [asarray(c) for c in (choices if not isinstance(choices, ndarray)
+                                    else [choices[k] for k in range(len(choices))])]
+    n = len(choices)
+    if n == 0:
+        raise ValueError("0-length sequence.")
+    index, *parts = broadcast_arrays(a.astype(np.int64), *choices)
+    if mode == "raise":
+        bad = ufuncs.apply(np.logical_or, ufuncs.apply(np.less, index, 0),
+                           ufuncs.apply(np.greater_equal, index, n))
+        if index.size and bool(reductions.any_(bad).get()):
+            raise ValueError("invalid entry in choice array")
+    elif mode == "wrap":
+        index = ufuncs.apply(np.remainder, index, n)
+    else:
+        index = ufuncs.clip(index, 0, n - 1)
+    result = take_along_axis(stack(parts), index[None], axis=0)[0]
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+def compress(condition, a, axis=None, out=None) -> ndarray:
+    """numpy.compress: the slices along ``axis`` (of the flattened array for None) where the
+    1-D ``condition`` is true; a shorter condition leaves the rest out, a longer one is an
+    error where it is true past the end (numpy's take of its nonzero indices)."""
+    from . import indexing
+    condition = asarray(condition)
+    if condition.ndim != 1:
+        raise ValueError("condition must be a 1-d array")
+    a = asarray(a)
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    where = selection.flatnonzero(condition)
+    return indexing.take(a, where, axis=axis, out=out)
+
+
+def extract(condition, arr) -> ndarray:
+    """numpy.extract: the elements of the flattened ``arr`` where the flattened ``condition``
+    is nonzero."""
+    from . import indexing
+    where = selection.flatnonzero(asarray(condition).reshape(-1))
+    return indexing.take(asarray(arr).reshape(-1), where)

@@ -1,4 +1,4 @@
-"""Joining arrays, as numpy's: ``concatenate`` and the ``stack`` family. Each part is one
+"""Joining arrays, as numpy's: ``concatenate``, the ``stack`` family and ``block``. Each part is one
 device copy into its slab of the result (a strided view where the axis is not the first):
 the parts never pass through the host."""
 from __future__ import annotations
@@ -91,3 +91,38 @@ def column_stack(tup) -> ndarray:
     arrays = [asarray(x) for x in tup]
     arrays = [x.reshape(x.shape + (1,)) if x.ndim < 2 else x for x in arrays]
     return concatenate(arrays, axis=1)
+
+
+def block(arrays) -> ndarray:
+    """numpy.block: an array assembled from nested lists of blocks, the innermost lists
+    joined along the last axis, the next ones along the one before, and so on (every block
+    given at least the nesting's number of dimensions, ones in front, as numpy does)."""
+    def depth(x, path, level=0):
+        """(lists below x, most dimensions of its blocks, the path to its first block)."""
+        if type(x) is tuple:
+            raise TypeError(f"{path} is a tuple. Only lists can be used to arrange blocks, "
+                            f"and np.block does not allow implicit conversion from tuple to "
+                            f"ndarray.")
+        if type(x) is not list:
+            return 0, asarray(x).ndim, path
+        if not x:
+            raise ValueError(f"List at {path} cannot be empty")
+        found = [depth(y, f"{path}[{k}]", level + 1) for k, y in enumerate(x)]
+        odd = [f for f in found if f[0] != found[0][0]]
+        if odd:
+            raise ValueError(f"List depths are mismatched. First element was at depth "
+                             f"{level + found[0][0] + 1}, but there is an element at depth "
+                             f"{level + odd[0][0] + 1} ({odd[0][2]})")
+        return found[0][0] + 1, max(n for _, n, _ in found), found[0][2]
+
+    lists, most, _ = depth(arrays, "arrays")
+    ndim = max(lists, most)
+
+    def assemble(x, level):
+        if level == lists:
+            a = asarray(x)
+            return a.reshape((1,) * (ndim - a.ndim) + a.shape)
+        return concatenate([assemble(y, level + 1) for y in x], axis=-(lists - level))
+
+    result = assemble(arrays, 0)
+    return result.copy() if lists == 0 else result

@@ -3,7 +3,8 @@ numpy makes them (its formulas and branches, in its types), each step a device l
 ``norm`` (vector and matrix norms; the singular-value ones from ``svd``), ``multi_dot`` (numpy's
 cheapest order of the chain), ``matrix_power``; and those made of an LU factorization
 (``solve``, ``inv``, ``det``, ``slogdet``: ``lu.py``), ``cholesky`` (``cholesky.py``) and
-``qr`` (``qr.py``), ``eigh``/``eigvalsh`` (``eigh.py``) and ``svd`` (``svd.py``)."""
+``qr`` (``qr.py``), ``eigh``/``eigvalsh`` (``eigh.py``), ``svd`` (``svd.py``) and those made of
+it (``pinv``, ``lstsq``, ``matrix_rank``, ``cond``: ``pseudoinverse.py``)."""
 from __future__ import annotations
 
 import operator
@@ -21,10 +22,11 @@ from .lu import det, inv, slogdet, solve
 from .qr import qr
 from .eigh import eigh, eigvalsh
 from .svd import svd
+from .pseudoinverse import cond, lstsq, matrix_rank, pinv
 
 # numpy.linalg's functions of these names (array_api dispatches numpy's to them)
-__all__ = ["cholesky", "det", "eigh", "eigvalsh", "inv", "matrix_power", "multi_dot", "norm",
-           "qr", "slogdet", "solve", "svd"]
+__all__ = ["cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_power",
+           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "svd"]
 
 
 def _abs(x):

@@ -213,6 +213,22 @@ def inv(a) -> ndarray:
     return B
 
 
+def inv_unchecked(a) -> ndarray:
+    """The inverse of each square matrix of the stack, NaN for those that cannot be inverted
+    (numpy.linalg.cond's inverse: its gufunc fills a failed inversion with NaN)."""
+    a = asarray(a)
+    _square(a)
+    T = _type(a)
+    n = a.shape[-1]
+    from .matrices import eye
+    B = _stack(eye(n, dtype=T), a.shape, T)
+    if B.size:
+        info, _, _ = _factor(_stack(a, a.shape, T), B, det=False)
+        failed = ufuncs.apply(np.not_equal, info, 0).reshape(a.shape[:-2] + (1, 1))
+        B = ufuncs.where(failed, np.nan, B).astype(T)
+    return B
+
+
 def slogdet(a) -> tuple:
     """numpy.linalg.slogdet: (sign, log|det|) per matrix of the stack, as numpy sums them
     (0 and -inf for a singular matrix)."""

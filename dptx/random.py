@@ -1,6 +1,6 @@
 """``dptx.random``: random arrays made on the devices, as ``cupy.random``'s legacy functions
-(``seed``, ``rand``, ``randn``, ``random``, ``uniform``, ``normal``, ``randint``) and a
-``RandomState`` with the same methods.
+(``seed``, ``rand``, ``randn``, ``random``, ``uniform``, ``normal``, ``randint``,
+``permutation``, ``shuffle``, ``choice``) and a ``RandomState`` with the same methods.
 
 The generator is Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3",
 SC 2011; the family cuRAND and CuPy use): counter-based, so element i of a call is a pure
@@ -235,6 +235,92 @@ class RandomState:
         self._launch("dptx_randint", out, 1, np.int64(low), np.uint32(span & 0xFFFFFFFF))
         return out if dt == np.int64 else out.astype(dt)
 
+    # -- permutations and samples ----------------------------------------------------------
+    def _order(self, n: int) -> ndarray:
+        """A random order of n: the stable sort of 64-bit random keys (two 32-bit draws; a tie,
+        about n**2 / 2**65 likely, keeps index order)."""
+        from . import sorting, ufuncs
+        high = self.randint(0, 1 << 32, size=n, dtype=np.int64).astype(np.uint64)
+        low = self.randint(0, 1 << 32, size=n, dtype=np.int64).astype(np.uint64)
+        keys = ufuncs.apply(np.bitwise_or, ufuncs.apply(np.left_shift, high, np.uint64(32)),
+                            low)
+        return sorting.argsort(keys)
+
+    def permutation(self, x) -> ndarray:
+        """numpy's permutation: of ``arange(x)`` for an integer, else a shuffled copy of the
+        array along its first axis."""
+        from . import indexing
+        from .array import asarray
+        if isinstance(x, (int, np.integer)):
+            return self._order(operator.index(x))
+        a = asarray(x)
+        if a.ndim == 0:
+            raise np.exceptions.AxisError("x must be an integer or at least 1-dimensional")
+        return indexing.take(a, self._order(a.shape[0]), axis=0)
+
+    def shuffle(self, x) -> None:
+        """numpy's shuffle: the array's first axis in a random order, in place."""
+        if not isinstance(x, ndarray):
+            raise TypeError("dptx.random.shuffle takes a dptx array")
+        if x.ndim == 0:
+            raise TypeError("shuffle of a 0-d array")
+        x[...] = self.permutation(x)
+
+    def choice(self, a, size=None, replace=True, p=None) -> ndarray:
+        """numpy's choice: elements of the 1-D ``a`` (of ``arange(a)`` for an integer) drawn
+        uniformly or with probabilities ``p`` (numpy's checks: 1-D, non-negative, summing
+        to 1), with or without replacement (without: a random order's first ones, or with
+        ``p`` keys u ** (1 / p) in decreasing order, the distribution of numpy's successive
+        draws)."""
+        from . import indexing, scan, sorting, ufuncs
+        from .array import asarray
+        from .ranges import arange
+        population = None
+        if isinstance(a, (int, np.integer)):
+            n = operator.index(a)
+            if n <= 0:
+                raise ValueError("a must be greater than 0 unless no samples are taken")
+        else:
+            population = asarray(a)
+            if population.ndim != 1:
+                raise ValueError("a must be 1-dimensional or an integer")
+            n = population.shape[0]
+            if n == 0 and size != 0 and _shape(size) != (0,):
+                raise ValueError("'a' cannot be empty unless no samples are taken")
+        shape = _shape(size)
+        count = int(np.prod(shape, dtype=np.int64))
+        if p is not None:
+            weights = np.asarray(p.get() if isinstance(p, ndarray) else p, dtype=np.float64)
+            if weights.ndim != 1:
+                raise ValueError("'p' must be 1-dimensional")
+            if weights.size != n:
+                raise ValueError("'a' and 'p' must have same size")
+            if np.any(weights < 0):
+                raise ValueError("probabilities are not non-negative")
+            if abs(np.sum(weights) - 1) > np.sqrt(np.finfo(np.float64).eps):
+                raise ValueError("probabilities do not sum to 1")
+            if not replace and np.count_nonzero(weights) < count:
+                raise ValueError("Fewer non-zero entries in p than size")
+        if not replace and count > n:
+            raise ValueError("Cannot take a larger sample than population when "
+                             "'replace=False'")
+        if p is None and replace:
+            picks = self.randint(0, n, size=count) if count else arange(0, dtype=np.int64)
+        elif p is None:
+            picks = self._order(n)[:count]
+        elif replace:
+            cdf = scan.cumsum(asarray(weights))
+            cdf = ufuncs.apply(np.true_divide, cdf, cdf[-1])
+            picks = sorting.searchsorted(cdf, self.uniform(size=count), side="right")
+        else:
+            # the largest u ** (1 / p), as log(u) / p (0 weights: -inf, never among the first)
+            with np.errstate(divide="ignore"):
+                keys = ufuncs.apply(np.true_divide, ufuncs.apply(np.log, self.uniform(size=n)),
+                                    asarray(weights))
+            picks = sorting.argsort(ufuncs.apply(np.negative, keys))[:count]
+        picks = picks.reshape(shape)
+        return picks if population is None else indexing.take(population, picks)
+
 
 _global = RandomState(0)
 
@@ -276,3 +362,15 @@ def standard_normal(size=None, dtype=np.float64):
 
 def randint(low, high=None, size=None, dtype=np.int64):
     return _global.randint(low, high, size, dtype)
+
+
+def permutation(x):
+    return _global.permutation(x)
+
+
+def shuffle(x) -> None:
+    _global.shuffle(x)
+
+
+def choice(a, size=None, replace=True, p=None):
+    return _global.choice(a, size, replace, p)

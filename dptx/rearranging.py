@@ -1,6 +1,6 @@
 """numpy's rearranging routines on dptx arrays, made of views, device copies and gathers:
 ``flip``/``fliplr``/``flipud`` (views with negative strides, as numpy's), ``roll``, ``tile``,
-``repeat`` (one count, or one per element), ``diff``."""
+``repeat`` (one count, or one per element), ``diff``, ``ediff1d``."""
 from __future__ import annotations
 
 import numpy as np
@@ -127,3 +127,25 @@ def diff(a, n=1, axis=-1) -> ndarray:
     for _ in range(n):
         a = ufuncs.apply(op, a[tuple(upper)], a[tuple(lower)])
     return a
+
+
+def ediff1d(ary, to_end=None, to_begin=None) -> ndarray:
+    """numpy.ediff1d: the differences of the flattened array in its type, with ``to_begin``
+    and ``to_end`` (flattened, converted under numpy's same_kind rule) before and after."""
+    a = asarray(ary).reshape(-1)
+    if a.dtype == np.bool_:
+        raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the "
+                        "bitwise_xor, the `^` operator, or the logical_xor function instead.")
+    parts = []
+    for name, extra in (("to_begin", to_begin), ("to_end", to_end)):
+        if extra is None:
+            parts.append(None)
+            continue
+        extra = asarray(extra if isinstance(extra, ndarray) else np.asarray(extra)).reshape(-1)
+        if not np.can_cast(extra.dtype, a.dtype, casting="same_kind"):
+            raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under the "
+                            f"`same_kind` rule.")
+        parts.append(extra.astype(a.dtype))
+    middle = ufuncs.apply(np.subtract, a[1:], a[:-1]) if a.size else a[:0].copy()
+    pieces = [p for p in (parts[0], middle, parts[1]) if p is not None]
+    return concatenate(pieces) if len(pieces) > 1 else middle

@@ -574,3 +574,123 @@ def test_svd_follows_numpy(client, dtype):
                                    np.linalg.svd(a, compute_uv=False), rtol=tol,
                                    atol=tol * max(1.0, float(np.abs(a).sum())))
     _same_error(lambda xp: xp.linalg.svd(xp.asarray(np.ones(3))))
+
+
+@pytest.mark.cpu_workers("made of svd, qr and products, which run on the mixed one")
+def test_pinv_lstsq_matrix_rank_cond_follow_numpy(client):
+    """The routines made of an SVD, against numpy's to rounding: pseudo-inverses of tall,
+    wide, square, stacked and rank-deficient matrices, least squares (the minimum-norm
+    solution of a deficient system, residuals only at full rank with more rows), ranks and
+    condition numbers of every norm, a singular matrix's inf."""
+    deficient = RNG.standard_normal((6, 2)) @ RNG.standard_normal((2, 4))      # rank 2
+    for a in (RNG.standard_normal((5, 3)), RNG.standard_normal((3, 5)),
+              RNG.standard_normal((2, 4, 4)), deficient):
+        d = dptx.asarray(a)
+        _same(np.linalg.pinv(d), np.linalg.pinv(a), exact=False)
+        _same(np.linalg.matrix_rank(d), np.linalg.matrix_rank(a))
+    _same(np.linalg.pinv(dptx.asarray(deficient), rtol=None),
+          np.linalg.pinv(deficient, rtol=None), exact=False)
+    _same_error(lambda xp: xp.linalg.pinv(xp.asarray(deficient), rcond=1e-3, rtol=1e-3))
+    _same(np.linalg.matrix_rank(dptx.asarray(np.zeros(4))), np.array(0))
+    sq = RNG.standard_normal((2, 4, 4))
+    for p in (None, 2, -2, 1, -1, np.inf, -np.inf, "fro"):
+        _same(np.linalg.cond(dptx.asarray(sq), p), np.linalg.cond(sq, p), exact=False)
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    for p in (1, np.inf):
+        _same(np.linalg.cond(dptx.asarray(singular), p), np.linalg.cond(singular, p))
+    for a, b in ((RNG.standard_normal((7, 3)), RNG.standard_normal(7)),
+                 (RNG.standard_normal((7, 3)), RNG.standard_normal((7, 2))),
+                 (deficient, RNG.standard_normal(6)), (RNG.standard_normal((3, 5)),
+                                                       RNG.standard_normal(3))):
+        x, res, rank, s = np.linalg.lstsq(dptx.asarray(a), dptx.asarray(b))
+        wx, wres, wrank, ws = np.linalg.lstsq(a, b)
+        _same(x, wx, exact=False)
+        _same(res, wres, exact=False)
+        _same(s, ws, exact=False)
+        assert rank == wrank and isinstance(rank, int)
+    _same_error(lambda xp: xp.linalg.lstsq(xp.asarray(np.ones((3, 2))), xp.asarray(np.ones(4))))
+
+
+def test_choose_compress_extract_ediff1d_block_follow_numpy(client):
+    a = RNG.integers(0, 3, (4, 5))
+    choices = [RNG.standard_normal((4, 5)), RNG.standard_normal(5), np.float64(7.5)]
+    dchoices = [dptx.asarray(np.asarray(c)) for c in choices]
+    _same(np.choose(dptx.asarray(a), dchoices), np.choose(a, choices))
+    for mode in ("wrap", "clip"):
+        _same(np.choose(dptx.asarray(a * 2 - 2), dchoices, mode=mode),
+              np.choose(a * 2 - 2, choices, mode=mode))
+    _same_error(lambda xp: xp.choose(xp.asarray(a + 1), [xp.asarray(np.asarray(c))
+                                                         for c in choices]))
+    x = RNG.standard_normal((3, 4))
+    for condition, axis in (([True, False, True], 0), ([False, True], 1),
+                            ([False, True, True, False, True], None)):
+        _same(np.compress(dptx.asarray(np.array(condition)), dptx.asarray(x), axis=axis),
+              np.compress(condition, x, axis=axis))
+    _same(np.extract(dptx.asarray(x > 0), dptx.asarray(x)), np.extract(x > 0, x))
+    v = RNG.integers(-9, 9, (2, 5)).astype(np.int16)
+    _same(np.ediff1d(dptx.asarray(v), to_begin=dptx.asarray(np.array([-5, 7], np.int16)),
+                     to_end=dptx.asarray(np.array(99, np.int16))),
+          np.ediff1d(v, to_begin=np.array([-5, 7], np.int16), to_end=np.int16(99)))
+    _same(np.ediff1d(dptx.asarray(v.astype(np.float32))), np.ediff1d(v.astype(np.float32)))
+    _same_error(lambda xp: xp.ediff1d(xp.asarray(v), to_end=xp.asarray(np.array([1.5]))))
+    A, B = np.eye(2), np.arange(6.0).reshape(2, 3)
+    for nest in ([[A, B], [np.zeros((1, 2)), np.full((1, 3), 7.0)]], [A[0], B[0]],
+                 [[A], [A]], [[[1.0, 2.0]], [[3.0, 4.0]]]):
+        def device(x):
+            return [device(y) for y in x] if isinstance(x, list) else dptx.asarray(np.asarray(x))
+        _same(dptx.block(device(nest)), np.block(nest))
+    for bad in ([[A], A], [[[A, A]], [[A]], [A]], [], (A, A)):
+        _same_error(lambda xp: xp.block(bad))
+
+
+def test_array_queries_and_construction_follow_numpy(client):
+    h = np.arange(24.0).reshape(4, 6)
+    x = dptx.asarray(h)
+    for pick in (lambda m: (m[:, ::2], m[:, 1::2]), lambda m: (m[0], m[1]),
+                 lambda m: (m[1:3], m[2:]), lambda m: (m[::-1, 1], m[:, 1]),
+                 lambda m: (m.T, m), lambda m: (m[:, 1::3], m[:, 2::3])):
+        assert np.shares_memory(*pick(x)) == np.shares_memory(*pick(h))
+    assert dptx.get_array_module(h, x) is dptx and dptx.get_array_module(h) is np
+    assert not np.iscomplexobj(x) and np.isrealobj(x)
+    _same(np.isreal(x), np.isreal(h))
+    _same(np.iscomplex(x), np.iscomplex(h))
+    _same(dptx.fromfunction(lambda i, j: i * 10 + j, (3, 4), dtype=np.int32),
+          np.fromfunction(lambda i, j: i * 10 + j, (3, 4), dtype=np.int32))
+    raw = np.arange(10, dtype=np.int16).tobytes()
+    _same(dptx.frombuffer(raw, dtype=np.int16, count=4, offset=2),
+          np.frombuffer(raw, dtype=np.int16, count=4, offset=2))
+    _same_error(lambda xp: xp.frombuffer(b"abc", dtype=np.int16))
+
+
+def test_permutation_shuffle_choice(client):
+    """The random orders and samples: permutations of the right elements (rows whole),
+    reproducible by seed; choice's values in range, its frequencies near p (a fixed seed:
+    the bounds are 6 standard deviations), no repeats without replacement, numpy's errors."""
+    rs = dptx.random.RandomState(42)
+    p = rs.permutation(1000).get()
+    assert np.array_equal(np.sort(p), np.arange(1000)) and not np.array_equal(p, np.arange(1000))
+    assert np.array_equal(dptx.random.RandomState(42).permutation(1000).get(), p)
+    rows = dptx.asarray(np.arange(20).reshape(10, 2))
+    shuffled = rs.permutation(rows).get()
+    assert np.array_equal(np.sort(shuffled[:, 0]), np.arange(0, 20, 2))
+    assert np.array_equal(shuffled[:, 1], shuffled[:, 0] + 1)
+    rs.shuffle(rows)
+    got = rows.get()
+    assert np.array_equal(np.sort(got[:, 0]), np.arange(0, 20, 2))
+    n = 200_000
+    for weights in (None, np.array([0.1, 0.2, 0.3, 0.4])):
+        draws = rs.choice(dptx.asarray(np.array([10, 20, 30, 40])), size=n, p=weights).get()
+        want = np.full(4, 0.25) if weights is None else weights
+        counts = np.array([np.sum(draws == v) for v in (10, 20, 30, 40)])
+        assert counts.sum() == n
+        assert np.all(np.abs(counts - n * want) < 6 * np.sqrt(n * want * (1 - want)))
+    unique = rs.choice(50, size=(5, 4), replace=False).get()
+    assert unique.shape == (5, 4) and len(set(unique.ravel())) == 20 and unique.max() < 50
+    weighted = rs.choice(6, size=3, replace=False, p=[0.2, 0, 0.3, 0.1, 0, 0.4]).get()
+    assert len(set(weighted)) == 3 and not set(weighted) & {1, 4}
+    for call in (lambda xp: xp.random.choice(5, size=6, replace=False),
+                 lambda xp: xp.random.choice(4, size=3, replace=False, p=[0.5, 0.5, 0, 0]),
+                 lambda xp: xp.random.choice(3, p=[0.5, 0.6, 0.1]),
+                 lambda xp: xp.random.choice(3, p=[0.5, 0.5]),
+                 lambda xp: xp.random.choice(0)):
+        _same_error(call)

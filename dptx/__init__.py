@@ -44,6 +44,8 @@ from .index_tricks import (choose, compress, diag_indices, diag_indices_from, ex
 from .array_queries import (get_array_module, iscomplex, iscomplexobj, isreal, isrealobj,
                             shares_memory)
 from .construction import frombuffer, fromfunction
+from .windows import bartlett, blackman, hamming, hanning, i0, kaiser
+from .functional import apply_along_axis, apply_over_axes, piecewise
 from .selection import argwhere, flatnonzero, nonzero
 from .setops import intersect1d, isin, setdiff1d, setxor1d, union1d
 from .padding import pad
@@ -120,6 +122,8 @@ __all__ = [
     "trim_zeros", "geomspace", "diagflat", "vander", "angle", "fix", "imag", "isneginf",
     "isposinf", "polyval", "real", "sinc", "histogram2d", "histogramdd", "block", "choose",
     "compress", "ediff1d", "extract", "frombuffer", "fromfunction", "get_array_module",
-    "iscomplex", "iscomplexobj", "isreal", "isrealobj", "shares_memory",
+    "iscomplex", "iscomplexobj", "isreal", "isrealobj", "shares_memory", "bartlett",
+    "blackman", "hamming", "hanning", "i0", "kaiser", "apply_along_axis", "apply_over_axes",
+    "piecewise",
 ]
 __all__ += sorted(_UFUNCS) + sorted(_NUMPY_NAMES)

@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import (array_queries, binning, calculus, construction, contractions, convolution,
-               covariance, editing, histogramdd, index_tricks, indexing, interpolation, joining, linalg, matrices,
-               nanfunctions, numeric, padding, rearranging, reductions, scan, selection, setops,
-               sorting, statistics, tensor_products, ufunc_api, ufuncs, views)
+               covariance, editing, functional, histogramdd, index_tricks, indexing,
+               interpolation, joining, linalg, matrices, nanfunctions, numeric, padding,
+               rearranging, reductions, scan, selection, setops, sorting, statistics,
+               tensor_products, ufunc_api, ufuncs, views, windows)
 from .array import (asarray, copy, expand_dims, install_device_indexing, may_share_memory,
                     ndarray, ravel, reshape, squeeze, swapaxes, transpose, zeros)
 from .errors import DptxError
@@ -110,8 +111,8 @@ _FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsor
 
 # modules whose public functions are numpy's of the same names (each lists them in __all__)
 for _module in (array_queries, binning, calculus, construction, contractions, convolution,
-                covariance, editing, histogramdd, index_tricks, interpolation, nanfunctions,
-                padding, setops, statistics, tensor_products, views):
+                covariance, editing, functional, histogramdd, index_tricks, interpolation, nanfunctions,
+                padding, setops, statistics, tensor_products, views, windows):
     _FUNCTIONS.update({getattr(np, name): getattr(_module, name) for name in _module.__all__})
 _FUNCTIONS.update({getattr(np.linalg, name): getattr(linalg, name) for name in linalg.__all__})
 

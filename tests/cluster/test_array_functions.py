@@ -694,3 +694,49 @@ def test_permutation_shuffle_choice(client):
                  lambda xp: xp.random.choice(3, p=[0.5, 0.5]),
                  lambda xp: xp.random.choice(0)):
         _same_error(call)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")   # numpy's, on kaiser's sqrt of < 0
+def test_windows_and_i0_follow_numpy(client):
+    """The window functions and i0, against numpy's: to an ulp of the devices' cos and exp
+    (i0 of float64 is numpy's bit for bit on the CPU workers), float32 and float16 computed
+    in their own types."""
+    x = np.concatenate([np.linspace(-20, 20, 41), [0.0, 8.0, 8.000001, 80.0]])
+    _same(np.i0(dptx.asarray(x)), np.i0(x), exact=False)
+    _same(np.i0(dptx.asarray(x.astype(np.float32))), np.i0(x.astype(np.float32)), exact=False)
+    _same(np.i0(dptx.asarray(np.arange(-9, 10))), np.i0(np.arange(-9, 10)), exact=False)
+    half = np.linspace(-10, 10, 21).astype(np.float16)
+    _same(np.i0(dptx.asarray(half)), np.i0(half))
+    for M in (-3, 0, 1, 2, 5, 5.5, 51):
+        for name in ("bartlett", "blackman", "hamming", "hanning"):
+            _same(getattr(dptx, name)(M), getattr(np, name)(M), exact=False)
+        if M >= 1:
+            for beta in (0.0, 14.0):
+                _same(dptx.kaiser(M, beta), np.kaiser(M, beta), exact=False)
+
+
+def test_piecewise_apply_along_axis_apply_over_axes_follow_numpy(client):
+    x = np.linspace(-2.5, 2.5, 11)
+    d = dptx.asarray(x)
+    for conditions, functions in (
+            (lambda v: [v < 0, v >= 0], [-1, 1]),
+            (lambda v: [v < 0, v >= 0], [lambda v: -v, lambda v: v * 2]),
+            (lambda v: [v < -1, v > 1], [lambda v: v ** 2, 7.5, lambda v: v + 100]),
+            (lambda v: v > 0, [lambda v: v * 10, -1]),
+            (lambda v: [v > 100], [lambda v: v * 10, -1])):      # a condition never true
+        _same(np.piecewise(d, conditions(d), functions), np.piecewise(x, conditions(x), functions))
+    m = np.arange(6).reshape(2, 3)
+    _same(np.piecewise(dptx.asarray(m), [dptx.asarray(m) > 2], [lambda v: v * 10, -1]),
+          np.piecewise(m, [m > 2], [lambda v: v * 10, -1]))
+    _same_error(lambda xp: xp.piecewise(xp.asarray(x), [xp.asarray(x) < 0], [1, 2, 3]))
+    a = np.arange(24.0).reshape(2, 3, 4)
+    da = dptx.asarray(a)
+    for axis in (0, 2, -2):
+        _same(np.apply_along_axis(lambda v: v.sum(), axis, da),
+              np.apply_along_axis(lambda v: v.sum(), axis, a))
+        _same(np.apply_along_axis(lambda v: v[::-1] * 2, axis, da),
+              np.apply_along_axis(lambda v: v[::-1] * 2, axis, a))
+    _same(np.apply_along_axis(lambda v: np.outer(v, v), 1, da),
+          np.apply_along_axis(lambda v: np.outer(v, v), 1, a))
+    _same(np.apply_over_axes(np.sum, da, [0, 2]), np.apply_over_axes(np.sum, a, [0, 2]))
+    _same_error(lambda xp: xp.apply_along_axis(lambda v: v, 0, xp.asarray(np.ones((3, 0)))))

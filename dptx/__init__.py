@@ -35,7 +35,8 @@ from .nanfunctions import (nanargmax, nanargmin, nancumprod, nancumsum, nanmax, 
                            nansum, nanvar)
 from . import random  # noqa: E402  (dptx.random, as cupy.random)
 from .numeric import (allclose, angle, around, array_equal, fix, imag, isclose, isneginf,
-                      isposinf, nan_to_num, polyval, real, round_ as round, sinc, std, var)
+                      isposinf, nan_to_num, polyfit, polyval, real, round_ as round, sinc, std,
+                      unwrap, var)
 from .indexing import put, take
 from .index_tricks import (choose, compress, diag_indices, diag_indices_from, extract,
                            indices, ix_, place, put_along_axis, putmask, ravel_multi_index,
@@ -124,6 +125,6 @@ __all__ = [
     "compress", "ediff1d", "extract", "frombuffer", "fromfunction", "get_array_module",
     "iscomplex", "iscomplexobj", "isreal", "isrealobj", "shares_memory", "bartlett",
     "blackman", "hamming", "hanning", "i0", "kaiser", "apply_along_axis", "apply_over_axes",
-    "piecewise",
+    "piecewise", "polyfit", "unwrap",
 ]
 __all__ += sorted(_UFUNCS) + sorted(_NUMPY_NAMES)

@@ -101,7 +101,8 @@ _FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsor
               np.vander: matrices.vander, np.sinc: numeric.sinc, np.fix: numeric.fix,
               np.isposinf: numeric.isposinf, np.isneginf: numeric.isneginf,
               np.real: numeric.real, np.imag: numeric.imag, np.angle: numeric.angle,
-              np.polyval: numeric.polyval,
+              np.polyval: numeric.polyval, np.polyfit: numeric.polyfit,
+              np.unwrap: numeric.unwrap,
               # what numpy reads of an array's description only (nothing moves)
               np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim,
               np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis],

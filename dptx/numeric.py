@@ -1,7 +1,8 @@
 """numpy functions built from the array API's launches, following numpy's own definitions step
 by step (so their types, NaN handling and rounding are numpy's): ``round``/``around``,
 ``isclose``/``allclose``/``array_equal``, ``var``/``std``, ``sinc``, ``fix``,
-``isposinf``/``isneginf``, ``real``/``imag``/``angle`` (of real arrays), ``polyval``.
+``isposinf``/``isneginf``, ``real``/``imag``/``angle`` (of real arrays), ``polyval``,
+``polyfit`` (numpy's scaled Vandermonde matrix through ``linalg.lstsq``), ``unwrap``.
 Everything stays on the devices; where numpy returns a Python bool (``allclose``,
 ``array_equal``) the result is a 0-d array, as CuPy's, which ``bool()`` and ``assert`` read."""
 from __future__ import annotations
@@ -207,3 +208,106 @@ def polyval(p, x):
     for k in range(p.shape[0]):
         y = ufuncs.apply(np.add, ufuncs.apply(np.multiply, y, x), p[k])
     return y
+
+
+def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi) -> ndarray:
+    """numpy.unwrap: jumps between neighbours along ``axis`` larger than ``discont`` (half
+    the period by default) taken back by whole periods, numpy's steps (its boundary rule for
+    a jump of exactly half a period, integer periods exactly)."""
+    from .array import _axes
+    from .rearranging import diff
+    from .scan import cumsum
+    p = asarray(p)
+    nd = p.ndim
+    ax = _axes((axis,), nd)[0]
+    dd = diff(p, axis=ax)
+    if discont is None:
+        discont = period / 2
+    later = [slice(None)] * nd
+    later[ax] = slice(1, None)
+    later = tuple(later)
+    dtype = np.result_type(dd.dtype, period)
+    if np.issubdtype(dtype, np.integer):
+        high, rem = divmod(period, 2)
+        ambiguous = rem == 0
+    else:
+        high = period / 2
+        ambiguous = True
+    low = -high
+    ddmod = ufuncs.apply(np.add, ufuncs.apply(np.mod, ufuncs.apply(np.subtract, dd, low),
+                                              period), low)
+    if ambiguous:
+        at_low = ufuncs.apply(np.logical_and, ufuncs.apply(np.equal, ddmod, low),
+                              ufuncs.apply(np.greater, dd, 0))
+        ddmod = ufuncs.where(at_low, np.array(high, ddmod.dtype)[()], ddmod)
+    correct = ufuncs.apply(np.subtract, ddmod, dd)
+    small = ufuncs.apply(np.less, ufuncs.apply(np.absolute, dd), discont)
+    correct = ufuncs.where(small, np.array(0, correct.dtype)[()], correct)
+    up = ufuncs.astype(p, dtype) if p.dtype != dtype else p.copy()
+    up[later] = ufuncs.apply(np.add, p[later], cumsum(correct, axis=ax))
+    return up
+
+
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """numpy.polyfit: the least-squares polynomial of degree ``deg`` (coefficients highest
+    first; one column per column of a 2-D y), numpy's scaled Vandermonde matrix through
+    ``lstsq``; ``full`` adds (residuals, rank, singular values, rcond), ``cov`` the
+    covariance matrices (scaled by the residuals over the degrees of freedom, or not with
+    'unscaled'); numpy's RankWarning where the rank falls short."""
+    import warnings
+    from . import reductions as red
+    from .lu import inv
+    from .matrices import vander
+    from .pseudoinverse import lstsq
+    order = int(deg) + 1
+    x = ufuncs.apply(np.add, asarray(x), 0.0)
+    y = ufuncs.apply(np.add, asarray(y), 0.0)
+    if deg < 0:
+        raise ValueError("expected deg >= 0")
+    if x.ndim != 1:
+        raise TypeError("expected 1D vector for x")
+    if x.size == 0:
+        raise TypeError("expected non-empty vector for x")
+    if y.ndim < 1 or y.ndim > 2:
+        raise TypeError("expected 1D or 2D array for y")
+    if x.shape[0] != y.shape[0]:
+        raise TypeError("expected x and y to have same length")
+    if rcond is None:
+        rcond = len(x) * np.finfo(x.dtype).eps
+    lhs = vander(x, order)
+    rhs = y
+    if w is not None:
+        w = ufuncs.apply(np.add, asarray(w), 0.0)
+        if w.ndim != 1:
+            raise TypeError("expected a 1-d array for weights")
+        if w.shape[0] != y.shape[0]:
+            raise TypeError("expected w and y to have the same length")
+        lhs = ufuncs.apply(np.multiply, lhs, w[:, None])
+        rhs = ufuncs.apply(np.multiply, rhs, w if rhs.ndim == 1 else w[:, None])
+    scale = ufuncs.apply(np.sqrt, red.sum_(ufuncs.apply(np.multiply, lhs, lhs), axis=0))
+    lhs = ufuncs.apply(np.true_divide, lhs, scale)
+    c, resids, rank, s = lstsq(lhs, rhs, rcond)
+    c = ufuncs.apply(np.true_divide, c.T, scale).T
+    if rank != order and not full:
+        warnings.warn("Polyfit may be poorly conditioned", np.exceptions.RankWarning,
+                      stacklevel=2)
+    if full:
+        return c, resids, rank, s, rcond
+    if cov:
+        Vbase = inv(red.matmul(lhs.T, lhs))
+        Vbase = ufuncs.apply(np.true_divide, Vbase, _outer(scale))
+        if cov == "unscaled":
+            fac = 1
+        else:
+            if len(x) <= order:
+                raise ValueError("the number of data points must exceed order to scale "
+                                 "the covariance matrix")
+            fac = ufuncs.apply(np.true_divide, resids, len(x) - order)
+        if y.ndim == 1:
+            return c, ufuncs.apply(np.multiply, Vbase, fac)
+        return c, ufuncs.apply(np.multiply, Vbase[:, :, None], fac)
+    return c
+
+
+def _outer(v):
+    return ufuncs.apply(np.multiply, v[:, None], v[None, :])

@@ -740,3 +740,39 @@ def test_piecewise_apply_along_axis_apply_over_axes_follow_numpy(client):
           np.apply_along_axis(lambda v: np.outer(v, v), 1, a))
     _same(np.apply_over_axes(np.sum, da, [0, 2]), np.apply_over_axes(np.sum, a, [0, 2]))
     _same_error(lambda xp: xp.apply_along_axis(lambda v: v, 0, xp.asarray(np.ones((3, 0)))))
+
+
+@pytest.mark.cpu_workers("made of lstsq (svd) and element-wise launches tested on both")
+def test_polyfit_and_unwrap_follow_numpy(client):
+    x = np.linspace(0, 3, 20)
+    y = 2 * x ** 3 - x + 1 + RNG.standard_normal(20) * 0.1
+    Y = np.stack([y, 2 * y], axis=1)
+    weights = RNG.random(20)
+    dx, dy, dY = dptx.asarray(x), dptx.asarray(y), dptx.asarray(Y)
+    for deg in (0, 1, 3):
+        _same(np.polyfit(dx, dy, deg), np.polyfit(x, y, deg), exact=False)
+    _same(np.polyfit(dx, dY, 2), np.polyfit(x, Y, 2), exact=False)
+    _same(np.polyfit(dx, dy, 2, w=dptx.asarray(weights)), np.polyfit(x, y, 2, w=weights),
+          exact=False)
+    for cov in (True, "unscaled"):
+        for target, host in ((dy, y), (dY, Y)):
+            got, want = np.polyfit(dx, target, 2, cov=cov), np.polyfit(x, host, 2, cov=cov)
+            _same(got[0], want[0], exact=False)
+            np.testing.assert_allclose(got[1].get(), want[1], rtol=1e-8)
+    got, want = np.polyfit(dx, dy, 2, full=True), np.polyfit(x, y, 2, full=True)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g.get() if isinstance(g, dptx.ndarray) else g), w,
+                                   rtol=1e-8)
+    with pytest.warns(np.exceptions.RankWarning, match="poorly conditioned"):
+        np.polyfit(dptx.asarray(np.ones(5)), dptx.asarray(np.ones(5)), 2)
+    _same_error(lambda xp: xp.polyfit(xp.asarray(np.ones((2, 2))), xp.asarray(np.ones(2)), 1))
+    phase = np.cumsum(RNG.uniform(-2.5, 2.5, 60))
+    wrapped = np.angle(np.exp(1j * phase))
+    _same(np.unwrap(dptx.asarray(wrapped)), np.unwrap(wrapped), exact=False)
+    _same(np.unwrap(dptx.asarray(wrapped.reshape(6, 10)), axis=0),
+          np.unwrap(wrapped.reshape(6, 10), axis=0), exact=False)
+    steps = np.array([0, 3, 7, 2, 9, 1, 6])
+    for period in (6, 7):                  # integer periods: numpy's exact boundary rule
+        _same(np.unwrap(dptx.asarray(steps), period=period), np.unwrap(steps, period=period))
+    _same(np.unwrap(dptx.asarray(wrapped), discont=4.0), np.unwrap(wrapped, discont=4.0),
+          exact=False)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import outputs, reductions, ufuncs
-from .array import asarray, ndarray, zeros_like
+from .array import _axes, asarray, ndarray, zeros_like
 from .elementwise import ElementwiseKernel, KernelCache
 from .errors import DptxError
 
@@ -115,31 +115,66 @@ def array_equal(a1, a2, equal_nan=False) -> ndarray:
     return reductions.all_(same)
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+_UNSET = object()
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
+        correction=_UNSET):
     """numpy.var, as numpy's ``_var`` computes it: the mean (kept dimensions, in ``dtype``,
-    float64 for integers and booleans), the squared deviations, their sum divided by
-    ``count - ddof`` (at least 0)."""
-    reductions._no_extra(kwargs, "var")
+    float64 for integers and booleans; or the ``mean=`` given), the squared deviations,
+    their sum divided by ``count - ddof`` (at least 0); ``where=`` counts and sums the
+    selected elements only; ``correction`` is ``ddof``'s other name; numpy's warning where
+    a slice has no degrees of freedom."""
+    import warnings
+    if correction is not _UNSET:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = correction
     a = asarray(a)
+    axes = tuple(range(a.ndim)) if axis is None else \
+        _axes(axis if isinstance(axis, tuple) else (axis,), a.ndim)
+    if where is True:
+        count = int(np.prod([a.shape[k] for k in axes], dtype=np.int64))
+        short = ddof >= count
+        kept = count
+    else:
+        mask = reductions._where_mask(where, a.shape)
+        ones = ufuncs.astype(mask, np.int64) if mask.shape == a.shape else \
+            reductions._broadcast_count(mask, a.shape)
+        kept = reductions.sum_(ones, axis=axis, keepdims=True)
+        count = kept if keepdims else kept.reshape(
+            tuple(n for k, n in enumerate(a.shape) if k not in axes))
+        short = bool(reductions.any_(ufuncs.apply(np.greater_equal, ddof, count)).get())
+    if short:
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
     if dtype is None and a.dtype.kind in "iub":
         dtype = np.float64
-    total = reductions.sum_(a, axis=axis, dtype=dtype, keepdims=True)
-    count = a.size // total.size if total.size else 0
-    mean = ufuncs.apply(np.true_divide, total, count)
-    deviation = ufuncs.apply(np.subtract, a, mean)
+    if mean is not None:
+        center = asarray(mean)
+    else:
+        total = reductions.sum_(a, axis=axis, dtype=dtype, keepdims=True, where=where)
+        center = ufuncs.apply(np.true_divide, total, kept)
+        if center.dtype != total.dtype:          # numpy divides into the sum (unsafe)
+            center = ufuncs.astype(center, total.dtype)
+    deviation = ufuncs.apply(np.subtract, a, center)
     squares = ufuncs.apply(np.multiply, deviation, deviation)
-    result = ufuncs.apply(np.true_divide,
-                          reductions.sum_(squares, axis=axis, dtype=dtype, keepdims=keepdims),
-                          max(count - ddof, 0))
+    total = reductions.sum_(squares, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+    dof = max(count - ddof, 0) if where is True else \
+        ufuncs.apply(np.maximum, ufuncs.apply(np.subtract, count, ddof), 0)
+    result = ufuncs.apply(np.true_divide, total, dof)
+    if result.dtype != total.dtype:
+        result = ufuncs.astype(result, total.dtype)
     if out is None:
         return result
     return outputs.store(out, result, "var")      # numpy: unsafe
 
 
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
+        correction=_UNSET):
     """numpy.std: the square root of ``var``."""
     result = ufuncs.apply(np.sqrt, var(a, axis=axis, dtype=dtype, ddof=ddof,
-                                       keepdims=keepdims, **kwargs))
+                                       keepdims=keepdims, where=where, mean=mean,
+                                       correction=correction))
     if out is None:
         return result
     return outputs.store(out, result, "std", casting="same_kind")

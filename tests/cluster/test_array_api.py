@@ -1117,12 +1117,28 @@ def test_stacking_rounding_closeness_and_variance_follow_numpy(client):
                       exact=False)
                 _same(dev.std(axis=axis, ddof=ddof, keepdims=True),
                       host.std(axis=axis, ddof=ddof, keepdims=True), exact=False)
+        # where= (the selected elements' count and sums), correction=, mean=
+        mask = RNG.random(4) > 0.3
+        mask[0] = True
+        for axis in (None, 0, 1):
+            _same(np.var(dev, axis=axis, where=mask), np.asarray(np.var(host, axis=axis,
+                                                                         where=mask)),
+                  exact=False)
+            _same(np.std(dev, axis=axis, correction=1, where=mask, keepdims=True),
+                  np.std(host, axis=axis, correction=1, where=mask, keepdims=True), exact=False)
+        center = host.mean(axis=1, keepdims=True)
+        _same(np.var(dev, axis=1, mean=dptx.asarray(center)), np.var(host, axis=1, mean=center),
+              exact=False)
         _same(np.stack([dev, dev], axis=1), np.stack([host, host], axis=1))
         _same(dptx.stack([dev, dev], axis=-1), np.stack([host, host], axis=-1))
         _same(np.vstack([dev, dev[0]]), np.vstack([host, host[0]]))
         _same(np.hstack([dev, dev]), np.hstack([host, host]))
         _same(np.hstack([dev[0], dev[1]]), np.hstack([host[0], host[1]]))
         _same(np.column_stack([dev[0], dev[1]]), np.column_stack([host[0], host[1]]))
+    with pytest.warns(RuntimeWarning, match="Degrees of freedom <= 0 for slice"):
+        np.var(dptx.asarray(x[:, :1]), axis=1, ddof=1)
+    with pytest.raises(ValueError, match="ddof and correction can't be provided"):
+        np.var(dptx.asarray(x), ddof=1, correction=1)
     _same(np.round(dptx.asarray(x > 0)), np.round(x > 0))             # float16, as numpy
     with pytest.raises(TypeError, match="Cannot cast ufunc 'multiply'"):
         np.round(dptx.asarray(x > 0), 1)

@@ -199,16 +199,25 @@ def solve(a, b) -> ndarray:
     return B.reshape(batch + (n,)) if vector else B
 
 
-def inv(a) -> ndarray:
-    """numpy.linalg.inv: the inverse of each matrix of the stack (a solve for the identity)."""
+def _inverse(a):
+    """(the inverse of each matrix of the stack, each one's singularity flag or None when
+    there is nothing to invert)."""
     a = asarray(a)
     _square(a)
     T = _type(a)
     n = a.shape[-1]
     from .matrices import eye
     B = _stack(eye(n, dtype=T), a.shape, T)
-    if B.size:
-        info, _, _ = _factor(_stack(a, a.shape, T), B, det=False)
+    if not B.size:
+        return B, None
+    info, _, _ = _factor(_stack(a, a.shape, T), B, det=False)
+    return B, info
+
+
+def inv(a) -> ndarray:
+    """numpy.linalg.inv: the inverse of each matrix of the stack (a solve for the identity)."""
+    B, info = _inverse(a)
+    if info is not None:
         _raise_if_singular(info)
     return B
 
@@ -216,17 +225,11 @@ def inv(a) -> ndarray:
 def inv_unchecked(a) -> ndarray:
     """The inverse of each square matrix of the stack, NaN for those that cannot be inverted
     (numpy.linalg.cond's inverse: its gufunc fills a failed inversion with NaN)."""
-    a = asarray(a)
-    _square(a)
-    T = _type(a)
-    n = a.shape[-1]
-    from .matrices import eye
-    B = _stack(eye(n, dtype=T), a.shape, T)
-    if B.size:
-        info, _, _ = _factor(_stack(a, a.shape, T), B, det=False)
-        failed = ufuncs.apply(np.not_equal, info, 0).reshape(a.shape[:-2] + (1, 1))
-        B = ufuncs.where(failed, np.nan, B).astype(T)
-    return B
+    B, info = _inverse(a)
+    if info is None:
+        return B
+    failed = ufuncs.apply(np.not_equal, info, 0).reshape(B.shape[:-2] + (1, 1))
+    return ufuncs.where(failed, np.nan, B).astype(B.dtype)
 
 
 def slogdet(a) -> tuple:

@@ -76,7 +76,7 @@ def cond(x, p=None):
     norm(x, p) norm(inv(x), p) with a matrix that cannot be inverted giving inf; a result
     NaN where x has no NaN becomes inf, as numpy's."""
     from . import linalg
-    from .lu import _square, inv_unchecked
+    from .lu import inv_unchecked
     x = asarray(x)
     _matrices(x)
     if x.shape[-1] == 0 or x.shape[-2] == 0:
@@ -87,8 +87,7 @@ def cond(x, p=None):
         r = ufuncs.apply(np.true_divide, last, first) if p == -2 else \
             ufuncs.apply(np.true_divide, first, last)
     else:
-        _square(x)
-        inverse = inv_unchecked(x)
+        inverse = inv_unchecked(x)             # (numpy's error for matrices not square)
         r = ufuncs.apply(np.multiply, linalg.norm(x, p, axis=(-2, -1)),
                          linalg.norm(inverse, p, axis=(-2, -1)))
         r = r.astype(_type(x))

@@ -783,10 +783,17 @@ def matmul(a, b, out=None):
         return result if out is None else outputs.store(out, result, "matmul",
                                                         casting="same_kind")
     if R == HALF:
-        # numpy's half loops multiply and add in float and round each sum once: the float32
-        # product (its sums in order in the tiled kernel; a vector's in a warp's order),
-        # then rounded
-        product = matmul(a.astype(np.float32), b.astype(np.float32))
+        # numpy's half loops multiply and add in float, in order, and round each sum once:
+        # the float32 product through the tiled kernel (its sums in order; a vector as a
+        # one-row or one-column matrix, as the vector kernels sum in a warp's order), then
+        # rounded
+        a32, b32 = a.astype(np.float32), b.astype(np.float32)
+        product = matmul(a32[None, :] if a.ndim == 1 else a32,
+                         b32[:, None] if b.ndim == 1 else b32)
+        if b.ndim == 1:
+            product = product[..., 0]
+        if a.ndim == 1:
+            product = product[..., 0, :] if b.ndim > 1 else product[..., 0]
         result = ufuncs.astype(product, HALF)
         return result if out is None else outputs.store(out, result, "matmul",
                                                         casting="same_kind")

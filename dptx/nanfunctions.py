@@ -34,20 +34,23 @@ def _replace_nan(a: ndarray, value):
     return (a, None) if mask is None else (ufuncs.where(mask, value, a), mask)
 
 
-def _numbers(mask: ndarray, axis, keepdims: bool, dtype=np.intp) -> ndarray:
-    """How many elements of each slice are numbers (where the NaN mask is False)."""
+def _numbers(mask: ndarray, axis, keepdims: bool, dtype=np.intp, where=True) -> ndarray:
+    """How many elements of each slice are numbers (where the NaN mask is False; of those
+    ``where`` selects)."""
     return reductions.sum_(ufuncs.apply(np.logical_not, mask), axis=axis, dtype=dtype,
-                           keepdims=keepdims)
+                           keepdims=keepdims, where=where)
 
 
-def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     a, _ = _replace_nan(asarray(a), 0)
-    return reductions.sum_(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    return reductions.sum_(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+                           initial=initial, where=where)
 
 
-def nanprod(a, axis=None, dtype=None, out=None, keepdims=False):
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     a, _ = _replace_nan(asarray(a), 1)
-    return reductions.prod(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    return reductions.prod(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+                           initial=initial, where=where)
 
 
 def _nan_extreme(a, axis, out, keepdims, op: str):
@@ -68,27 +71,26 @@ def nanmax(a, axis=None, out=None, keepdims=False):
     return _nan_extreme(a, axis, out, keepdims, "fmax")
 
 
-def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
-    """numpy.nanmean: the sum of the non-NaN elements divided by their count, in the sum's
-    type (NaN where a slice is all NaN)."""
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """numpy.nanmean: the sum of the non-NaN elements (of those ``where`` selects) divided
+    by their count, in the sum's type (NaN where a slice has none)."""
     a = asarray(a)
     arr, mask = _replace_nan(a, 0)
     if mask is None:
-        return reductions.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+        return reductions.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+                               where=where)
     if dtype is not None and np.dtype(dtype).kind != "f":
         raise TypeError("If a is inexact, then dtype must be inexact")
-    total = reductions.sum_(arr, axis=axis, dtype=dtype, keepdims=keepdims)
-    quotient = _divide_by_count(total, _numbers(mask, axis, keepdims))
+    total = reductions.sum_(arr, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+    quotient = _divide_by_count(total, _numbers(mask, axis, keepdims, where=where))
     return quotient if out is None else outputs.store(out, quotient, "nanmean")
 
 
-def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
            mean=None, correction=None):
-    """numpy.nanvar: the squared deviations of the non-NaN elements from their mean, summed
-    and divided by their count less ``ddof`` (NaN where that is <= 0), in numpy's types and
-    order of operations."""
-    if where is not None or mean is not None:
-        raise DptxError("nanvar/nanstd: where= and mean= are not supported on dptx arrays yet")
+    """numpy.nanvar: the squared deviations of the non-NaN elements (of those ``where``
+    selects) from their mean (or the ``mean=`` given), summed and divided by their count
+    less ``ddof`` (NaN where that is <= 0), in numpy's types and order of operations."""
     if correction is not None:
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
@@ -96,25 +98,30 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     a = asarray(a)
     arr, mask = _replace_nan(a, 0)
     if mask is None:
-        return numeric.var(arr, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+        return numeric.var(arr, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                           where=where, mean=mean)
     if dtype is not None and np.dtype(dtype).kind != "f":
         raise TypeError("If a is inexact, then dtype must be inexact")
     if out is not None and out.dtype.kind != "f":
         raise TypeError("If a is inexact, then out must be inexact")
-    count = _numbers(mask, axis, True)
-    avg = _divide_by_count(reductions.sum_(arr, axis=axis, dtype=dtype, keepdims=True), count)
+    count = _numbers(mask, axis, True, where=where)
+    if mean is not None:
+        avg = asarray(mean)
+    else:
+        avg = _divide_by_count(reductions.sum_(arr, axis=axis, dtype=dtype, keepdims=True,
+                                               where=where), count)
     # numpy subtracts into arr (its type, an unsafe cast), zeroes the NaNs' places, squares
     deviation = _in_type(ufuncs.apply(np.subtract, arr, avg), arr.dtype)
     deviation = ufuncs.where(mask, np.zeros((), arr.dtype)[()], deviation)
     squares = ufuncs.apply(np.multiply, deviation, deviation)
-    var = reductions.sum_(squares, axis=axis, dtype=dtype, keepdims=keepdims)
+    var = reductions.sum_(squares, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
     dof = ufuncs.apply(np.subtract, count if keepdims else count.reshape(var.shape), ddof)
     var = _divide_by_count(var, dof)
     var = ufuncs.where(ufuncs.apply(np.less_equal, dof, 0), np.array(np.nan, var.dtype)[()], var)
     return var if out is None else outputs.store(out, var, "nanvar")
 
 
-def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
            mean=None, correction=None):
     """numpy.nanstd: the square root of ``nanvar``, in its type."""
     var = nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where,

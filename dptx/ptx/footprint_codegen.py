@@ -160,7 +160,7 @@ class Emitter:
         ctx = useful(ctx, self.dag(node))
         # (a loop's steps are read without the selects' refinement: it evaluates other
         # phis, which may be evaluating this loop's: their values are kept apart)
-        key = (node.id, ctx, self._stepping)
+        key = (node.id, ctx, self._stepping > 0)
         found = self._values.get(key)
         if found is None:
             own = [r for n, r in ctx if n is node]

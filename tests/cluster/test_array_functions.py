@@ -180,6 +180,17 @@ def test_nan_reductions_follow_numpy(client, dtype):
             for name in ("nancumsum", "nancumprod"):
                 _same(getattr(dptx, name)(d, axis=axis), getattr(np, name)(x, axis=axis),
                       exact=False)
+        # where= (a mask broadcast along the first axis), initial=, mean=
+        mask = RNG.random((7, 5)) > 0.3
+        for axis, keepdims in ((None, False), (0, True), (2, False)):
+            for name in ("nansum", "nanprod", "nanmean", "nanvar", "nanstd"):
+                _same(getattr(np, name)(d, axis=axis, keepdims=keepdims, where=mask),
+                      getattr(np, name)(x, axis=axis, keepdims=keepdims, where=mask),
+                      exact=False)
+        _same(np.nansum(d, axis=1, initial=3), np.nansum(x, axis=1, initial=3), exact=False)
+        center = np.nanmean(x, axis=2, keepdims=True)
+        _same(np.nanvar(d, axis=2, mean=dptx.asarray(center)), np.nanvar(x, axis=2, mean=center),
+              exact=False)
     y = _with_nans((6, 7, 5), dtype, fraction=0.2)
     y[:, 3, 2] = 5.0                # no all-NaN slice along axis 0
     dy = dptx.asarray(y)

@@ -53,22 +53,25 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
                            initial=initial, where=where)
 
 
-def _nan_extreme(a, axis, out, keepdims, op: str):
+def _nan_extreme(a, axis, out, keepdims, op: str, initial, where):
     a = asarray(a)
     if a.dtype.kind != "f":
+        if where is not True and initial is None:      # (numpy reduces with fmin/fmax)
+            raise ValueError(f"reduction operation '{op}' does not have an identity, so to "
+                             f"use a where mask one has to specify 'initial'")
         fn = reductions.min_ if op == "fmin" else reductions.max_
-        return fn(a, axis=axis, out=out, keepdims=keepdims)
+        return fn(a, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
     # numpy's fmin.reduce: NaN only for an all-NaN slice (numpy also warns there: that
     # would need a wait for the result; CuPy does not warn either)
-    return reductions._reduce(a, op, axis, None, out, keepdims, a.dtype)
+    return reductions._reduce_where(a, op, axis, None, out, keepdims, a.dtype, where, initial)
 
 
-def nanmin(a, axis=None, out=None, keepdims=False):
-    return _nan_extreme(a, axis, out, keepdims, "fmin")
+def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    return _nan_extreme(a, axis, out, keepdims, "fmin", initial, where)
 
 
-def nanmax(a, axis=None, out=None, keepdims=False):
-    return _nan_extreme(a, axis, out, keepdims, "fmax")
+def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    return _nan_extreme(a, axis, out, keepdims, "fmax", initial, where)
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):

@@ -556,7 +556,9 @@ def all_(a, axis=None, out=None, keepdims=False, **kwargs):
 
 
 _IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
-_COMBINE = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum}
+_COMBINE = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum,
+            "fmin": np.fmin, "fmax": np.fmax}
+_NO_IDENTITY = {"min": "minimum", "max": "maximum", "fmin": "fmin", "fmax": "fmax"}
 
 
 def _reduce_where(a, op, axis, dtype, out, keepdims, result_dtype, where, initial):
@@ -570,12 +572,11 @@ def _reduce_where(a, op, axis, dtype, out, keepdims, result_dtype, where, initia
     if initial is not None:
         initial = np.asarray(initial).astype(R)[()]     # (numpy's conversion and errors)
     if where is not True:
-        if op in ("min", "max") and initial is None:
-            raise ValueError(f"reduction operation '{'minimum' if op == 'min' else 'maximum'}'"
-                             f" does not have an identity, so to use a where mask one has to "
-                             f"specify 'initial'")
+        if op in _NO_IDENTITY and initial is None:
+            raise ValueError(f"reduction operation '{_NO_IDENTITY[op]}' does not have an "
+                             f"identity, so to use a where mask one has to specify 'initial'")
         mask = _where_mask(where, a.shape)
-        fill = initial if op in ("min", "max") else np.asarray(_IDENTITY[op]).astype(R)[()]
+        fill = initial if op in _NO_IDENTITY else np.asarray(_IDENTITY[op]).astype(R)[()]
         a = ufuncs.where(mask, a if a.dtype == R else ufuncs.astype(a, R), fill)
     reduced = range(a.ndim) if axis is None else _axes(axis, a.ndim)
     with stream_for(None).together():

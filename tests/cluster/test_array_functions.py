@@ -188,6 +188,12 @@ def test_nan_reductions_follow_numpy(client, dtype):
                       getattr(np, name)(x, axis=axis, keepdims=keepdims, where=mask),
                       exact=False)
         _same(np.nansum(d, axis=1, initial=3), np.nansum(x, axis=1, initial=3), exact=False)
+        for name in ("nanmin", "nanmax"):
+            _same(getattr(np, name)(d, axis=0, where=mask, initial=0.25),
+                  getattr(np, name)(x, axis=0, where=mask, initial=0.25))
+            _same(getattr(np, name)(d, axis=None, initial=-0.5),
+                  getattr(np, name)(x, axis=None, initial=-0.5))
+            _same_error(lambda xp: getattr(xp, name)(xp.asarray(x), axis=0, where=mask))
         center = np.nanmean(x, axis=2, keepdims=True)
         _same(np.nanvar(d, axis=2, mean=dptx.asarray(center)), np.nanvar(x, axis=2, mean=center),
               exact=False)

@@ -248,6 +248,12 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
 
 def _nanquantile(a, q: np.ndarray, axis, out, method, keepdims, weights, weak):
     method, a = statistics.checked_quantile_call(a, q, method, weights)
+    if weights is not None:
+        result = statistics.weighted_quantile(
+            a, q, axis, statistics.valid_weights(weights, a, axis), skip_nan=True)
+        if keepdims:
+            result = result.reshape(q.shape + statistics.kept_shape(a, axis))
+        return result if out is None else outputs.store(out, result, "nanquantile")
     if a.size == 0:
         return nanmean(a, axis, out=out, keepdims=keepdims)     # numpy's, q aside
     if a.dtype.kind != "f":

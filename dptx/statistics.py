@@ -10,9 +10,10 @@ import warnings
 
 import numpy as np
 
-from . import indexing, outputs, reductions, sorting, ufuncs
+from . import indexing, outputs, reductions, scan, sorting, ufuncs
 from .array import _axes, asarray, ndarray
-from .errors import DptxError
+from .index_tricks import take_along_axis
+from .views import broadcast_to
 
 # numpy's functions of these names (array_api dispatches numpy's to them)
 __all__ = ["average", "median", "percentile", "ptp", "quantile"]
@@ -195,8 +196,8 @@ def checked_quantile_call(a, q: np.ndarray, method: str, weights, interpolation=
         method = interpolation
     if method not in _METHODS:
         raise ValueError(f"{method!r} is not a valid method. Use one of: {_METHODS}")
-    if weights is not None:
-        raise DptxError("quantile/percentile: weights= is not supported on dptx arrays yet")
+    if weights is not None and method != "inverted_cdf":
+        raise ValueError(f"Only method 'inverted_cdf' supports weights. Got: {method}.")
     if q.ndim > 1:
         raise ValueError("q must be a scalar or 1d")
     a = asarray(a)
@@ -208,6 +209,11 @@ def checked_quantile_call(a, q: np.ndarray, method: str, weights, interpolation=
 
 def _quantile(a, q: np.ndarray, axis, out, method, keepdims, weights, interpolation, weak):
     method, a = checked_quantile_call(a, q, method, weights, interpolation)
+    if weights is not None:
+        result = weighted_quantile(a, q, axis, valid_weights(weights, a, axis))
+        if keepdims:
+            result = result.reshape(q.shape + kept_shape(a, axis))
+        return result if out is None else outputs.store(out, result, "quantile")
     x = along_last(a, axis)
     n = x.shape[-1]
     if n == 0:
@@ -242,6 +248,70 @@ def _quantile(a, q: np.ndarray, axis, out, method, keepdims, weights, interpolat
     if keepdims:
         result = result.reshape(q.shape + kept_shape(a, axis))
     return result if out is None else outputs.store(out, result, "quantile")
+
+
+def valid_weights(weights, a: ndarray, axis) -> ndarray:
+    """numpy's ``_weights_are_valid``: weights of a's shape, or of its shape along ``axis``
+    (then broadcast along the others); and none negative (one value read back)."""
+    w = asarray(weights if isinstance(weights, ndarray) else np.asanyarray(weights))
+    if w.shape != a.shape:
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        axes = _axes(axis if isinstance(axis, tuple) else (axis,), a.ndim)
+        if w.shape != tuple(a.shape[k] for k in axes):
+            raise ValueError("Shape of weights must be consistent with shape of a along "
+                             "specified axis.")
+        w = w.transpose(tuple(np.argsort(axes)))
+        w = broadcast_to(w.reshape(tuple(n if k in axes else 1 for k, n in enumerate(a.shape))),
+                         a.shape)
+    if w.size and bool(reductions.any_(ufuncs.apply(np.less, w, 0)).get()):
+        raise ValueError("Weights must be non-negative.")
+    return w
+
+
+def weighted_quantile(a: ndarray, q: np.ndarray, axis, weights: ndarray,
+                       skip_nan: bool = False) -> ndarray:
+    """numpy's weighted 'inverted_cdf': per slice, the values sorted with their weights, the
+    weights' running sum in float64 over its last (the cdf; numpy's ValueError where that is
+    NaN: one value read back), in q's type, its leading zeros -1 (where any slice has one),
+    and the first value whose cdf reaches q (the count of cdf values below it, as numpy's
+    searchsorted 'left'); a slice holding a NaN gives that NaN. ``skip_nan`` (nanquantile):
+    the NaNs left out with their weights instead, an all-NaN slice giving NaN."""
+    x = along_last(a, axis)
+    n = x.shape[-1]
+    if n == 0:
+        raise IndexError("index -1 is out of bounds for axis 0 with size 0")
+    weights = along_last(weights, axis)
+    skip_nan = skip_nan and a.dtype.kind == "f"
+    if skip_nan:
+        nan = ufuncs.apply(np.isnan, x)
+        none = reductions.all_(nan, axis=-1)
+        # (a NaN weighs nothing; an all-NaN slice's weights are placeholders: its result
+        # is NaN whatever they are)
+        weights = ufuncs.where(nan, 0, weights).astype(weights.dtype)
+        weights = ufuncs.where(none[..., None], 1, weights).astype(weights.dtype)
+    order = sorting.argsort(x, axis=-1)
+    values = take_along_axis(x, order, axis=-1)
+    w = take_along_axis(weights, order, axis=-1)
+    cdf = scan.cumsum(w, axis=-1, dtype=np.float64)
+    cdf = ufuncs.apply(np.true_divide, cdf, cdf[..., -1:])
+    if bool(reductions.any_(ufuncs.apply(np.isnan, cdf[..., -1])).get()):
+        raise ValueError("Weights included NaN, inf or were all zero.")
+    if q.dtype.kind == "f" and q.dtype != cdf.dtype:
+        cdf = ufuncs.astype(cdf, q.dtype)
+    if bool(reductions.any_(ufuncs.apply(np.equal, cdf[..., 0], 0)).get()):
+        cdf = ufuncs.where(ufuncs.apply(np.equal, cdf, 0), np.array(-1, cdf.dtype)[()], cdf)
+    qs = asarray(q.reshape((-1,) + (1,) * cdf.ndim).astype(cdf.dtype))
+    below = reductions.sum_(ufuncs.apply(np.less, cdf[None], qs), axis=-1, dtype=np.int64)
+    index = ufuncs.apply(np.minimum, below, n - 1)             # (q.size, kept...)
+    picked = take_along_axis(broadcast_to(values[None], index.shape + (n,)),
+                             index[..., None], axis=-1)[..., 0]
+    if skip_nan:
+        picked = ufuncs.where(none[None], np.array(np.nan, picked.dtype)[()], picked)
+    elif a.dtype.kind == "f":
+        last = values[..., -1]
+        picked = ufuncs.where(ufuncs.apply(np.isnan, last)[None], last[None], picked)
+    return picked.reshape(q.shape + picked.shape[1:])
 
 
 def _take_first(arr: ndarray, index: np.ndarray) -> ndarray:

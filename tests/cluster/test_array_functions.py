@@ -793,3 +793,43 @@ def test_polyfit_and_unwrap_follow_numpy(client):
         _same(np.unwrap(dptx.asarray(steps), period=period), np.unwrap(steps, period=period))
     _same(np.unwrap(dptx.asarray(wrapped), discont=4.0), np.unwrap(wrapped, discont=4.0),
           exact=False)
+
+
+@pytest.mark.cpu_workers("made of argsort, cumsum, take and reductions tested on both")
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")   # numpy's, on all-NaN slices
+def test_weighted_quantiles_follow_numpy(client):
+    """weights= with 'inverted_cdf' (numpy's only weighted method), bit for bit: weights of
+    a's shape or of its axis, leading zero weights, NaN slices (quantile gives NaN,
+    nanquantile leaves the NaNs out), q arrays, keepdims, percentiles; numpy's errors."""
+    a = RNG.standard_normal((5, 7))
+    a[1, 2] = np.nan
+    a[3, :] = np.nan
+    a[4, ::2] = np.nan
+    w = RNG.random((5, 7))
+    w[0, :2] = 0
+    da, dw = dptx.asarray(a), dptx.asarray(w)
+    for q in (0.5, np.array([0.0, 0.3, 1.0])):
+        for axis, weights in ((1, w), (0, w), (None, w), (1, w[0]), (0, w[:, 0])):
+            _same(np.quantile(da, q, axis=axis, method="inverted_cdf",
+                              weights=dptx.asarray(weights)),
+                  np.quantile(a, q, axis=axis, method="inverted_cdf", weights=weights))
+        for axis in (1, None):      # (numpy's own nanquantile fails on 1-D weights)
+            _same(np.nanquantile(da, q, axis=axis, method="inverted_cdf", weights=dw),
+                  np.nanquantile(a, q, axis=axis, method="inverted_cdf", weights=w))
+        _same(np.percentile(da, q * 100, axis=0, method="inverted_cdf", weights=dw,
+                            keepdims=True),
+              np.percentile(a, q * 100, axis=0, method="inverted_cdf", weights=w, keepdims=True))
+    ints, counts = RNG.integers(0, 20, (3, 9)), RNG.integers(0, 4, (3, 9)).astype(float)
+    _same(np.quantile(dptx.asarray(ints), [0.1, 0.5, 0.9], axis=1, method="inverted_cdf",
+                      weights=dptx.asarray(counts)),
+          np.quantile(ints, [0.1, 0.5, 0.9], axis=1, method="inverted_cdf", weights=counts))
+    for call in (lambda xp: xp.quantile(xp.asarray(a), 0.5, axis=1, weights=xp.asarray(w)),
+                 lambda xp: xp.quantile(xp.asarray(a), 0.5, method="inverted_cdf",
+                                        weights=xp.asarray(w[0])),
+                 lambda xp: xp.quantile(xp.asarray(a), 0.5, axis=1, method="inverted_cdf",
+                                        weights=xp.asarray(-w)),
+                 lambda xp: xp.quantile(xp.asarray(a), 0.5, axis=1, method="inverted_cdf",
+                                        weights=xp.asarray(w[:, :3])),
+                 lambda xp: xp.quantile(xp.asarray(a), 0.5, axis=1, method="inverted_cdf",
+                                        weights=xp.asarray(np.zeros_like(w)))):
+        _same_error(call)

@@ -628,6 +628,7 @@ def test_pinv_lstsq_matrix_rank_cond_follow_numpy(client):
     _same_error(lambda xp: xp.linalg.lstsq(xp.asarray(np.ones((3, 2))), xp.asarray(np.ones(4))))
 
 
+@pytest.mark.cpu_workers("gathers, takes and copies the mixed cluster runs in the tests above")
 def test_choose_compress_extract_ediff1d_block_follow_numpy(client):
     a = RNG.integers(0, 3, (4, 5))
     choices = [RNG.standard_normal((4, 5)), RNG.standard_normal(5), np.float64(7.5)]
@@ -660,6 +661,7 @@ def test_choose_compress_extract_ediff1d_block_follow_numpy(client):
         _same_error(lambda xp: xp.block(bad))
 
 
+@pytest.mark.cpu_workers("host-side answers and element-wise launches tested on both")
 def test_array_queries_and_construction_follow_numpy(client):
     h = np.arange(24.0).reshape(4, 6)
     x = dptx.asarray(h)
@@ -679,6 +681,7 @@ def test_array_queries_and_construction_follow_numpy(client):
     _same_error(lambda xp: xp.frombuffer(b"abc", dtype=np.int16))
 
 
+@pytest.mark.cpu_workers("randint, argsort, take and searchsorted run on the mixed cluster elsewhere")
 def test_permutation_shuffle_choice(client):
     """The random orders and samples: permutations of the right elements (rows whole),
     reproducible by seed; choice's values in range, its frequencies near p (a fixed seed:
@@ -732,6 +735,7 @@ def test_windows_and_i0_follow_numpy(client):
                 _same(dptx.kaiser(M, beta), np.kaiser(M, beta), exact=False)
 
 
+@pytest.mark.cpu_workers("masks, reductions and copies tested on both elsewhere")
 def test_piecewise_apply_along_axis_apply_over_axes_follow_numpy(client):
     x = np.linspace(-2.5, 2.5, 11)
     d = dptx.asarray(x)

@@ -154,7 +154,7 @@ def _binary_expr(ufunc, R: np.dtype, C: np.dtype) -> str:
         return f"((long long)y < 0 || (long long)y >= {bits}) ? {fill} : (R)((R)x >> y)"
     if ufunc in _FLOAT_BINARY:
         if ufunc is np.nextafter and R == HALF:
-            return None     # numpy steps half's own bits; computing in float would not
+            return _HALF_NEXTAFTER
         if kind == "f":
             return _FLOAT_BINARY[ufunc]
         if ufunc is np.fmod and kind in "iu":
@@ -215,12 +215,37 @@ def _unary_expr(ufunc, R: np.dtype, X: np.dtype) -> str:
             if X.kind == "i" else "(unsigned long long)x"
         return f"(R)__popcll({magnitude})"
     if ufunc is np.spacing and R == HALF:
-        return None         # numpy steps half's own bits; computing in float would not
+        return _HALF_SPACING
     if ufunc in (np.isnan, np.isinf, np.isfinite, np.signbit) and X.kind != "f":
         return {np.isnan: "false", np.isinf: "false", np.isfinite: "true",
                 np.signbit: "x < 0" if X.kind == "i" else "false"}[ufunc]
     return _UNARY.get(ufunc)
 
+
+# numpy's npy_half_nextafter and npy_half_spacing (npymath's halffloat.c), on half's own bits
+# (computing in float and rounding back would step by float's spacing): NaN 0x7e00; a zero
+# steps to the smallest subnormal of y's sign; otherwise one step of the bits towards y
+_HALF_NEXTAFTER = (
+    "__STMT__unsigned short _x = __half_as_ushort((R)x), _y = __half_as_ushort((R)y), _r; "
+    "if (((_x & 0x7c00u) == 0x7c00u && (_x & 0x3ffu)) || "
+    "((_y & 0x7c00u) == 0x7c00u && (_y & 0x3ffu))) _r = 0x7e00u; "
+    "else if (_x == _y || ((_x | _y) & 0x7fffu) == 0) _r = _x; "
+    "else if ((_x & 0x7fffu) == 0) _r = (unsigned short)((_y & 0x8000u) + 1); "
+    "else if (!(_x & 0x8000u)) _r = (unsigned short)((short)_x > (short)_y ? _x - 1 : _x + 1); "
+    "else _r = (unsigned short)((!(_y & 0x8000u) || (_x & 0x7fffu) > (_y & 0x7fffu)) "
+    "? _x - 1 : _x + 1); "
+    "z = __ushort_as_half(_r);")
+_HALF_SPACING = (
+    "__STMT__unsigned short _h = __half_as_ushort((R)x), _e = _h & 0x7c00u, "
+    "_s = _h & 0x3ffu, _r; "
+    "if (_e == 0x7c00u) _r = 0x7e00u; "
+    "else if (_h == 0x7bffu) _r = 0x7c00u; "
+    "else if ((_h & 0x8000u) && _s == 0) { if (_e > 0x2c00u) _r = _e - 0x2c00u; "
+    "else if (_e > 0x0400u) _r = (unsigned short)(1u << ((_e >> 10) - 2)); else _r = 1u; } "
+    "else if (_e > 0x2800u) _r = _e - 0x2800u; "
+    "else if (_e > 0x0400u) _r = (unsigned short)(1u << ((_e >> 10) - 1)); "
+    "else _r = 1u; "
+    "z = __ushort_as_half(_r);")
 
 SUPPORTED = set(_ARITH) | set(_COMPARE) | set(_LOGICAL) | set(_UNARY) | set(_FLOAT_BINARY) | {
     np.minimum, np.maximum, np.floor_divide, np.remainder, np.power, np.left_shift,

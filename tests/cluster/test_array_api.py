@@ -1036,7 +1036,7 @@ def test_more_of_numpys_ufuncs(client):
     nextafter, ldexp, heaviside, gcd, lcm bit for bit numpy's (numpy's C formulas and its C
     integer arithmetic: lcm of int8 takes the magnitude in int, then wraps); arcsinh,
     arccosh, arctanh, logaddexp(2), float_power within the math library's ulps; float16
-    nextafter and spacing (numpy steps half's bits) refused."""
+    nextafter and spacing on half's own bits, over every half value."""
     rng = np.random.default_rng(9)
 
     def data(dt, n=300):
@@ -1067,8 +1067,6 @@ def test_more_of_numpys_ufuncs(client):
                     with pytest.raises(TypeError):
                         getattr(dptx, name)(*[dptx.asarray(a) for a in args])
                     continue
-            if want.dtype == np.float16:
-                continue                # float16 results: the refusals below
             got = getattr(dptx, name)(*[dptx.asarray(a) for a in args]).get()
             if name == "lcm" and dt == np.int32:
                 keep = np.abs(args[0].astype(np.int64) // np.maximum(np.gcd(*args), 1)
@@ -1081,9 +1079,16 @@ def test_more_of_numpys_ufuncs(client):
                 np.testing.assert_allclose(got, want, rtol=1e-11 if want.dtype == np.float64
                                            else 4e-7, atol=1e-300, equal_nan=True,
                                            err_msg=f"{name} {dt}")
-    for name in ("nextafter", "spacing"):
-        with pytest.raises(DptxError, match="not supported"):
-            getattr(dptx, name)(*[dptx.ones(3, np.float16)] * getattr(np, name).nin)
+    # float16 nextafter and spacing step half's own bits as numpy's: every half value
+    every = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    with np.errstate(all="ignore"):
+        assert np.array_equal(np.spacing(dptx.asarray(every)).get().view(np.uint16),
+                              np.spacing(every).view(np.uint16))
+        for target in (np.inf, -np.inf, -0.0, np.nan, every[rng.permutation(1 << 16)]):
+            target = np.broadcast_to(np.float16(target), every.shape).copy()
+            got = np.nextafter(dptx.asarray(every), dptx.asarray(target)).get()
+            assert np.array_equal(got.view(np.uint16),
+                                  np.nextafter(every, target).view(np.uint16))
     # two outputs: modf and frexp in one launch, divmod as floor_divide and remainder
     x = np.array([1.5, -2.25, 0.0, -0.0, np.inf, -np.inf, np.nan, 7.0, 1e-310, 3.75e8])
     for dt in (np.float64, np.float32, np.float16):

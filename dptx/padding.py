@@ -1,8 +1,8 @@
 """numpy.pad on dptx arrays: numpy 2's ``_arraypad_impl`` step for step (its modes, their
 order of operations, its errors), every fill a device copy or kernel between views of the
 padded array: 'constant', 'edge', 'linear_ramp', 'maximum', 'minimum', 'mean', 'median',
-'reflect' and 'symmetric' (even or odd), 'wrap', 'empty'. A callable mode, which numpy calls
-on each 1-D slice from Python, is refused."""
+'reflect' and 'symmetric' (even or odd), 'wrap', 'empty'; and numpy's legacy callable mode,
+called from Python on each 1-D vector (a device view it changes in place), as numpy calls it."""
 from __future__ import annotations
 
 import typing
@@ -11,7 +11,6 @@ import numpy as np
 
 from . import numeric, reductions, statistics, ufuncs
 from .array import asarray, empty
-from .errors import DptxError
 from .ranges import arange
 from .views import moveaxis
 
@@ -232,8 +231,16 @@ def pad(array, pad_width, mode="constant", **kwargs):
         raise TypeError("`pad_width` must be of integral type.")
     pad_width = _as_pairs(pad_width, array.ndim, as_index=True)
     if callable(mode):
-        raise DptxError("numpy.pad with a callable mode calls it on each 1-D slice from "
-                        "Python: not supported on dptx arrays (pass one of numpy's modes)")
+        # numpy's legacy form: zero padding, then ``mode(vector, pad_width[axis], axis,
+        # kwargs)`` on every 1-D vector along each axis in turn, changing it in place (here
+        # a device view: its writes are launches), one call per vector from Python
+        import itertools
+        padded, _ = _pad_simple(array, pad_width, fill_value=0)
+        for axis in range(padded.ndim):
+            view = moveaxis(padded, axis, -1)
+            for index in itertools.product(*(range(n) for n in view.shape[:-1])):
+                mode(view[index + (Ellipsis,)], pad_width[axis], axis, kwargs)
+        return padded
     try:
         unsupported = set(kwargs) - set(_ALLOWED[mode])
     except (KeyError, TypeError):

@@ -46,12 +46,12 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
                             f"the rule {casting!r}")
     if R.kind not in "biuf":
         raise DptxError(f"einsum of {R} is not supported on dptx arrays yet")
-    # bool: numpy's sum of products is "any pair both true", a count of them compared with 0;
-    # float16 products and sums in float32, rounded once at the end (numpy's half loops
-    # multiply and add in float and round where they store, after each inner loop's
-    # stretch of a reduction: where a long one takes several, the last bit can differ)
-    work = np.dtype(np.int64) if R.kind == "b" else \
-        np.dtype(np.float32) if R == HALF else R
+    if R == HALF and (len(arrays) > 1 or set(terms[0]) - set(output)):
+        raise DptxError("einsum of float16 products or sums is not supported yet (numpy "
+                        "accumulates them in float32 and rounds where it stores; cast to "
+                        "float32 first)")
+    # bool: numpy's sum of products is "any pair both true", a count of them compared with 0
+    work = np.dtype(np.int64) if R.kind == "b" else R
     ops = [(a if a.dtype == work else ufuncs.astype(a, work), t) for a, t in zip(arrays, terms)]
     ops = [_diagonal(a, t) for a, t in ops]
 

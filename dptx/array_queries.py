@@ -47,15 +47,14 @@ def isreal(x) -> ndarray:
 
 
 def shares_memory(a, b, max_work=None) -> bool:
-    """numpy.shares_memory: whether some byte is an element of both arrays, exactly (numpy's
-    solver on the two layouts, placed over one reserved span of the buffer's size: nothing
-    is read or copied, and the pages are never touched)."""
-    if max_work is not None and max_work != -1:      # numpy's MAY_SHARE_EXACT is -1
-        raise NotImplementedError("shares_memory of dptx arrays is exact only (max_work None)")
+    """numpy.shares_memory: whether some byte is an element of both arrays (numpy's solver
+    on the two layouts, placed over one reserved span of the buffer's size: nothing is read
+    or copied, and the pages are never touched; ``max_work`` as numpy's, TooHardError
+    included)."""
     if not may_share_memory(a, b):
         return False
     span = np.empty(a._buffer.nbytes, np.uint8)        # reserved, not touched
     # each array as its bytes: its elements' layout with an axis of the element's bytes
     views = [np.lib.stride_tricks.as_strided(span[x._offset:], x.shape + (x.itemsize,),
                                              x.strides + (1,)) for x in (a, b)]
-    return bool(np.shares_memory(views[0], views[1]))
+    return bool(np.shares_memory(views[0], views[1], max_work=max_work))

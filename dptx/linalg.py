@@ -4,7 +4,8 @@ numpy makes them (its formulas and branches, in its types), each step a device l
 cheapest order of the chain), ``matrix_power``; and those made of an LU factorization
 (``solve``, ``inv``, ``det``, ``slogdet``: ``lu.py``), ``cholesky`` (``cholesky.py``) and
 ``qr`` (``qr.py``), ``eigh``/``eigvalsh`` (``eigh.py``), ``svd`` (``svd.py``) and those made of
-it (``pinv``, ``lstsq``, ``matrix_rank``, ``cond``: ``pseudoinverse.py``)."""
+it (``pinv``, ``lstsq``, ``matrix_rank``: ``pseudoinverse.py``; ``cond``, here, with the
+norms)."""
 from __future__ import annotations
 
 import operator
@@ -18,11 +19,11 @@ from .matrices import eye
 from .views import moveaxis
 
 from .cholesky import cholesky
-from .lu import det, inv, slogdet, solve
+from .lu import _matrices, _type, det, inv, inv_unchecked, slogdet, solve
 from .qr import qr
 from .eigh import eigh, eigvalsh
 from .svd import svd
-from .pseudoinverse import cond, lstsq, matrix_rank, pinv
+from .pseudoinverse import lstsq, matrix_rank, pinv
 
 # numpy.linalg's functions of these names (array_api dispatches numpy's to them)
 __all__ = ["cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_power",
@@ -196,3 +197,27 @@ def matrix_power(a, n) -> ndarray:
         if bit:
             result = z if result is None else reductions.matmul(result, z)
     return result
+
+
+def cond(x, p=None):
+    """numpy.linalg.cond: s_max / s_min (p None or 2; s_min / s_max for -2), else
+    norm(x, p) norm(inv(x), p) with a matrix that cannot be inverted giving inf; a result
+    NaN where x has no NaN becomes inf, as numpy's."""
+    x = asarray(x)
+    _matrices(x)
+    if x.shape[-1] == 0 or x.shape[-2] == 0:
+        raise np.linalg.LinAlgError("cond is not defined on empty arrays")
+    if p is None or p == 2 or p == -2:
+        s = svd(x, compute_uv=False)
+        first, last = s[..., 0], s[..., -1]
+        r = ufuncs.apply(np.true_divide, last, first) if p == -2 else \
+            ufuncs.apply(np.true_divide, first, last)
+    else:
+        inverse = inv_unchecked(x)             # (numpy's error for matrices not square)
+        r = ufuncs.apply(np.multiply, norm(x, p, axis=(-2, -1)),
+                         norm(inverse, p, axis=(-2, -1)))
+        r = r.astype(_type(x))
+    nan = ufuncs.apply(np.isnan, r)
+    had_nan = reductions.any_(ufuncs.apply(np.isnan, x), axis=(-2, -1))
+    fix = ufuncs.apply(np.logical_and, nan, ufuncs.apply(np.logical_not, had_nan))
+    return ufuncs.where(fix, np.inf, r).astype(r.dtype)

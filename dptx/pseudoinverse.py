@@ -1,8 +1,6 @@
 """numpy.linalg's routines made of a singular value decomposition (``svd.py``), step for step
 as numpy writes them: ``pinv`` (the pseudo-inverse, small singular values discarded),
-``matrix_rank`` (singular values above a tolerance), ``cond`` (the condition number: the
-ratio of extreme singular values, or ``norm(x) * norm(inv(x))`` for other norms) and
-``lstsq`` (the minimum-norm least-squares solution, as LAPACK's gelsd defines it: singular
+``matrix_rank`` (singular values above a tolerance) and ``lstsq`` (the minimum-norm least-squares solution, as LAPACK's gelsd defines it: singular
 values at most ``rcond`` times the largest count as zero). Values agree with numpy's to
 rounding (the decomposition is a Jacobi one, LAPACK's a bidiagonal one)."""
 from __future__ import annotations
@@ -14,7 +12,7 @@ from .array import asarray, empty, ndarray, zeros
 from .lu import _matrices, _type
 
 # numpy.linalg's functions of these names (array_api dispatches numpy's to them)
-__all__ = ["cond", "lstsq", "matrix_rank", "pinv"]
+__all__ = ["lstsq", "matrix_rank", "pinv"]
 
 _UNSET = object()
 
@@ -69,32 +67,6 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     else:
         tol = asarray(tol)[..., None]
     return reductions.sum_(ufuncs.apply(np.greater, S, tol), axis=-1, dtype=np.int64)
-
-
-def cond(x, p=None):
-    """numpy.linalg.cond: s_max / s_min (p None or 2; s_min / s_max for -2), else
-    norm(x, p) norm(inv(x), p) with a matrix that cannot be inverted giving inf; a result
-    NaN where x has no NaN becomes inf, as numpy's."""
-    from . import linalg
-    from .lu import inv_unchecked
-    x = asarray(x)
-    _matrices(x)
-    if x.shape[-1] == 0 or x.shape[-2] == 0:
-        raise np.linalg.LinAlgError("cond is not defined on empty arrays")
-    if p is None or p == 2 or p == -2:
-        s = _svd(x, compute_uv=False)
-        first, last = s[..., 0], s[..., -1]
-        r = ufuncs.apply(np.true_divide, last, first) if p == -2 else \
-            ufuncs.apply(np.true_divide, first, last)
-    else:
-        inverse = inv_unchecked(x)             # (numpy's error for matrices not square)
-        r = ufuncs.apply(np.multiply, linalg.norm(x, p, axis=(-2, -1)),
-                         linalg.norm(inverse, p, axis=(-2, -1)))
-        r = r.astype(_type(x))
-    nan = ufuncs.apply(np.isnan, r)
-    had_nan = reductions.any_(ufuncs.apply(np.isnan, x), axis=(-2, -1))
-    fix = ufuncs.apply(np.logical_and, nan, ufuncs.apply(np.logical_not, had_nan))
-    return ufuncs.where(fix, np.inf, r).astype(r.dtype)
 
 
 def lstsq(a, b, rcond=None):

@@ -1,8 +1,9 @@
 """numpy.linalg's routines made of a singular value decomposition (``svd.py``), step for step
 as numpy writes them: ``pinv`` (the pseudo-inverse, small singular values discarded),
-``matrix_rank`` (singular values above a tolerance) and ``lstsq`` (the minimum-norm least-squares solution, as LAPACK's gelsd defines it: singular
-values at most ``rcond`` times the largest count as zero). Values agree with numpy's to
-rounding (the decomposition is a Jacobi one, LAPACK's a bidiagonal one)."""
+``matrix_rank`` (singular values above a tolerance) and ``lstsq`` (the minimum-norm
+least-squares solution, as LAPACK's gelsd defines it: singular values at most ``rcond``
+times the largest count as zero). Values agree with numpy's to rounding (the decomposition
+is a Jacobi one, LAPACK's a bidiagonal one)."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,16 +11,12 @@ import numpy as np
 from . import reductions, ufuncs
 from .array import asarray, empty, ndarray, zeros
 from .lu import _matrices, _type
+from .svd import svd
 
 # numpy.linalg's functions of these names (array_api dispatches numpy's to them)
 __all__ = ["lstsq", "matrix_rank", "pinv"]
 
 _UNSET = object()
-
-
-def _svd(*args, **kwargs):
-    from .svd import svd            # (svd imports linalg's helpers: import it when used)
-    return svd(*args, **kwargs)
 
 
 def pinv(a, rcond=None, hermitian=False, *, rtol=_UNSET) -> ndarray:
@@ -39,7 +36,7 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_UNSET) -> ndarray:
     M, N = a.shape[-2:]
     if M == 0 or N == 0:
         return empty(a.shape[:-2] + (N, M), _type(a))
-    u, s, vt = _svd(a, full_matrices=False, hermitian=hermitian)
+    u, s, vt = svd(a, full_matrices=False, hermitian=hermitian)
     rcond = asarray(np.asarray(rcond)) if not isinstance(rcond, ndarray) else rcond
     cutoff = ufuncs.apply(np.multiply, rcond[..., None],
                           reductions.max_(s, axis=-1, keepdims=True))
@@ -57,7 +54,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     if A.ndim < 2:
         return ufuncs.apply(np.logical_not, reductions.all_(
             ufuncs.apply(np.equal, A, 0))).astype(np.int64)
-    S = _svd(A, compute_uv=False, hermitian=hermitian)
+    S = svd(A, compute_uv=False, hermitian=hermitian)
     if tol is None:
         if rtol is None:
             rtol = asarray(np.asarray(max(A.shape[-2:]) * np.finfo(S.dtype).eps))
@@ -95,7 +92,7 @@ def lstsq(a, b, rcond=None):
         s = empty((0,), T)
         rank = 0
     else:
-        u, s, vt = _svd(a.astype(T), full_matrices=False)
+        u, s, vt = svd(a.astype(T), full_matrices=False)
         large = ufuncs.apply(np.greater, s, ufuncs.apply(np.multiply, rcond, s[:1]))
         inverse = ufuncs.where(large, ufuncs.apply(np.true_divide, 1, s), 0).astype(T)
         ub = reductions.matmul(u.swapaxes(-1, -2), b.astype(T))

@@ -22,10 +22,12 @@ import threading
 
 import numpy as np
 
-from .array import empty, ndarray
+from . import indexing, scan, sorting, ufuncs
+from .array import asarray, empty, ndarray
 from .elementwise import KernelCache
 from .errors import DptxError
 from .module import RawModule
+from .ranges import arange
 
 _SOURCE = r"""
 #define PHILOX_M0 0xD2511F53u
@@ -239,7 +241,6 @@ class RandomState:
     def _order(self, n: int) -> ndarray:
         """A random order of n: the stable sort of 64-bit random keys (two 32-bit draws; a tie,
         about n**2 / 2**65 likely, keeps index order)."""
-        from . import sorting, ufuncs
         high = self.randint(0, 1 << 32, size=n, dtype=np.int64).astype(np.uint64)
         low = self.randint(0, 1 << 32, size=n, dtype=np.int64).astype(np.uint64)
         keys = ufuncs.apply(np.bitwise_or, ufuncs.apply(np.left_shift, high, np.uint64(32)),
@@ -249,8 +250,6 @@ class RandomState:
     def permutation(self, x) -> ndarray:
         """numpy's permutation: of ``arange(x)`` for an integer, else a shuffled copy of the
         array along its first axis."""
-        from . import indexing
-        from .array import asarray
         if isinstance(x, (int, np.integer)):
             return self._order(operator.index(x))
         a = asarray(x)
@@ -272,9 +271,6 @@ class RandomState:
         to 1), with or without replacement (without: a random order's first ones, or with
         ``p`` keys u ** (1 / p) in decreasing order, the distribution of numpy's successive
         draws)."""
-        from . import indexing, scan, sorting, ufuncs
-        from .array import asarray
-        from .ranges import arange
         population = None
         if isinstance(a, (int, np.integer)):
             n = operator.index(a)

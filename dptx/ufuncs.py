@@ -28,7 +28,6 @@ _ARITH = {
     np.bitwise_and: "(R)x & (R)y", np.bitwise_or: "(R)x | (R)y", np.bitwise_xor: "(R)x ^ (R)y",
     np.arctan2: "atan2((R)x, (R)y)", np.hypot: "hypot((R)x, (R)y)",
     np.copysign: "copysign((R)x, (R)y)",
-    np.fmin: "fmin((R)x, (R)y)", np.fmax: "fmax((R)x, (R)y)",
 }
 _COMPARE = {np.equal: "==", np.not_equal: "!=", np.less: "<", np.less_equal: "<=",
             np.greater: ">", np.greater_equal: ">="}
@@ -107,11 +106,19 @@ def _binary_expr(ufunc, R: np.dtype, C: np.dtype) -> str:
         return f"(C)x {_COMPARE[ufunc]} (C)y"
     if ufunc in _LOGICAL:
         return _LOGICAL[ufunc]
-    if ufunc in (np.minimum, np.maximum):
-        op = "<" if ufunc is np.minimum else ">"
-        if kind == "f":
-            return f"((R)x != (R)x) ? (R)x : (((R)y != (R)y) ? (R)y : ((R)x {op} (R)y ? (R)x : (R)y))"
-        return f"((R)x {op} (R)y) ? (R)x : (R)y"
+    if ufunc in (np.minimum, np.maximum, np.fmin, np.fmax):
+        op = "<" if ufunc in (np.minimum, np.fmin) else ">"
+        if kind != "f":
+            # integers and booleans have no NaN: numpy's fmin/fmax are minimum/maximum
+            return f"((R)x {op} (R)y) ? (R)x : (R)y"
+        # equal operands (+0 and -0) give what numpy's loops give: the second of float32
+        # and float64 (its SIMD loops, as x86's max), the first of float16 (npy_half_ge)
+        if R == HALF:
+            op += "="
+        if ufunc in (np.fmin, np.fmax):
+            # a NaN gives the other operand
+            return f"((R)x != (R)x) ? (R)y : (((R)y != (R)y) ? (R)x : ((R)x {op} (R)y ? (R)x : (R)y))"
+        return f"((R)x != (R)x) ? (R)x : (((R)y != (R)y) ? (R)y : ((R)x {op} (R)y ? (R)x : (R)y))"
     if ufunc in (np.floor_divide, np.remainder):
         if kind == "f":
             # numpy's npy_divmod
@@ -174,15 +181,16 @@ def _binary_expr(ufunc, R: np.dtype, C: np.dtype) -> str:
                "_a = _b; _b = _t; } ")
         if ufunc is np.gcd:
             return f"__STMT__{gcd}z = (R)_a;"
-        # numpy's npy_lcm: |x / gcd * y| in the type (0 where the gcd is 0)
-        # C's arithmetic, as numpy's loop: types narrower than int multiply and take the
-        # magnitude in int, then wrap to the type; int and long long wrap in their width
+        # numpy's npy_lcm: |x| / gcd * |y| in unsigned arithmetic of at least int's width
+        # (types narrower than int go through npy_lcm on ints), wrapped and cast to the type
         c = c_type(R)
-        w = "int" if R.itemsize < 4 else c
-        uw = "unsigned int" if R.itemsize < 4 else f"unsigned {c}".replace("unsigned unsigned", "unsigned")
-        magnitude = f"(_p < 0 ? ({w})(0 - ({uw})_p) : _p)" if kind == "i" else "_p"
-        return (f"__STMT__{gcd}{w} _p = (_a == 0) ? ({w})0 : "
-                f"({w})(({uw})(({w})x / ({w})_a) * ({uw})({w})y); z = ({c}){magnitude};")
+        uw = "unsigned int" if R.itemsize <= 4 else "unsigned long long"
+        def magnitude(v):
+            return (f"(({v} < 0) ? 0ULL - (unsigned long long){v} : (unsigned long long){v})"
+                    if kind == "i" else f"(unsigned long long){v}")
+        mx, my = magnitude("x"), magnitude("y")
+        return (f"__STMT__{gcd}{uw} _p = (_a == 0) ? 0u : "
+                f"({uw})({mx} / _a) * ({uw}){my}; z = ({c})_p;")
     if ufunc in _ARITH:
         if kind == "b" and ufunc in (np.add, np.multiply):
             return "(bool)x || (bool)y" if ufunc is np.add else "(bool)x && (bool)y"
@@ -248,8 +256,8 @@ _HALF_SPACING = (
     "z = __ushort_as_half(_r);")
 
 SUPPORTED = set(_ARITH) | set(_COMPARE) | set(_LOGICAL) | set(_UNARY) | set(_FLOAT_BINARY) | {
-    np.minimum, np.maximum, np.floor_divide, np.remainder, np.power, np.left_shift,
-    np.right_shift, np.absolute, np.invert, np.sign, np.reciprocal, np.gcd, np.lcm,
+    np.minimum, np.maximum, np.fmin, np.fmax, np.floor_divide, np.remainder, np.power,
+    np.left_shift, np.right_shift, np.absolute, np.invert, np.sign, np.reciprocal, np.gcd, np.lcm,
     np.conjugate, np.bitwise_count}
 
 

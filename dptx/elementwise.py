@@ -62,6 +62,21 @@ def c_type(dtype) -> str:
                         + ", ".join(sorted(str(d) for d in C_TYPES)) + ")") from None
 
 
+def conversion(src: np.dtype, dst: np.dtype, x: str = "x") -> str:
+    """C for numpy's conversion of ``x`` from ``src`` to ``dst``. C's own cast matches it for
+    every value ``dst`` holds; a negative float into an unsigned type is C's undefined case
+    (a GPU saturates to 0) where numpy wraps it modulo 2**bits, as through int64."""
+    if src == HALF and dst.kind in "iu":
+        # numpy converts a half to an integer through float (cuda_fp16's own conversions
+        # saturate where C's float one wraps, as numpy's)
+        return conversion(np.dtype(np.float32), dst, f"(float)({x})")
+    if src.kind == "f" and dst.kind == "u":
+        if dst.itemsize < 8:
+            return f"({c_type(dst)})(long long){x}"
+        return f"(({x}) < 0 ? ({c_type(dst)})(long long){x} : ({c_type(dst)}){x})"
+    return f"({c_type(dst)}){x}"
+
+
 def compute_type(dtype) -> str:
     """The C type numpy computes an operation on ``dtype`` in: float for float16 (numpy's
     half loops convert to float, compute, and round the result once), else its own."""

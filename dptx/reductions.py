@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-from .elementwise import (HALF, KernelCache, c_type, element_strides, parse_params,
+from .elementwise import (HALF, KernelCache, c_type, conversion, element_strides, parse_params,
                           with_half_header)
 from .errors import DptxError
 from . import matvec, outputs, ufuncs
@@ -486,11 +486,12 @@ def _reduce(a, op: str, axis, dtype, out, keepdims, result_dtype):
     acc = np.dtype(np.float32) if R == HALF else R
 
     def build():
-        rt = c_type(acc)
+        # each element converted to the accumulation type as numpy converts (a negative
+        # float summed as uint64 wraps)
         if op == "sum":
-            spec = (f"({rt})x", "a + b", "0")
+            spec = (conversion(X, acc), "a + b", "0")
         elif op == "prod":
-            spec = (f"({rt})x", "a * b", "1")
+            spec = (conversion(X, acc), "a * b", "1")
         elif op in ("min", "max"):
             cmp = "<" if op == "min" else ">"
             if R.kind == "f":

@@ -13,7 +13,7 @@ import numpy as np
 
 from .array import _axes, asarray, ascontiguousarray, empty, ndarray
 from . import outputs
-from .elementwise import KernelCache, c_type, with_half_header
+from .elementwise import KernelCache, c_type, conversion, with_half_header
 from .module import RawModule
 
 # The loops run a count from 0 bounded by a constant (PIECE_) and the row's length, not
@@ -33,7 +33,7 @@ extern "C" __global__ void dptx_scan_totals(const X_* x, I_ L, I_ P, I_ pieces, 
     const I_ a = p * PIECE_;
     R_ s = IDENTITY_;
     #pragma unroll 1
-    for (I_ k = 0; k < PIECE_ && a + k < L; k++) s = s OP_ (R_)x[row * L + a + k];
+    for (I_ k = 0; k < PIECE_ && a + k < L; k++) s = s OP_ CONVERT_(x[row * L + a + k]);
     totals[t] = s;
 }
 extern "C" __global__ void dptx_scan_offsets(R_* totals, I_ P, I_ rows) {
@@ -58,7 +58,7 @@ extern "C" __global__ void dptx_scan_pieces(const X_* x, I_ L, I_ P, I_ pieces,
     R_ s = first ? IDENTITY_ : offsets[t];
     #pragma unroll 1
     for (I_ k = 0; k < PIECE_ && a + k < L; k++) {
-        const R_ v = (R_)x[row * L + a + k];
+        const R_ v = CONVERT_(x[row * L + a + k]);
         s = first ? v : s OP_ v;
         first = false;
         out[row * L + a + k] = s;
@@ -78,6 +78,8 @@ def _module(X: np.dtype, R: np.dtype, op: str, wide: bool) -> RawModule:
         f"#define PIECE_ ((I_){PIECE})\n#define OP_ {'+' if op == 'sum' else '*'}\n"
         f"typedef {'long long' if wide else 'int'} I_;\n"
         f"typedef {c_type(X)} X_;\ntypedef {c_type(R)} R_;\n#define IDENTITY_ (R_){identity}\n"
+        # each element converted as numpy converts it (a negative float into uint64 wraps)
+        f"#define CONVERT_(v) ({conversion(X, R, '(v)')})\n"
         + _SOURCE), options=("--fmad=false",)))
 
 

@@ -35,7 +35,8 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     axes = None if axis is None else _axes(axis, a.ndim)
     if weights is None:
         avg = reductions.mean(a, axis=axes, keepdims=keepdims)
-        scale = np.array(a.size / max(avg.size, 1), dtype=avg.dtype)[()]
+        # (numpy's ZeroDivisionError where the result is empty: a.size / 0)
+        scale = np.array(a.size / avg.size, dtype=avg.dtype)[()]
         if returned:
             return avg, asarray(np.broadcast_to(scale, avg.shape).copy())
         return avg

@@ -16,7 +16,8 @@ import operator
 import numpy as np
 
 from .array import may_share_memory, ndarray
-from .elementwise import HALF, ElementwiseKernel, KernelCache, c_type, compute_type
+from .elementwise import (HALF, ElementwiseKernel, KernelCache, c_type, compute_type,
+                          conversion)
 from .errors import DptxError
 
 EXACT = ("--fmad=false",)
@@ -363,21 +364,6 @@ def _unaliased(value, out):
     same = value._offset == out._offset and value.shape == out.shape and \
         value.strides == out.strides and value.dtype == out.dtype
     return value if same else value.copy()
-
-
-def conversion(src: np.dtype, dst: np.dtype, x: str = "x") -> str:
-    """C for numpy's conversion of ``x`` from ``src`` to ``dst``. C's own cast matches it for
-    every value ``dst`` holds; a negative float into an unsigned type is C's undefined case
-    (a GPU saturates to 0) where numpy wraps it modulo 2**bits, as through int64."""
-    if src == HALF and dst.kind in "iu":
-        # numpy converts a half to an integer through float (cuda_fp16's own conversions
-        # saturate where C's float one wraps, as numpy's)
-        return conversion(np.dtype(np.float32), dst, f"(float)({x})")
-    if src.kind == "f" and dst.kind == "u":
-        if dst.itemsize < 8:
-            return f"({c_type(dst)})(long long){x}"
-        return f"(({x}) < 0 ? ({c_type(dst)})(long long){x} : ({c_type(dst)}){x})"
-    return f"({c_type(dst)}){x}"
 
 
 def _name(operation: str, *types) -> str:

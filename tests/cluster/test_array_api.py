@@ -829,6 +829,8 @@ def test_order_statistics_and_nan_reductions_follow_numpy(client):
                           np.asarray(np.average(x, weights=w, **kw)), exact=False)
     with pytest.raises(ZeroDivisionError):
         dptx.average(dptx.ones(3), weights=dptx.zeros(3))
+    with pytest.raises(ZeroDivisionError):          # numpy's a.size / 0 for an empty result
+        dptx.average(dptx.ones((4, 0)), axis=0)
     with pytest.raises(ValueError, match="range"):
         dptx.percentile(dptx.ones(3), 101)
     # numpy's 13 methods, bit for bit (a NaN in a slice gives NaN)
@@ -1351,6 +1353,12 @@ def test_conversions_and_linspace_as_numpy_rounds(client):
         u = dptx.zeros(7, np.uint8)
         u[...] = dptx.asarray(f)                 # assignment converts the same way
         _same(u, f.astype(np.uint8))
+        # so do reductions and running sums into an integer dtype (they saturated)
+        for x in (f, f.astype(np.float16)):
+            d = dptx.asarray(x)
+            _same(d.sum(dtype=np.uint64), np.asarray(x.sum(dtype=np.uint64)))
+            _same(d.prod(dtype=np.int8), np.asarray(x.prod(dtype=np.int8)))
+            _same(d.cumsum(dtype=np.uint16), x.cumsum(dtype=np.uint16))
     # numpy 2 floors linspace's values for an integer dtype
     _same(dptx.linspace(-1, 1, 9, dtype=np.int32), np.linspace(-1, 1, 9, dtype=np.int32))
     _same(dptx.linspace(-7.5, 3, 10, dtype=np.int64), np.linspace(-7.5, 3, 10, dtype=np.int64))

@@ -644,11 +644,34 @@ def zeros(shape, dtype=np.float64) -> ndarray:
 
 
 def full(shape, fill_value, dtype=None) -> ndarray:
+    """numpy.full: ``fill_value`` converted as numpy's ``copyto(..., casting='unsafe')`` does
+    (a float -1.5 fills a uint8 array with 255) and broadcast to ``shape``: a pattern
+    repeated over the buffer where it is the shape's trailing part, else uploaded broadcast
+    (or a dptx array's values, copied on the devices)."""
+    if isinstance(fill_value, ndarray):
+        out = empty(shape, fill_value.dtype if dtype is None else dtype)
+        out[...] = fill_value
+        return out
     dt = np.dtype(dtype) if dtype is not None else np.array(fill_value).dtype
     shape = _shape(shape)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
-    pattern = np.array(fill_value, dtype=dt).tobytes()
-    return ndarray(shape, dt, DeviceBuffer.filled(nbytes, pattern))
+    value = np.empty(np.shape(fill_value), dt)
+    np.copyto(value, fill_value, casting="unsafe")
+    trailing = value.reshape(value.shape[next((k for k, n in enumerate(value.shape) if n != 1),
+                                              value.ndim):])
+    if shape[len(shape) - trailing.ndim:] == trailing.shape:
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        return ndarray(shape, dt, DeviceBuffer.filled(nbytes, np.ascontiguousarray(
+            trailing).tobytes()))
+    try:
+        host = np.broadcast_to(value, shape)
+    except ValueError:
+        def text(s):
+            return "(" + ",".join(str(n) for n in s) + ("," if len(s) == 1 else "") + ")"
+        raise ValueError(f"could not broadcast input array from shape {text(value.shape)} "
+                         f"into shape {text(shape)}") from None
+    out = empty(shape, dt)
+    out.set(host)
+    return out
 
 
 def ones(shape, dtype=np.float64) -> ndarray:

@@ -310,11 +310,15 @@ def apply(ufunc, *operands, out=None, casting="same_kind"):
         ins = ", ".join(f"{t} {'_h' if t == HALF else ''}{n}" for t, n in zip(types, names))
         pre = f"typedef {compute_type(R)} R; typedef {compute_type(C)} C;" + "".join(
             f" const float {n} = (float)_h{n};" for t, n in zip(types, names) if t == HALF)
-        if expr.startswith("__STMT__"):
-            op = pre + expr[len("__STMT__"):]
-        else:
-            op = f"{pre} z = ({c_type(Z)})({expr});"
-        return ElementwiseKernel(ins, f"{Z} z", op, _name(ufunc.__name__, *types, Z),
+        body = expr[len("__STMT__"):] if expr.startswith("__STMT__") else f" z = ({expr});"
+        if Z == R:
+            return ElementwiseKernel(ins, f"{Z} z", pre + body,
+                                     _name(ufunc.__name__, *types, Z), options=EXACT)
+        # into an out= of another type, as numpy's loop then its cast: the result in R
+        # (a float16 one rounded to half), then converted as numpy converts
+        op = (f"{pre} {c_type(R)} z; {{{body}}} zout_ = "
+              f"{conversion(R, Z, 'z')};")
+        return ElementwiseKernel(ins, f"{Z} zout_", op, _name(ufunc.__name__, *types, Z),
                                  options=EXACT)
     kernel = _kernels.get(key, build)
     args = [_as_param(v, t) for v, t in zip(operands, types)]

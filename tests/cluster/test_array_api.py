@@ -730,6 +730,15 @@ def test_ufuncs_as_dptx_functions_with_their_methods(client):
         dptx.multiply(d, e, out=out)
     assert dptx.multiply(d, e, out=(out,), casting="unsafe") is out
     _same(out, np.multiply(x, y, out=np.empty((6, 5), np.int32), casting="unsafe"))
+    # into another type as numpy's loop then its cast: a negative float into uint8 wraps, a
+    # float16 result is rounded to half before it widens (both were C's casts of the float)
+    u8 = dptx.empty((6, 5), np.uint8)
+    dptx.subtract(d, 100, out=u8, casting="unsafe")
+    _same(u8, np.subtract(x, 100, out=np.empty((6, 5), np.uint8), casting="unsafe"))
+    h = (x * 1000).astype(np.float16)
+    f32 = dptx.empty((6, 5), np.float32)
+    np.multiply(dptx.asarray(h), np.float16(1.1), out=f32)
+    _same(f32, np.multiply(h, np.float16(1.1), out=np.empty((6, 5), np.float32)))
     for ufunc in (np.add, np.multiply, np.minimum, np.maximum, np.logical_and, np.logical_or):
         mine = getattr(dptx, ufunc.__name__)
         for axis in (0, 1, None):

@@ -26,6 +26,15 @@ def test_creation_functions(client):
     assert dptx.ones(5).dtype == np.float64  # numpy/CuPy default
     assert np.array_equal(dptx.full((2, 2), 7.5, np.float32).get(), np.full((2, 2), 7.5, np.float32))
     assert np.array_equal(dptx.full(3, -1, np.int16).get(), np.full(3, -1, np.int16))
+    # numpy's full: the value broadcast (a column fills rows), converted as copyto's unsafe
+    # cast (a float -1.5 into uint8 is 255), numpy's error where it does not broadcast
+    for shape, value, dtype in (((3, 4), [[1], [2], [3]], np.float32), ((2, 3), [4, 5, 6], None),
+                                ((4,), -1.5, np.uint8), ((2, 1, 3), [[[7, 8, 9]]], np.int16)):
+        want = np.full(shape, value, dtype)
+        got = dptx.full(shape, value, dtype).get()
+        assert got.dtype == want.dtype and np.array_equal(got, want), (shape, value)
+    with pytest.raises(ValueError, match=r"from shape \(2,\) into shape \(3,3\)"):
+        dptx.full((3, 3), [1, 2])
     src = dptx.asarray(np.arange(6, dtype=np.uint8))
     assert dptx.empty_like(src).shape == (6,) and dptx.empty_like(src).dtype == np.uint8
     assert np.array_equal(dptx.zeros_like(src).get(), np.zeros(6, np.uint8))

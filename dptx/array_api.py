@@ -139,14 +139,8 @@ def _binary(ufunc):
 
 
 def _fast_power(self, exponent):
-    """The ufunc numpy's ``a ** exponent`` uses instead of ``power`` (its
-    ``fast_scalar_power``): ``square`` for a Python 2 (a bool array's square is int8, its
-    power int64), ``reciprocal`` for -1 on floats; 0.5 is ufuncs.apply's own case."""
-    if type(exponent) is int and exponent == 2:
-        return np.square
-    if type(exponent) is int and exponent == -1 and self.dtype.kind == "f":
-        return np.reciprocal
-    return None
+    """The ufunc numpy's ``a ** exponent`` uses instead of ``power`` (ufuncs.operator_power)."""
+    return ufuncs.operator_power(self.dtype, exponent)
 
 
 def _power_methods():

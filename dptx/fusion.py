@@ -13,7 +13,7 @@ import threading
 import numpy as np
 
 from . import ufuncs
-from .elementwise import ElementwiseKernel, c_type
+from .elementwise import ElementwiseKernel, c_type, compute_type
 from .errors import DptxError
 from .array import ndarray
 
@@ -72,6 +72,14 @@ def _ops():
         f, r = binary(name)
         setattr(_Var, f"__{op}__", f)
         setattr(_Var, f"__r{op}__", r)
+
+    def power(s, o):
+        # numpy's ``a ** 2`` is square, ``a ** 0.5`` of floats sqrt..., as unfused
+        fast = ufuncs.operator_power(s.dtype, o)
+        if fast is not None:
+            return s.trace.apply(fast, (s,), operator=True)
+        return s.trace.apply(np.power, (s, o), operator=True)
+    _Var.__pow__ = power
     for op, name in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"),
                      ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal")):
         setattr(_Var, f"__{op}__", binary(name)[0])
@@ -136,19 +144,27 @@ class _Trace:
         R = ufunc(*[v.probe() for v in vs]).dtype
         C = np.result_type(*[v.probe() for v in vs]) if ufunc in ufuncs._COMPARE else R
         types = [v.dtype if v.weak is None else C for v in vs]
-        expr = ufuncs._unary_expr(ufunc, R, types[0]) if ufunc.nin == 1 else \
-            ufuncs._binary_expr(ufunc, R, C)
+        if ufunc is np.power and ufuncs.scalar_power(R, inputs[1]):
+            expr = ufuncs.scalar_power(R, inputs[1])     # numpy's fast paths, as unfused
+        else:
+            if ufunc is np.power and R.kind in "iu":
+                ufuncs._check_scalar_exponent(inputs[1])
+            expr = ufuncs._unary_expr(ufunc, R, types[0]) if ufunc.nin == 1 else \
+                ufuncs._binary_expr(ufunc, R, C)
         if expr is None:
             raise DptxError(f"numpy.{ufunc.__name__} on {', '.join(map(str, types))} is not "
                             f"supported in a fused function")
         t = self.temp(R)
         names = ["x", "y"]
-        decl = " ".join(f"const {c_type(ty)} {n} = ({c_type(ty)})({self.value(v, ty)});"
-                        for n, v, ty in zip(names, vs, types))
+        # as the unfused ufunc: float16 operands and results computed on in float, each
+        # result rounded once to half in its temporary (numpy's half loops; cuda_fp16's
+        # own arithmetic rounds differently, and its == 0 does not compile)
+        decl = " ".join(f"const {compute_type(ty)} {n} = ({compute_type(ty)})"
+                        f"({self.value(v, ty)});" for n, v, ty in zip(names, vs, types))
         stmt = expr[len("__STMT__"):] if expr.startswith("__STMT__") else \
             f"z = ({c_type(R)})({expr});"
-        self.lines.append(f"{{ typedef {c_type(R)} R; typedef {c_type(C)} C; {decl} "
-                          f"{c_type(R)} &z = {t}; {stmt} }}")
+        self.lines.append(f"{{ typedef {compute_type(R)} R; typedef {compute_type(C)} C; "
+                          f"{decl} {c_type(R)} &z = {t}; {stmt} }}")
         if operator and all(v.weak is not None for v in vs):
             # Python scalars only (``-w``, ``w ** 2``, ``abs(w)``): unfused, Python computes
             # them and the result is a Python scalar, weak in what follows

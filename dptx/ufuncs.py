@@ -291,8 +291,8 @@ def apply(ufunc, *operands, out=None, casting="same_kind"):
         expr = "true" if constant else "false"
     elif ufunc.nin == 1:
         expr = _unary_expr(ufunc, R, types[0])
-    elif ufunc is np.power and R.kind == "f" and _is_scalar_half(operands[1]):
-        expr = "sqrt((R)x)"     # numpy's scalar 0.5 is sqrt: -0 stays -0, -inf gives NaN
+    elif ufunc is np.power and scalar_power(R, operands[1]):
+        expr = scalar_power(R, operands[1])
     else:
         if ufunc is np.power and R.kind in "iu":
             _check_scalar_exponent(operands[1])
@@ -348,8 +348,34 @@ def _out_of_range_comparison(ufunc, operands, C: np.dtype):
     return None
 
 
-def _is_scalar_half(exponent) -> bool:
-    return isinstance(exponent, (float, np.floating)) and exponent == 0.5
+def operator_power(dtype: np.dtype, exponent):
+    """The ufunc numpy's ``a ** exponent`` uses instead of ``power`` (its
+    ``fast_scalar_power``, for Python scalars), else None: ``square`` for 2 (a bool array's
+    square is int8, its power int64), ``reciprocal`` for -1 and ``sqrt`` for 0.5 on floats
+    (float16's too: -0 ** 0.5 is -0 there, +0 through np.power's powf; a numpy scalar
+    exponent goes to np.power, whose float loops have fast paths of their own,
+    ``scalar_power``)."""
+    if type(exponent) is int and exponent == 2:
+        return np.square
+    if np.dtype(dtype).kind == "f" and type(exponent) in (int, float):
+        if exponent == 0.5 and type(exponent) is float:
+            return np.sqrt
+        if exponent == -1 and type(exponent) is int:
+            return np.reciprocal
+    return None
+
+
+def scalar_power(R: np.dtype, exponent):
+    """What numpy's float power loop computes for a scalar exponent of 2, -1 or 0.5, else
+    None: float32's and float64's fast paths (the square, reciprocal and sqrt, exact where
+    pow may be an ulp off; sqrt keeps -0 and gives NaN for -inf); float16's loop is powf in
+    float, the same values (correctly rounded, then rounded to half) but for powf's -0 and
+    -inf to the 0.5: +0 and +inf."""
+    if R.kind != "f" or isinstance(exponent, (bool, np.bool_)) or \
+            not isinstance(exponent, (int, float, np.integer, np.floating)):
+        return None
+    root = "(isinf((R)x) ? fabs((R)x) : sqrt((R)x) + (R)0)" if R == HALF else "sqrt((R)x)"
+    return {2: "(R)x * (R)x", -1: "(R)1 / (R)x", 0.5: root}.get(exponent)
 
 
 def _check_scalar_exponent(exponent) -> None:

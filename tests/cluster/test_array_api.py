@@ -145,21 +145,29 @@ def test_powers_and_comparisons_at_the_edges_numpy_defines(client):
     with pytest.raises(ValueError, match="negative integer powers"):
         dptx.asarray(b) ** -1                     # a scalar exponent is checked as numpy does
     # numpy's a ** 2 is square (a bool array's is int8), ** 0.5 sqrt (-0 stays -0, -inf NaN),
-    # ** -1 reciprocal for floats; np.power with a scalar 0.5 too
-    f = np.array([-0.0, 0.0, -np.inf, np.inf, 4.0, -4.0, np.nan, 1e-300, 3.3])
+    # ** -1 reciprocal for floats, for Python scalars (also in a fused function); np.power's
+    # float32/float64 loops with a scalar 2, -1, 0.5 are the square, reciprocal and sqrt too
+    # (bit for bit where pow was an ulp off), float16's is powf (-0 ** 0.5 is +0)
+    f = np.array([-0.0, 0.0, -np.inf, np.inf, 4.0, -4.0, np.nan, 1e-300, 3.3, 0.7, 1.9, 5.1])
+
+    def bits(a):
+        return np.where(np.isnan(a), np.nan, a).view(np.uint8)     # (NaN payloads aside)
     with np.errstate(all="ignore"):
-        for x in (f, f.astype(np.float32), np.array([True, False]), np.array([3, -2], np.int8)):
+        for x in (f, f.astype(np.float32), f.astype(np.float16), np.array([True, False]),
+                  np.array([3, -2], np.int8)):
             for k in (2, 0.5, -1, 2.0, 3):
                 if x.dtype.kind in "iub" and k == -1:
                     continue
                 want = x ** k
-                got = (dptx.asarray(x) ** k).get()
-                assert got.dtype == want.dtype, (x.dtype, k)
-                assert np.array_equal(got.view(np.uint8), want.view(np.uint8)) or \
-                    (k in (2.0, 3) and np.allclose(got, want, equal_nan=True)), (x.dtype, k)
+                for got in ((dptx.asarray(x) ** k).get(),
+                            dptx.fuse(lambda v: v ** k)(dptx.asarray(x)).get()):
+                    assert got.dtype == want.dtype, (x.dtype, k)
+                    assert np.array_equal(bits(got), bits(want)) or \
+                        (k in (2.0, 3) and np.allclose(got, want, equal_nan=True)), (x.dtype, k)
             if x.dtype.kind == "f":
-                got = np.power(dptx.asarray(x), 0.5).get()
-                assert np.array_equal(got.view(np.uint8), np.power(x, 0.5).view(np.uint8))
+                for k in (0.5, 2, -1, np.float16(0.5)):
+                    got = np.power(dptx.asarray(x), k).get()
+                    assert np.array_equal(bits(got), bits(np.power(x, k))), (x.dtype, k)
         d = dptx.asarray(np.array([1.5, 2.0]))
         d **= 2
         _same(d, np.array([2.25, 4.0]))
@@ -1933,6 +1941,14 @@ def test_fuse_makes_one_kernel_with_numpys_types(client):
         for fn, plain in ((weak, lambda v, w: -v + abs(w) + w ** 2),
                           (strong, lambda v, w: v + np.abs(w))):
             _same(fn(dptx.asarray(host), scalar), plain(host, scalar), exact=False)
+    # float16 computes as unfused (and as numpy): in float, each result rounded to half
+    # (it computed in cuda_fp16's __half, where floor division did not compile)
+    h, k = (_data("float32", (300,)) * 40).astype(np.float16), \
+        (_data("float32", (300,)) * 7 + 0.5).astype(np.float16)
+    half = dptx.fuse(lambda u, v: (u // v + u % v) * np.float16(1.1) - u * v / 3)
+    with np.errstate(all="ignore"):
+        _same_half(half(dptx.asarray(h), dptx.asarray(k)),
+                   (h // k + h % k) * np.float16(1.1) - h * k / 3)
 
 
 def test_empty_and_zero_dimensional_arrays(client):

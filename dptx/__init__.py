@@ -4,8 +4,8 @@ Runs unmodified CUDA kernels (PTX, or CUDA C through NVRTC) on CPUs through LLVM
 cluster of CPU and GPU workers. See README.md and DESIGN.md.
 """
 from .errors import (CompileError, DptxError, DptxMemoryError, KernelNotFoundError,
-                     VariableNotFoundError, ClusterLostError, DataLostError,
-                     DptxTimeoutError,
+                     OutOfMemoryError, VariableNotFoundError, ClusterLostError, DataLostError,
+                     WorkerDiedError, DptxTimeoutError,
                      LaunchError, PtxSyntaxError, PtxUnsupportedError)
 from . import config  # registers the dptx.* settings with dask.config
 from .array import (array, asarray, asnumpy, ascontiguousarray, copy, empty, empty_like,
@@ -106,7 +106,8 @@ __all__ = [
     "LaunchHandle", "Stream", "Event", "get_elapsed_time", "get_current_stream",
     "RawModule", "RawKernel", "KernelParam", "DptxError", "CompileError", "PtxSyntaxError",
     "PtxUnsupportedError", "LaunchError", "DptxMemoryError", "KernelNotFoundError",
-    "VariableNotFoundError", "ClusterLostError", "DataLostError", "DptxTimeoutError",
+    "VariableNotFoundError", "ClusterLostError", "DataLostError", "WorkerDiedError",
+    "OutOfMemoryError", "DptxTimeoutError",
     "__version__", "ufunc", "dstack", "tri", "logspace", "array_split", "atleast_1d",
     "atleast_2d", "atleast_3d", "broadcast_arrays", "broadcast_to", "dsplit", "hsplit",
     "meshgrid", "moveaxis", "rollaxis", "rot90", "split", "vsplit", "average", "median",

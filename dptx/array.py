@@ -14,8 +14,41 @@ import operator
 import numpy as np
 
 from . import runtime
-from .errors import DptxError
+from .errors import DptxError, OutOfMemoryError
 from .stream import Operation, Submitted, cancelled, data_lost, stream_for, synchronize
+
+
+# buffers from this size on are checked against the cluster's memory (smaller ones are not
+# worth a look at the model, and need no cluster started to be made)
+CHECK_FROM = 1 << 28
+
+
+def _check_size(nbytes: int) -> None:
+    """numpy's error for a size past the address space; an OutOfMemoryError, as CuPy's, for
+    one past the memory of the whole cluster (what its workers' memory limits add up to;
+    nothing is said where a worker has none)."""
+    if nbytes > np.iinfo(np.intp).max:
+        raise ValueError("array is too big; `arr.size * arr.dtype.itemsize` is larger than "
+                         "the maximum possible size.")
+    if nbytes < CHECK_FROM:
+        return
+    workers = runtime.get_session().model.workers()
+    if not workers or any(w.memory <= 0 for w in workers):
+        return
+    total = sum(w.memory for w in workers)
+    if nbytes > total:
+        raise OutOfMemoryError(
+            f"out of memory allocating {_size_text(nbytes)} ({nbytes:,} bytes): the cluster's "
+            f"{len(workers)} worker(s) hold {_size_text(total)} in all (their Dask memory "
+            f"limits); add workers or memory (``dask worker --memory-limit``), or work on "
+            f"smaller arrays")
+
+
+def _size_text(nbytes: int) -> str:
+    for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20)):
+        if nbytes >= size:
+            return f"{nbytes / size:.2f} {unit}"
+    return f"{nbytes} bytes"
 
 
 class DeviceBuffer:
@@ -24,6 +57,7 @@ class DeviceBuffer:
 
     def __init__(self, nbytes: int):
         from graphs.pieces import PieceMap
+        _check_size(int(nbytes))
         self.nbytes = int(nbytes)
         self.pieces = PieceMap(0, []) if self.nbytes == 0 else None
         runtime.track_buffer(self)

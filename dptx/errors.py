@@ -73,6 +73,17 @@ class DptxTimeoutError(DptxError):
     """A kernel ran past its time limit (``dptx.kernel-timeout``) and was stopped."""
 
 
+class OutOfMemoryError(DptxError, MemoryError):
+    """An allocation larger than the cluster's memory (its workers' memory limits in all),
+    as CuPy's ``OutOfMemoryError`` for a device's."""
+
+
+class WorkerDiedError(DptxError):
+    """Every worker that ran one of an operation's tasks died while running it (Dask's
+    ``KilledWorker``, after its allowed failures): most often the task needed more memory
+    than the worker's limit, and its nanny stopped it."""
+
+
 class DataLostError(DptxError):
     """A worker died holding the only copy of (part of) an array's current version, and Dask
     cannot compute it again (the versions it came from were released): the array is lost."""

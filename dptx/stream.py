@@ -40,7 +40,7 @@ import weakref
 from dataclasses import dataclass
 
 from .demangle import name_in_source
-from .errors import DataLostError, DptxError, FootprintViolation
+from .errors import DataLostError, DptxError, FootprintViolation, WorkerDiedError
 
 
 @dataclass
@@ -388,7 +388,7 @@ class Stream:
                                  f"have written keep their previous contents")
                 kernels = [o.kernel for o in (getattr(op, "ops", None) or [op])
                            if hasattr(o, "kernel")]
-                raise name_in_source(exc, kernels)
+                raise name_in_source(_workers_died(exc, culprit), kernels)
             raise RuntimeError("dptx: launches kept overstepping their footprints after "
                                f"{self.REPLAYS} replays")
 
@@ -422,6 +422,24 @@ def cancelled(exc) -> bool:
     from asyncio import CancelledError
     from distributed.client import FutureCancelledError, FuturesCancelledError
     return isinstance(exc, (CancelledError, FutureCancelledError, FuturesCancelledError))
+
+
+def _workers_died(exc, culprit: str):
+    """Dask's ``KilledWorker`` said as dptx's error (``exc`` itself otherwise)."""
+    from distributed import KilledWorker
+    if not isinstance(exc, KilledWorker):
+        return exc
+    last = getattr(exc.last_worker, "address", exc.last_worker)
+    error = WorkerDiedError(
+        f"{culprit} failed: every worker that ran its task {exc.task!r} died while running "
+        f"it ({exc.allowed_failures + 1} of them, the last {last}). "
+        f"The usual cause is memory: a chunk's buffers (a window of each array it touches, "
+        f"the whole array where its accesses cannot be bounded, as atomics at computed "
+        f"addresses) took a worker past its memory limit and its nanny stopped it; give the "
+        f"workers more memory (``--memory-limit``), or make the arrays smaller. The arrays "
+        f"it would have written keep their previous contents.")
+    error.__cause__ = exc
+    return error
 
 
 def _first_exception(sub: Submitted):

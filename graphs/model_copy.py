@@ -62,14 +62,15 @@ class ModelCopy:
             if not resources.get("CPU") and not gpus:
                 continue
             workers[addr] = {"nthreads": int(w.get("nthreads", 1)), "device": "gpu" if gpus else "cpu",
-                             "gpus": gpus}
+                             "gpus": gpus, "memory": int(w.get("memory_limit") or 0)}
         return {"workers": workers, "rates": {}, "host_replicas": False}
 
     # -- views ---------------------------------------------------------------------------------
     def workers(self) -> list:
         """WorkerInfo of every worker that can run chunks, sorted by address."""
         snap = self.snapshot()
-        return [WorkerInfo(addr, int(w["nthreads"]), w["device"], int(w["gpus"]))
+        return [WorkerInfo(addr, int(w["nthreads"]), w["device"], int(w["gpus"]),
+                           int(w.get("memory", 0)))
                 for addr, w in sorted(snap["workers"].items())]
 
     def profile(self, kernel: str, nblocks: int):

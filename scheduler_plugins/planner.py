@@ -23,6 +23,7 @@ class WorkerInfo:
     nthreads: int
     device: str = "cpu"     # "cpu" | "gpu"
     gpus: int = 0
+    memory: int = 0         # its Dask memory limit in bytes (0: none, or not known)
 
     @property
     def lanes(self) -> int:

@@ -56,6 +56,21 @@ def message_interval() -> float:
     return float(dask.config.get("dptx.message-interval", 0) or 0)
 
 
+def _free_orphans(scheduler) -> None:
+    """Loosely restricted tasks waiting in ``no-worker`` whose restrictions name only workers
+    that are gone lose those restrictions, so that the worker joining now can take them.
+    A chunk or an upload is restricted to the worker chosen for it, loosely (another runs it
+    where that one died); Dask reschedules it elsewhere while any worker is left, but when
+    every worker died at once (out of memory, say) it waits in ``no-worker``, and a new
+    worker only takes the tasks whose restrictions name it
+    (``bulk_schedule_unrunnable_after_adding_worker`` does not look at ``loose``): the
+    launch would wait for ever. This runs before that, as a plugin's ``add_worker``."""
+    for ts in list(scheduler.unrunnable):
+        if ts.loose_restrictions and ts.worker_restrictions and \
+                not any(addr in scheduler.workers for addr in ts.worker_restrictions):
+            ts.worker_restrictions = None
+
+
 def _quick_stream(stream) -> None:
     """The scheduler batches its messages to a worker (one send per 5 ms at most) and to a
     client (2 ms): a chain of launches pays that on every hop, a launch-and-synchronize loop
@@ -203,6 +218,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
     def add_worker(self, scheduler, worker) -> None:
         self._dirty = True
         _quick_stream(scheduler.stream_comms.get(worker))
+        _free_orphans(scheduler)
 
     @_contained
     def update_graph(self, scheduler, *, client=None, **kwargs) -> None:
@@ -229,7 +245,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
             if need == "CPU" and not resources.get("CPU") and not gpus:
                 continue
             device = "gpu" if gpus else "cpu"
-            infos.append(WorkerInfo(addr, ws.nthreads, device, gpus))
+            infos.append(WorkerInfo(addr, ws.nthreads, device, gpus, int(ws.memory_limit or 0)))
         return sorted(infos, key=lambda w: w.address)
 
     def model_snapshot(self) -> dict:
@@ -246,7 +262,8 @@ class DptxSchedulerPlugin(SchedulerPlugin):
                     "weights": p.as_list(), "speeds": self.profiles.speeds(kernel, nblocks),
                     "spread": self.profiles.spread(kernel, nblocks)}
         return {
-            "workers": {w.address: {"nthreads": w.nthreads, "device": w.device, "gpus": w.gpus}
+            "workers": {w.address: {"nthreads": w.nthreads, "device": w.device, "gpus": w.gpus,
+                                    "memory": w.memory}
                         for w in self.worker_infos()},
             "rates": self.model.snapshot(),
             "profiles": profiles,

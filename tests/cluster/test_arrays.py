@@ -35,6 +35,14 @@ def test_creation_functions(client):
         assert got.dtype == want.dtype and np.array_equal(got, want), (shape, value)
     with pytest.raises(ValueError, match=r"from shape \(2,\) into shape \(3,3\)"):
         dptx.full((3, 3), [1, 2])
+    # an allocation past the address space is numpy's error; past the cluster's memory (its
+    # workers' memory limits) an OutOfMemoryError at once, as CuPy's (the chunks that would
+    # touch it failed, after their workers died, or the fill was lazy and nothing said so)
+    with pytest.raises(ValueError, match="array is too big"):
+        dptx.zeros(2**62)
+    with pytest.raises(dptx.OutOfMemoryError, match="out of memory allocating"):
+        dptx.empty(2**50, np.uint8)
+    assert issubclass(dptx.OutOfMemoryError, MemoryError)
     src = dptx.asarray(np.arange(6, dtype=np.uint8))
     assert dptx.empty_like(src).shape == (6,) and dptx.empty_like(src).dtype == np.uint8
     assert np.array_equal(dptx.zeros_like(src).get(), np.zeros(6, np.uint8))

@@ -166,3 +166,28 @@ def test_uploads_right_after_a_worker_leaves():
             assert np.array_equal(a.get(), data)
         finally:
             dptx.shutdown()
+
+
+@pytest.mark.timeout(300)
+def test_workers_out_of_memory_fail_the_launch_with_a_dptx_error():
+    """A bincount whose counts (256 MB, a private copy per chunk: atomic adds at computed
+    addresses) two 300 MB workers cannot hold: they die together, again and again. The
+    upload the chunks read then waited in Dask's ``no-worker`` state for ever (loosely
+    restricted to a worker that was gone, and the workers that joined were not offered it):
+    the launch hung. Now it fails with dptx's WorkerDiedError, which says why, and the
+    cluster runs what comes next."""
+    from distributed import LocalCluster
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="300MB",
+                      dashboard_address=":0", silence_logs=logging.CRITICAL,
+                      preload=["dptx.worker"],
+                      scheduler_kwargs={"preload": ["scheduler_plugins"]}) as cluster, \
+            Client(cluster, set_as_default=False) as client:
+        dptx.connect(client)
+        try:
+            x = dptx.asarray(np.array([0, 1, 2**25] * 1000, np.int64))
+            with pytest.raises(dptx.WorkerDiedError, match="memory limit"):
+                dptx.bincount(x).get()
+            y = dptx.asarray(np.arange(10.0))
+            assert (y * 2).get().tolist() == [2.0 * k for k in range(10)]
+        finally:
+            dptx.shutdown()

@@ -118,7 +118,8 @@ def _binary_expr(ufunc, R: np.dtype, C: np.dtype) -> str:
             op += "="
         if ufunc in (np.fmin, np.fmax):
             # a NaN gives the other operand
-            return f"((R)x != (R)x) ? (R)y : (((R)y != (R)y) ? (R)x : ((R)x {op} (R)y ? (R)x : (R)y))"
+            return (f"((R)x != (R)x) ? (R)y : (((R)y != (R)y) ? (R)x : "
+                    f"((R)x {op} (R)y ? (R)x : (R)y))")
         return f"((R)x != (R)x) ? (R)x : (((R)y != (R)y) ? (R)y : ((R)x {op} (R)y ? (R)x : (R)y))"
     if ufunc in (np.floor_divide, np.remainder):
         if kind == "f":

@@ -118,6 +118,24 @@ def _is_array(value) -> bool:
     return isinstance(value, ndarray)
 
 
+def converted_inputs(params, args, types: dict) -> list:
+    """The arguments, an array given for an input declared of another type converted to it
+    (as CuPy's kernels read it; its bytes taken as that type would be garbage)."""
+    return [v.astype(types[p.name]) if _is_array(v) and not p.raw and
+            v.dtype != types[p.name] else v for p, v in zip(params, args)]
+
+
+def bind_placeholder(bound: dict, kernel: str, param, dtype) -> None:
+    """Type placeholder ``param.type`` bound to an array argument's ``dtype``: the first
+    array decides, and every other array of that placeholder must agree (CuPy's TypeError;
+    a kernel compiled for one would read the other's bytes as that type)."""
+    first = bound.setdefault(param.type, np.dtype(dtype))
+    if first != np.dtype(dtype):
+        raise TypeError(f"{kernel}: type placeholder {param.type} is {first} from an earlier "
+                        f"argument, but {param.name} is {np.dtype(dtype)} (CuPy's \"Type is "
+                        f"mismatched\"): convert it with astype, or declare its own type")
+
+
 class ElementwiseKernel:
     """CuPy's ``ElementwiseKernel(in_params, out_params, operation, name='kernel',
     reduce_dims=True, preamble='', no_return=False, return_tuple=False, loop_prep='',
@@ -168,6 +186,7 @@ class ElementwiseKernel:
             if v is not None:
                 check_writeable(v)
         types, placeholders = self._resolve_types(ins, outs)
+        ins = converted_inputs(self.in_params, ins, types)
         # the shape every element-wise (non-raw) argument broadcasts to
         shapes = [v.shape for p, v in zip(self.in_params + self.out_params, ins + outs)
                   if v is not None and _is_array(v) and not p.raw]
@@ -203,7 +222,7 @@ class ElementwiseKernel:
         bound = {}
         for p, v in zip(self.in_params + self.out_params, ins + outs):
             if p.placeholder and v is not None and _is_array(v):
-                bound.setdefault(p.type, v.dtype)
+                bind_placeholder(bound, self.name, p, v.dtype)
         for p, v in zip(self.in_params, ins):
             if p.placeholder and p.type not in bound and not _is_array(v):
                 bound[p.type] = np.asarray(v).dtype if isinstance(v, np.generic) else \

@@ -16,8 +16,8 @@ import threading
 
 import numpy as np
 
-from .elementwise import (HALF, KernelCache, c_type, conversion, element_strides, parse_params,
-                          with_half_header)
+from .elementwise import (HALF, KernelCache, bind_placeholder, c_type, conversion,
+                          converted_inputs, element_strides, parse_params, with_half_header)
 from .errors import DptxError
 from . import matvec, outputs, ufuncs
 from .array import _axes, asarray, ascontiguousarray, empty, may_share_memory, ndarray
@@ -132,6 +132,7 @@ class ReductionKernel:
         out_shape = tuple(1 if k in red else shape[k] for k in range(ndim)) if keepdims \
             else tuple(shape[k] for k in kept)
         types, placeholders = self._types(args, out)
+        args = converted_inputs(self.in_params, args, types)
         rtype = np.dtype(self.reduce_type) if self.reduce_type else types[self.out_params[0].name]
         want = types[self.out_params[0].name]
         if out is not None and out.dtype != want:
@@ -221,7 +222,7 @@ class ReductionKernel:
         bound = {}
         for p, v in zip(self.in_params, args):
             if p.placeholder and _is_array(v):
-                bound.setdefault(p.type, v.dtype)
+                bind_placeholder(bound, self.name, p, v.dtype)
         for p, v in zip(self.in_params, args):
             if p.placeholder and p.type not in bound:
                 bound[p.type] = np.result_type(v)

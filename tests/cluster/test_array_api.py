@@ -59,10 +59,26 @@ def test_elementwise_kernel_placeholders_broadcasting_and_scalars(client):
     dst = dptx.empty(10)
     rev(src, np.int32(10), dst, size=10)
     _same(dst, np.arange(10.0)[::-1])
+    # an array for an input declared of another type is read converted to it, as CuPy's
+    # (its bytes were read as that type: float64 data doubled as float32 was garbage)
+    twice = dptx.ElementwiseKernel("float32 a", "float32 z", "z = a * 2", "twice32")
+    for host in (np.arange(10.0), np.arange(-5, 5), np.arange(12.0)[::3]):
+        _same(twice(dptx.asarray(host)), (host * 2).astype(np.float32))
+    total = dptx.ReductionKernel("float32 x", "float32 y", "x", "a + b", "y = a", "0", "sum32")
+    _same(total(dptx.asarray(np.arange(12.0).reshape(3, 4)), axis=1),
+          np.array([6, 22, 38], np.float32))
 
 
 def test_elementwise_kernel_errors_name_the_problem(client):
     k = dptx.ElementwiseKernel("T x, T y", "T z", "z = x + y", "add2")
+    # a placeholder's arrays must agree (CuPy's TypeError): a float64 y was read as float32
+    with pytest.raises(TypeError, match="placeholder T is float32 .* but y is float64"):
+        k(dptx.zeros(3, np.float32), dptx.zeros(3))
+    with pytest.raises(TypeError, match="but z is float64"):
+        k(dptx.zeros(3, np.float32), 1, dptx.zeros(3))
+    with pytest.raises(TypeError, match="but w is int32"):
+        dptx.ReductionKernel("T x, T w", "T y", "x * w", "a + b", "y = a", "0", "dot2")(
+            dptx.zeros(3), dptx.zeros(3, np.int32))
     with pytest.raises(ValueError, match=r"could not be broadcast together with shapes \(3,\) \(4,\)"):
         k(dptx.zeros(3), dptx.zeros(4))             # numpy's error and message
     with pytest.raises(ValueError, match="could not be broadcast"):

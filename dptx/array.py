@@ -206,7 +206,7 @@ def _shape(shape) -> tuple:
         shape = (int(shape),)
     shape = tuple(int(s) for s in shape)
     if any(s < 0 for s in shape):
-        raise DptxError(f"negative dimensions are not allowed: {shape}")
+        raise ValueError("negative dimensions are not allowed")     # (numpy's error)
     return shape
 
 
@@ -586,8 +586,12 @@ class ndarray:
 
     def _scalar(self, what: str):
         if self.size != 1:
-            raise TypeError(f"only arrays of size 1 can be converted to Python scalars "
-                            f"({what}() of an array of shape {self._shape})")
+            # numpy's errors: item() a ValueError, int()/float()... a TypeError
+            error = ValueError if what == "item" else TypeError
+            raise error(("can only convert an array of size 1 to a Python scalar"
+                         if what == "item" else
+                         "only arrays of size 1 can be converted to Python scalars")
+                        + f" ({what}() of an array of shape {self._shape})")
         return self.get().reshape(())[()]
 
     # -- shapes: views of the same (contiguous) bytes ----------------------------------------

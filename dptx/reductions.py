@@ -704,7 +704,7 @@ class _ArgKernel(ReductionKernel):
     def __call__(self, a, axis, out, keepdims):
         ax = _axes(axis, a.ndim)
         if len(ax) != 1:
-            raise DptxError("argmin/argmax take one axis")
+            raise TypeError("'tuple' object cannot be interpreted as an integer")  # numpy's
         return super().__call__(a, axis=ax[0], keepdims=keepdims, out=out)
 
     def _types(self, args, out):

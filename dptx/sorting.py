@@ -260,8 +260,23 @@ def _sorted(a, axis, with_index: bool):
     return result if result._contiguous else result.copy()
 
 
+def _check_kind(kind) -> None:
+    """numpy's kinds (by their first letter, as numpy reads them): each gives the values a
+    stable sort gives, and argsort's indices of a stable sort."""
+    if kind is not None and (not isinstance(kind, str) or kind[:1].lower() not in "qhms"
+                             or not kind):
+        raise ValueError(f"sort kind must be one of 'quick', 'heap', or 'stable' "
+                         f"(got {kind!r})")
+
+
+def _check_select_kind(kind) -> None:
+    if kind != "introselect":
+        raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
+
+
 def sort(a, axis=-1, kind=None, order=None) -> ndarray:
     """numpy.sort: a sorted copy along ``axis`` (of the flattened array for None), NaN last."""
+    _check_kind(kind)
     if order is not None:
         raise ValueError("Cannot specify order when the array has no fields.")
     return _sorted(a, axis, with_index=False)
@@ -270,6 +285,7 @@ def sort(a, axis=-1, kind=None, order=None) -> ndarray:
 def argsort(a, axis=-1, kind=None, order=None) -> ndarray:
     """numpy.argsort: the indices that sort ``a`` along ``axis``, equal elements in their
     order (numpy's ``kind='stable'``; any kind's answer where the elements differ)."""
+    _check_kind(kind)
     if order is not None:
         raise ValueError("Cannot specify order when the array has no fields.")
     return _sorted(a, axis, with_index=True)
@@ -280,6 +296,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None) -> ndarray:
     before it and larger ones after. A full sort (numpy's guarantees hold; how it arranges
     the elements between the kth positions is unspecified, and here they are sorted)."""
     a = asarray(a)
+    _check_select_kind(kind)
     _check_kth(a, kth, axis)
     return sort(a, axis, order=order)
 
@@ -287,6 +304,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None) -> ndarray:
 def argpartition(a, kth, axis=-1, kind="introselect", order=None) -> ndarray:
     """numpy.argpartition: the indices ``partition`` would take (those of a stable sort)."""
     a = asarray(a)
+    _check_select_kind(kind)
     _check_kth(a, kth, axis)
     return argsort(a, axis, order=order)
 

@@ -471,10 +471,23 @@ def where(condition, x, y):
     return kernel(*[_as_param(v, t) for v, t in zip((condition, x, y), types)])
 
 
-def clip(a, a_min, a_max, out=None):
-    """numpy.clip: minimum(maximum(a, a_min), a_max)."""
+def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
+    """numpy.clip: minimum(maximum(a, a_min), a_max); numpy 2's ``min=``/``max=`` and no
+    bounds at all (a copy, or ``a`` written into ``out``)."""
+    if min is not None or max is not None:
+        if a_min is not None or a_max is not None:
+            raise ValueError("Passing `min` or `max` keyword argument when `a_min` and "
+                             "`a_max` are provided is forbidden.")
+        a_min, a_max = min, max
+    if a_max is None:
+        if a_min is not None:
+            return apply(np.maximum, a, a_min, out=out)
+        if out is None:
+            return a.copy()
+        out[...] = a
+        return out
     r = apply(np.maximum, a, a_min) if a_min is not None else a
-    return apply(np.minimum, r, a_max, out=out) if a_max is not None else r
+    return apply(np.minimum, r, a_max, out=out)
 
 
 def fill_arange(out, start, step):

@@ -1974,3 +1974,31 @@ def test_empty_and_zero_dimensional_arrays(client):
     _same(z * 2, np.asarray(np.float64(2.5) * 2))
     _same(np.sqrt(z), np.asarray(np.sqrt(2.5)))
     _same(dptx.asarray(np.arange(5.0)).sum(axis=0, keepdims=True), np.array([10.0]))
+
+
+def test_argument_errors_and_defaults_are_numpys(client):
+    """The exception types numpy raises (a caller's ``except ValueError`` catches dptx's too)
+    and numpy 2's defaults: clip without bounds or with ``min=``/``max=``, sort kinds by
+    their first letter."""
+    h = np.arange(12.0).reshape(3, 4) - 5
+    d = dptx.asarray(h)
+    with pytest.raises(ValueError, match="negative dimensions are not allowed"):
+        dptx.zeros(-3)
+    with pytest.raises(ValueError, match="negative dimensions are not allowed"):
+        dptx.eye(-2)
+    with pytest.raises(TypeError, match="cannot be interpreted as an integer"):
+        d.argmax(axis=(0, 1))
+    with pytest.raises(ValueError, match="can only convert an array of size 1"):
+        d.item()
+    with pytest.raises(TypeError, match="only arrays of size 1"):
+        float(d)
+    with pytest.raises(ValueError, match="sort kind must be one of"):
+        np.sort(d, kind="bogus")
+    with pytest.raises(ValueError, match="select kind must be 'introselect'"):
+        np.partition(d, 1, kind="bogus")
+    _same(np.sort(d, kind="Quick"), np.sort(h, kind="Quick"))
+    _same(np.clip(d), np.clip(h))
+    _same(np.clip(d, min=-1, max=2), np.clip(h, min=-1, max=2))
+    out = dptx.empty((3, 4))
+    assert np.clip(d, 0, None, out=out) is out       # (out= was left unwritten)
+    _same(out, np.clip(h, 0, None))

@@ -204,8 +204,9 @@ class ElementwiseKernel:
             raise DptxError(f"{self.name}: no array argument gives the size: pass size=")
         for p, v in zip(self.out_params, outs):
             if v is not None and not p.raw and v.shape != shape:
-                raise DptxError(f"{self.name}: output {p.name} has shape {v.shape}, the "
-                                f"operands broadcast to {shape}")
+                # numpy's ValueError (CuPy's too), in numpy's words
+                raise ValueError(f"{self.name}: non-broadcastable output operand {p.name} with "
+                                 f"shape {v.shape} doesn't match the broadcast shape {shape}")
         outs = [v if v is not None else empty(shape, types[p.name])
                 for p, v in zip(self.out_params, outs)]
         n = int(np.prod(shape, dtype=np.int64))

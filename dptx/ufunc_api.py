@@ -34,7 +34,8 @@ def call(np_ufunc, *inputs, out=None, casting="same_kind", dtype=None, where=Tru
         return reductions.matmul(*inputs, out=_out(out))
     if (np_ufunc in _TWO_OUTPUTS or np_ufunc is np.divmod) and where is True and dtype is None:
         return _two_outputs(np_ufunc, inputs, out, casting)
-    if where is not True:
+    if where is not True and (np_ufunc is np.matmul or np_ufunc in _TWO_OUTPUTS
+                              or np_ufunc is np.divmod):
         raise DptxError(f"{np_ufunc.__name__}: where= is not supported on dptx arrays yet")
     if dtype is not None:
         raise DptxError(f"{np_ufunc.__name__}: dtype= is not supported on dptx arrays yet "
@@ -46,7 +47,30 @@ def call(np_ufunc, *inputs, out=None, casting="same_kind", dtype=None, where=Tru
         # scalars only (``dptx.sqrt(2.0)``): a 0-d device array of numpy's type, as CuPy's
         inputs = [asarray(np.asarray(v)) if not isinstance(v, np.ndarray) else v
                   for v in inputs]
+    if where is not True:
+        return _masked(np_ufunc, inputs, _out(out), casting, where)
     return ufuncs.apply(np_ufunc, *inputs, out=_out(out), casting=casting)
+
+
+def _masked(np_ufunc, inputs, out, casting, where):
+    """numpy's ``where=``: the result written where ``where`` is True, broadcast with the
+    operands; elsewhere ``out`` keeps its values (``np.divide(a, b, out=z, where=b != 0)``).
+    Without ``out`` numpy leaves those elements uninitialized: here they hold the result."""
+    mask = where if isinstance(where, ndarray) else asarray(np.asarray(where))
+    if mask.dtype != np.bool_:
+        raise TypeError(f"Cannot cast array data from {mask.dtype!r} to dtype('bool') "
+                        f"according to the rule 'safe'")
+    result = ufuncs.apply(np_ufunc, *inputs)
+    if out is None:
+        return result if np.broadcast_shapes(result.shape, mask.shape) == result.shape \
+            else ufuncs.where(mask, result, result)
+    if not isinstance(out, ndarray):
+        raise DptxError(f"out= must be a dptx array, got {type(out).__name__}")
+    if not np.can_cast(result.dtype, out.dtype, casting=casting):
+        raise TypeError(f"Cannot cast ufunc '{np_ufunc.__name__}' output from "
+                        f"{result.dtype} to {out.dtype} with casting rule '{casting}'")
+    out[...] = ufuncs.where(mask, result, out)
+    return out
 
 
 # ufuncs of two outputs: (C statement setting both from x, with R the computation type)

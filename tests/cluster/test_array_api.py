@@ -759,6 +759,17 @@ def test_ufuncs_as_dptx_functions_with_their_methods(client):
     u8 = dptx.empty((6, 5), np.uint8)
     dptx.subtract(d, 100, out=u8, casting="unsafe")
     _same(u8, np.subtract(x, 100, out=np.empty((6, 5), np.uint8), casting="unsafe"))
+    # where=: the result where the mask is True, out kept elsewhere (numpy's safe division
+    # idiom); the mask broadcasts; a mask of another type is numpy's TypeError
+    z = dptx.zeros((6, 5))
+    np.divide(d, e, out=z, where=e > 0)
+    _same(z, np.divide(x, y, out=np.zeros((6, 5)), where=y > 0))
+    rows = np.arange(6)[:, None] % 2 == 0
+    u8 = dptx.full((6, 5), 9, np.uint8)
+    dptx.multiply(d, 3, out=u8, where=dptx.asarray(rows), casting="unsafe")
+    _same(u8, np.multiply(x, 3, out=np.full((6, 5), 9, np.uint8), where=rows, casting="unsafe"))
+    with pytest.raises(TypeError, match="to dtype\\('bool'\\)"):
+        dptx.add(d, 1, where=dptx.asarray(np.ones(5, np.int64)))
     h = (x * 1000).astype(np.float16)
     f32 = dptx.empty((6, 5), np.float32)
     np.multiply(dptx.asarray(h), np.float16(1.1), out=f32)

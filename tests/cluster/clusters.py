@@ -9,10 +9,12 @@ STANDIN_ENV = {"DPTX_CUPY_MODULE": "tests.cupy_standin", "DPTX_STANDIN_DEVICES":
 CPU_ENV = {"DPTX_DISABLE_GPU": "1"}
 
 
-def cpu_cluster(n_workers: int = 2, silence_logs: int = logging.ERROR):
+def cpu_cluster(n_workers: int = 2, silence_logs: int = logging.ERROR, **options):
+    """``options``: more of LocalCluster's (``memory_limit="300MB"``)."""
     return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                         dashboard_address=":0", silence_logs=silence_logs,
-                        preload=["dptx.worker"], scheduler_kwargs={"preload": ["scheduler_plugins"]})
+                        preload=["dptx.worker"], scheduler_kwargs={"preload": ["scheduler_plugins"]},
+                        **options)
 
 
 def mixed_cluster(gpu_env: dict = None):

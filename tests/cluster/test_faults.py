@@ -176,11 +176,7 @@ def test_workers_out_of_memory_fail_the_launch_with_a_dptx_error():
     restricted to a worker that was gone, and the workers that joined were not offered it):
     the launch hung. Now it fails with dptx's WorkerDiedError, which says why, and the
     cluster runs what comes next."""
-    from distributed import LocalCluster
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="300MB",
-                      dashboard_address=":0", silence_logs=logging.CRITICAL,
-                      preload=["dptx.worker"],
-                      scheduler_kwargs={"preload": ["scheduler_plugins"]}) as cluster, \
+    with cpu_cluster(2, logging.CRITICAL, memory_limit="300MB") as cluster, \
             Client(cluster, set_as_default=False) as client:
         dptx.connect(client)
         try:

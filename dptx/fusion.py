@@ -144,13 +144,7 @@ class _Trace:
         R = ufunc(*[v.probe() for v in vs]).dtype
         C = np.result_type(*[v.probe() for v in vs]) if ufunc in ufuncs._COMPARE else R
         types = [v.dtype if v.weak is None else C for v in vs]
-        if ufunc is np.power and ufuncs.scalar_power(R, inputs[1]):
-            expr = ufuncs.scalar_power(R, inputs[1])     # numpy's fast paths, as unfused
-        else:
-            if ufunc is np.power and R.kind in "iu":
-                ufuncs._check_scalar_exponent(inputs[1])
-            expr = ufuncs._unary_expr(ufunc, R, types[0]) if ufunc.nin == 1 else \
-                ufuncs._binary_expr(ufunc, R, C)
+        expr = ufuncs.expression(ufunc, R, C, types, inputs)     # as unfused
         if expr is None:
             raise DptxError(f"numpy.{ufunc.__name__} on {', '.join(map(str, types))} is not "
                             f"supported in a fused function")

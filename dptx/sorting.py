@@ -263,8 +263,8 @@ def _sorted(a, axis, with_index: bool):
 def _check_kind(kind) -> None:
     """numpy's kinds (by their first letter, as numpy reads them): each gives the values a
     stable sort gives, and argsort's indices of a stable sort."""
-    if kind is not None and (not isinstance(kind, str) or kind[:1].lower() not in "qhms"
-                             or not kind):
+    if kind is not None and (not isinstance(kind, str) or not kind
+                             or kind[0].lower() not in "qhms"):
         raise ValueError(f"sort kind must be one of 'quick', 'heap', or 'stable' "
                          f"(got {kind!r})")
 

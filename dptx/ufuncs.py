@@ -290,14 +290,8 @@ def apply(ufunc, *operands, out=None, casting="same_kind"):
         # (``u8 < -1``): the answer is the same for every element
         operands = [v if isinstance(v, ndarray) else 0 for v in operands]
         expr = "true" if constant else "false"
-    elif ufunc.nin == 1:
-        expr = _unary_expr(ufunc, R, types[0])
-    elif ufunc is np.power and scalar_power(R, operands[1]):
-        expr = scalar_power(R, operands[1])
     else:
-        if ufunc is np.power and R.kind in "iu":
-            _check_scalar_exponent(operands[1])
-        expr = _binary_expr(ufunc, R, C)
+        expr = expression(ufunc, R, C, types, operands)
     if expr is None:
         raise DptxError(f"numpy.{ufunc.__name__} on {', '.join(str(t) for t in types)} is not "
                         f"supported on dptx arrays yet")
@@ -347,6 +341,21 @@ def _out_of_range_comparison(ufunc, operands, C: np.dtype):
             pair = (extreme, v) if k == 1 else (v, extreme)
             return _PYTHON_COMPARE[ufunc](*pair)
     return None
+
+
+def expression(ufunc, R: np.dtype, C: np.dtype, types, operands):
+    """The C of ``ufunc`` on operands of ``types`` (x, y) computing in R (comparisons in C),
+    None where dptx has none: with numpy's power fast paths for a scalar exponent and its
+    error for a negative one of integers. ``apply`` and fused functions both use it."""
+    if ufunc.nin == 1:
+        return _unary_expr(ufunc, R, types[0])
+    if ufunc is np.power:
+        fast = scalar_power(R, operands[1])
+        if fast:
+            return fast
+        if R.kind in "iu":
+            _check_scalar_exponent(operands[1])
+    return _binary_expr(ufunc, R, C)
 
 
 def operator_power(dtype: np.dtype, exponent):

@@ -3,7 +3,8 @@ run (issue 19): ``a * 2 + b`` and ``np.sqrt(a * a + b * b)`` (each also through 
 and ``a.sum()`` on 16M float32, row sums of the same data as (n/128, 128) and (n/8192, 8192),
 a concatenation along the second axis (strided writes), a running sum, a boolean selection,
 a sort of a quarter of the data (against numpy's default and stable sorts) and a 1024 x 1024
-float32 matmul. Each dptx expression is timed to its result being complete on
+float32 matmul; under the sum, the floor Dask itself puts there (its graph's round trips,
+with no work). Each dptx expression is timed to its result being complete on
 the devices (``dptx.synchronize()``), not to reading it back; the best of several runs,
 dptx and numpy interleaved. Results are checked against numpy.
 
@@ -34,6 +35,29 @@ def best(fn, repeat=7):
         fn()
         times.append(time.perf_counter() - t0)
     return min(times)
+
+
+def _nothing(i):
+    return i
+
+
+def _combine(*parts):
+    return sum(parts)
+
+
+def dask_floor():
+    """A run of the task graph a sum launches, with tasks that compute nothing: one per worker,
+    then one on the first worker combining their results, waited for (Dask's round trips)."""
+    from distributed import wait
+
+    from dptx.runtime import get_client
+    client = get_client()
+    workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+
+    def run():
+        parts = [client.submit(_nothing, i, pure=False, workers=w) for i, w in enumerate(workers)]
+        wait(client.submit(_combine, *parts, pure=False, workers=workers[0]))
+    return run
 
 
 def main():
@@ -67,6 +91,9 @@ def main():
         np.testing.assert_allclose(np.asarray(got.get() if isinstance(got, dptx.ndarray) else got),
                                    want, rtol=1e-5 if name != "a.sum()" else 1e-4)
         rows.append((name, best(dptx_run(lambda: f(da, db))), best(lambda: f(a, b))))
+    # the floor under a.sum() here: Dask alone running a graph of the sum's shape (a task per
+    # worker, then one combining their results) that computes nothing, against numpy's sum
+    rows.append(("  Dask alone, no work", best(dask_floor(), repeat=15), best(lambda: a.sum())))
     # reductions to many outputs: a warp per row (short rows), a block per row (long ones)
     for nrows, ncols in ((args.n // 128, 128), (args.n // 8192, 8192)):
         host, dev = a.reshape(nrows, ncols), da.reshape(nrows, ncols)

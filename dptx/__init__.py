@@ -8,9 +8,9 @@ from .errors import (CompileError, DptxError, DptxMemoryError, KernelNotFoundErr
                      WorkerDiedError, DptxTimeoutError,
                      LaunchError, PtxSyntaxError, PtxUnsupportedError)
 from . import config  # registers the dptx.* settings with dask.config
-from .array import (array, asarray, asnumpy, ascontiguousarray, copy, empty, empty_like,
-                    expand_dims, full, full_like, may_share_memory, ndarray, ones, ones_like,
-                    ravel, reshape, squeeze, swapaxes, transpose, zeros, zeros_like)
+from .array import (array, asarray, asnumpy, ascontiguousarray, asfortranarray, copy, empty,
+                    empty_like, expand_dims, full, full_like, may_share_memory, ndarray, ones,
+                    ones_like, ravel, reshape, squeeze, swapaxes, transpose, zeros, zeros_like)
 from .array_api import copyto, count_nonzero, where
 from .ranges import arange, geomspace, linspace, logspace
 from .joining import block, column_stack, concatenate, dstack, hstack, stack, vstack
@@ -54,6 +54,10 @@ from .convolution import convolve, correlate
 from .covariance import corrcoef, cov
 from .calculus import gradient, trapezoid
 from .editing import append, delete, insert, resize, trim_zeros
+from .array_api_standard import (astype, concat, cumulative_prod, cumulative_sum,
+                                 matrix_transpose, matvec, permute_dims, unique_all,
+                                 unique_counts, unique_inverse, unique_values, unstack, vecdot,
+                                 vecmat)
 from .elementwise import ElementwiseKernel
 from .fusion import fuse
 from .reductions import (ReductionKernel, all_ as all, any_ as any, argmax, argmin, dot,
@@ -95,7 +99,7 @@ __all__ = [
     "ndarray", "array", "asarray", "asnumpy", "empty", "empty_like", "zeros", "zeros_like",
     "ones", "full", "ones_like", "full_like", "copy", "may_share_memory", "arange", "linspace",
     "reshape", "ravel",
-    "expand_dims", "squeeze", "transpose", "swapaxes", "ascontiguousarray", "concatenate",
+    "expand_dims", "squeeze", "transpose", "swapaxes", "ascontiguousarray", "asfortranarray", "concatenate",
     "stack", "vstack", "hstack", "column_stack", "around", "round", "isclose", "allclose",
     "array_equal", "var", "std", "cumsum", "cumprod", "random", "eye", "identity", "diag",
     "diagonal", "trace", "tril", "triu", "outer", "flip", "fliplr", "flipud", "roll", "tile",
@@ -126,6 +130,8 @@ __all__ = [
     "compress", "ediff1d", "extract", "frombuffer", "fromfunction", "get_array_module",
     "iscomplex", "iscomplexobj", "isreal", "isrealobj", "shares_memory", "bartlett",
     "blackman", "hamming", "hanning", "i0", "kaiser", "apply_along_axis", "apply_over_axes",
-    "piecewise", "polyfit", "unwrap",
+    "piecewise", "polyfit", "unwrap", "astype", "concat", "cumulative_prod", "cumulative_sum",
+    "matrix_transpose", "matvec", "permute_dims", "unique_all", "unique_counts",
+    "unique_inverse", "unique_values", "unstack", "vecdot", "vecmat",
 ]
 __all__ += sorted(_UFUNCS) + sorted(_NUMPY_NAMES)

@@ -15,6 +15,8 @@ import numpy as np
 
 from . import runtime
 from .errors import DptxError, OutOfMemoryError
+from .layout import (c_strides, check_order, copy_order, is_c_contiguous, is_f_contiguous,
+                     new_strides, same_layout)
 from .stream import Operation, Submitted, cancelled, data_lost, stream_for, synchronize
 
 
@@ -210,31 +212,6 @@ def _shape(shape) -> tuple:
     return shape
 
 
-def c_strides(shape: tuple, itemsize: int) -> tuple:
-    """numpy's byte strides of a C-contiguous array (a dimension of 0 counts as 1)."""
-    strides, step = [], itemsize
-    for n in reversed(shape):
-        strides.insert(0, step)
-        step *= max(n, 1)
-    return tuple(strides)
-
-
-def is_c_contiguous(shape: tuple, strides: tuple, itemsize: int) -> bool:
-    """numpy's rule: empty, or the strides of every axis longer than 1 are C order's."""
-    if any(n == 0 for n in shape):
-        return True
-    step = itemsize
-    for n, s in zip(reversed(shape), reversed(strides)):
-        if n != 1 and s != step:
-            return False
-        step *= n
-    return True
-
-
-def _is_f_contiguous(shape: tuple, strides: tuple, itemsize: int) -> bool:
-    return is_c_contiguous(shape[::-1], strides[::-1], itemsize)
-
-
 def _stand_in(shape: tuple, strides: tuple, dtype: np.dtype) -> np.ndarray:
     """A numpy array with this shape and these strides but no memory of its size, for numpy
     to compute views on (indexing, transposes, reshapes); nothing in it is ever read."""
@@ -426,19 +403,29 @@ class ndarray:
         return self._shape[0]
 
     # -- data movement -------------------------------------------------------------------------
-    def get(self, stream=None) -> np.ndarray:
+    def get(self, stream=None, order="C", out=None) -> np.ndarray:
         """Copy to the host (synchronizes: every stream, as CUDA's legacy default stream;
-        ``stream`` is taken for CuPy's signature)."""
+        ``stream`` is taken for CuPy's signature), as a new numpy array laid out in ``order``
+        ("C", "F", or "A": F where this array is F-contiguous), or into ``out``, a numpy
+        array of the same shape and dtype (CuPy's ``get``)."""
         stream_for(stream)
+        order = check_order(order, "CFA")
+        if order == "A":
+            order = "F" if self.flags.f_contiguous and not self._contiguous else "C"
+        if out is not None:
+            _check_out(out, self)
         if not self.nbytes:
-            return np.empty(self._shape, self._dtype)
-        lo, hi = self._range
-        raw = self._buffer.read(lo, hi)
-        if self._strides is None:
-            return raw.view(self._dtype).reshape(self._shape).copy()
-        # a strided view: its span comes back, its elements are picked out here
-        return np.ndarray(self._shape, self._dtype, raw, self._offset - lo,
-                          self._strides).copy()
+            result = np.empty(self._shape, self._dtype, order=order)
+        else:
+            lo, hi = self._range
+            raw = self._buffer.read(lo, hi)
+            # a strided view: its span comes back, its elements are picked out here
+            result = np.ndarray(self._shape, self._dtype, raw, self._offset - lo,
+                                self.strides).copy(order=order)
+        if out is not None:
+            np.copyto(out, result)
+            return out
+        return result
 
     def set(self, arr, stream=None) -> None:
         """Copy a host array of the same shape and dtype into this array (or view), in
@@ -455,12 +442,17 @@ class ndarray:
             _strided_assign(self, ndarray(arr.shape, arr.dtype, DeviceBuffer.from_host(
                 np.ascontiguousarray(arr))))
 
-    def copy(self, stream=None) -> "ndarray":
-        """A C-contiguous copy (made on the devices)."""
-        if self._strides is None:
-            return ndarray(self._shape, self._dtype,
-                           self._buffer.copy(*self._range, stream=stream))
-        out = ndarray(self._shape, self._dtype)
+    def copy(self, order="C", stream=None) -> "ndarray":
+        """A copy made on the devices, laid out in ``order`` (numpy's ``ndarray.copy``: "C" by
+        default; "F", "A": F where this array is F-contiguous, "K": as this array). Where
+        source and copy are laid out alike and dense, a copy of the bytes."""
+        strides = new_strides(self._shape, self.itemsize, order, self)
+        lo, hi = self._range
+        if same_layout(self._shape, strides, self.strides) and hi - lo == self.nbytes and \
+                self._offset == lo:
+            return ndarray(self._shape, self._dtype, self._buffer.copy(lo, hi, stream=stream),
+                           _strides=strides)
+        out = ndarray(self._shape, self._dtype, _strides=strides)
         _strided_assign(out, self)
         return out
 
@@ -562,6 +554,12 @@ class ndarray:
         """numpy's ``tolist``: nested Python lists of Python scalars (read back)."""
         return self.get().tolist()
 
+    def tobytes(self, order="C") -> bytes:
+        """numpy's ``tobytes``: the elements' bytes in ``order`` ("C"; "F"; "A": F where this
+        array is F-contiguous; "K" is C, as numpy's), read back."""
+        order = check_order(order)
+        return self.get(order="A").tobytes("C" if order == "K" else order)
+
     def __iter__(self):
         """Over the first axis, each item a view (a 0-d array for a 1-D array), as CuPy's."""
         if not self._shape:
@@ -632,6 +630,14 @@ class ndarray:
     def T(self) -> "ndarray":
         return self.transpose()
 
+    @property
+    def mT(self) -> "ndarray":
+        """The transpose of the matrices of a stack (the last two axes swapped), numpy 2's
+        and the array API's."""
+        if self.ndim < 2:
+            raise ValueError("matrix transpose with ndim < 2 is undefined")
+        return self.swapaxes(-1, -2)
+
     def transpose(self, *axes) -> "ndarray":
         """A view with the axes permuted (reversed by default), as numpy's."""
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
@@ -657,49 +663,106 @@ class ndarray:
 # ----------------------------------------------------------------------------------------------
 # creation, following CuPy / numpy names
 # ----------------------------------------------------------------------------------------------
-def array(obj, dtype=None, copy=True) -> ndarray:
+def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0) -> ndarray:
+    """numpy.array on the devices. A dptx array is copied (``copy=True``, or where the dtype
+    or the layout ``order`` asks for it; ``copy=False`` then raises numpy 2's ValueError)
+    on the devices; host data is uploaded (``copy=False`` cannot avoid that transfer, and
+    asks nothing more). A copy is laid out as numpy lays out its own (``layout.copy_order``:
+    "K" keeps the source's order of axes, "A" is F for an F-contiguous source, "C", "F");
+    ``ndmin`` adds leading axes of length 1. ``subok`` is taken for numpy's signature."""
+    order = check_order(order)
     if isinstance(obj, ndarray):
-        if dtype is None or np.dtype(dtype) == obj.dtype:
-            return obj.copy() if copy else obj
-        return obj.astype(dtype)        # converted on the devices
-    host = np.array(obj, dtype=dtype, order="C")  # (ascontiguousarray would make 0-d 1-d)
-    _dtype(host.dtype)      # refuses Python objects before any byte moves
+        dt = obj.dtype if dtype is None else np.dtype(dtype)
+        out = obj
+        if copy or dt != obj.dtype or not satisfies(obj, order):
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as requested.")
+            out = ndarray(obj.shape, dt, _strides=new_strides(
+                obj.shape, dt.itemsize, copy_order(order, obj.dtype, dt), obj))
+            out[...] = obj      # converted on the devices (numpy's astype conversions)
+    else:
+        # (lists and scalars become a new C or F array here; a numpy array is uploaded as it
+        # lies where it is laid out as numpy's copy of it would be)
+        host = obj if isinstance(obj, np.ndarray) else \
+            np.array(obj, dtype=dtype, order="F" if order == "F" else "C")
+        dt = _dtype(host.dtype if dtype is None else dtype)     # (refuses Python objects)
+        order = copy_order(order, host.dtype, dt)
+        if dt != host.dtype or not same_layout(host.shape, host.strides, new_strides(
+                host.shape, dt.itemsize, order, host)):
+            host = np.array(host, dtype=dt, order=order)
+        out = _upload(host)
+    if out.ndim < ndmin:
+        probe = out._stand_in()
+        out = out._like(probe, probe.reshape((1,) * (ndmin - out.ndim) + out.shape))
+    return out
+
+
+def satisfies(a, order: str) -> bool:
+    """Whether ``a`` is laid out as ``order`` requires without a copy ("A" and "K": any)."""
+    return order in "AK" or (a.flags.c_contiguous if order == "C" else a.flags.f_contiguous)
+
+
+def _upload(host: np.ndarray) -> ndarray:
+    """A device copy of a host array, in its layout where that is dense (C, F, or another
+    order of its axes), else C."""
+    perm = sorted(range(host.ndim), key=lambda k: -host.strides[k])
+    packed = host.transpose(perm)
+    if host.size and all(s > 0 for s in host.strides) and packed.flags.c_contiguous and \
+            not host.flags.c_contiguous:
+        return ndarray(host.shape, host.dtype, DeviceBuffer.from_host(packed), 0, None,
+                       host.strides)
+    host = np.ascontiguousarray(host) if host.ndim else host
     return ndarray(host.shape, host.dtype, DeviceBuffer.from_host(host))
 
 
-def asarray(obj, dtype=None) -> ndarray:
-    return array(obj, dtype, copy=False)
+def asarray(obj, dtype=None, order=None, *, copy=None) -> ndarray:
+    """numpy.asarray: ``obj`` itself where it is a dptx array of ``dtype`` (and layout
+    ``order``), else a copy; ``copy`` as numpy 2's (True: always; False: never, or raise)."""
+    return array(obj, dtype, copy=copy, order="K" if order is None else order)
 
 
-def empty(shape, dtype=np.float64) -> ndarray:
+def empty(shape, dtype=np.float64, order="C") -> ndarray:
     # Device memory is zeroed rather than left undefined: results are reproducible, and a
     # chunk that writes part of its window keeps defined bytes in the rest.
-    return ndarray(shape, dtype)
+    return _new(shape, dtype, order)
 
 
-def zeros(shape, dtype=np.float64) -> ndarray:
-    return ndarray(shape, dtype)
+def zeros(shape, dtype=np.float64, order="C") -> ndarray:
+    return _new(shape, dtype, order)
 
 
-def full(shape, fill_value, dtype=None) -> ndarray:
+def _new(shape, dtype, order="C", like=None) -> ndarray:
+    """A new array of zeros laid out in ``order`` (following ``like`` for "A" and "K")."""
+    shape, dt = _shape(shape), _dtype(dtype)
+    return ndarray(shape, dt, _strides=new_strides(shape, dt.itemsize, order, like))
+
+
+def full(shape, fill_value, dtype=None, order="C") -> ndarray:
     """numpy.full: ``fill_value`` converted as numpy's ``copyto(..., casting='unsafe')`` does
     (a float -1.5 fills a uint8 array with 255) and broadcast to ``shape``: a pattern
-    repeated over the buffer where it is the shape's trailing part, else uploaded broadcast
-    (or a dptx array's values, copied on the devices)."""
+    repeated over the buffer where it is the shape's trailing part (any value in any layout
+    for a scalar), else uploaded broadcast (or a dptx array's values, copied on the
+    devices)."""
+    return _full(shape, fill_value, dtype, order)
+
+
+def _full(shape, fill_value, dtype=None, order="C", like=None) -> ndarray:
+    shape = _shape(shape)
     if isinstance(fill_value, ndarray):
-        out = empty(shape, fill_value.dtype if dtype is None else dtype)
+        out = _new(shape, fill_value.dtype if dtype is None else dtype, order, like)
         out[...] = fill_value
         return out
     dt = np.dtype(dtype) if dtype is not None else np.array(fill_value).dtype
-    shape = _shape(shape)
+    layout = new_strides(shape, _dtype(dt).itemsize, order, like)
     value = np.empty(np.shape(fill_value), dt)
     np.copyto(value, fill_value, casting="unsafe")
     trailing = value.reshape(value.shape[next((k for k, n in enumerate(value.shape) if n != 1),
                                               value.ndim):])
-    if shape[len(shape) - trailing.ndim:] == trailing.shape:
+    if shape[len(shape) - trailing.ndim:] == trailing.shape and \
+            (trailing.ndim == 0 or layout == c_strides(shape, dt.itemsize)):
         nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
         return ndarray(shape, dt, DeviceBuffer.filled(nbytes, np.ascontiguousarray(
-            trailing).tobytes()))
+            trailing).tobytes()), _strides=layout)
     try:
         host = np.broadcast_to(value, shape)
     except ValueError:
@@ -707,37 +770,56 @@ def full(shape, fill_value, dtype=None) -> ndarray:
             return "(" + ",".join(str(n) for n in s) + ("," if len(s) == 1 else "") + ")"
         raise ValueError(f"could not broadcast input array from shape {text(value.shape)} "
                          f"into shape {text(shape)}") from None
-    out = empty(shape, dt)
+    out = ndarray(shape, dt, _strides=layout)
     out.set(host)
     return out
 
 
-def ones(shape, dtype=np.float64) -> ndarray:
-    return full(shape, 1, dtype)
+def ones(shape, dtype=np.float64, order="C") -> ndarray:
+    return _full(shape, 1, dtype, order)
 
 
-def empty_like(a, dtype=None) -> ndarray:
-    return empty(a.shape, dtype or a.dtype)
+def _prototype(a):
+    """What a ``*_like`` function reads the shape, dtype and layout of."""
+    return a if isinstance(a, (ndarray, np.ndarray)) else np.asarray(a)
 
 
-def zeros_like(a, dtype=None) -> ndarray:
-    return zeros(a.shape, dtype or a.dtype)
+def empty_like(prototype, dtype=None, order="K", subok=None, shape=None) -> ndarray:
+    """numpy.empty_like: ``prototype``'s shape (or ``shape``) and dtype (or ``dtype``), laid
+    out in ``order`` ("K": as the prototype; "A": F where it is F-contiguous). Zeroed, as
+    ``empty``. ``subok`` is taken for numpy's signature (dptx has no subclasses)."""
+    a = _prototype(prototype)
+    return _new(a.shape if shape is None else shape, dtype or a.dtype, order, a)
 
 
-def asnumpy(a) -> np.ndarray:
-    return a.get() if isinstance(a, ndarray) else np.asarray(a)
+def zeros_like(a, dtype=None, order="K", subok=None, shape=None) -> ndarray:
+    return empty_like(a, dtype, order, subok, shape)
 
 
-def ones_like(a, dtype=None) -> ndarray:
-    return full(a.shape, 1, dtype or a.dtype)
+def asnumpy(a, stream=None, order="C", out=None) -> np.ndarray:
+    """A host copy (CuPy's ``asnumpy``): of a dptx array, ``a.get(stream, order, out)``."""
+    if isinstance(a, ndarray):
+        return a.get(stream, order, out)
+    result = np.asarray(a, order=order)
+    if out is not None:
+        _check_out(out, result)
+        np.copyto(out, result)
+        return out
+    return result
 
 
-def full_like(a, fill_value, dtype=None) -> ndarray:
-    return full(a.shape, fill_value, dtype or a.dtype)
+def ones_like(a, dtype=None, order="K", subok=None, shape=None) -> ndarray:
+    return full_like(a, 1, dtype, order, subok, shape)
 
 
-def copy(a) -> ndarray:
-    return a.copy() if isinstance(a, ndarray) else array(a)
+def full_like(a, fill_value, dtype=None, order="K", subok=None, shape=None) -> ndarray:
+    a = _prototype(a)
+    return _full(a.shape if shape is None else shape, fill_value, dtype or a.dtype, order, a)
+
+
+def copy(a, order="K", subok=False) -> ndarray:
+    """numpy.copy: a new array with ``a``'s values, laid out in ``order`` ("K": as ``a``)."""
+    return array(a, copy=True, order=order)
 
 
 def may_share_memory(a, b, max_work=None) -> bool:
@@ -812,9 +894,26 @@ def swapaxes(a, axis1, axis2) -> ndarray:
 
 
 def ascontiguousarray(a, dtype=None) -> ndarray:
-    """``a`` itself when it is C-contiguous (and of ``dtype``), else a contiguous copy."""
-    a = asarray(a, dtype)
-    return a if a._contiguous else a.copy()
+    """``a`` itself when it is C-contiguous (and of ``dtype``), else a C-contiguous copy; at
+    least 1-D, as numpy's."""
+    return array(a, dtype, copy=None, order="C", ndmin=1)
+
+
+def asfortranarray(a, dtype=None) -> ndarray:
+    """``a`` itself when it is F-contiguous (and of ``dtype``), else an F-contiguous copy
+    (what a column-major kernel reads); at least 1-D, as numpy's."""
+    return array(a, dtype, copy=None, order="F", ndmin=1)
+
+
+def _check_out(out, like) -> None:
+    """A host ``out`` for a device array's values: numpy, of its shape and dtype (CuPy's
+    errors)."""
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
+    if out.shape != like.shape:
+        raise ValueError(f"Shape mismatch: out has shape {out.shape}, the array {like.shape}")
+    if out.dtype != like.dtype:
+        raise TypeError(f"dtype mismatch: out is {out.dtype}, the array {like.dtype}")
 
 
 class Flags:
@@ -824,7 +923,7 @@ class Flags:
     def __init__(self, a: ndarray):
         shape, strides, size = a.shape, a.strides, a.itemsize
         self.c_contiguous = a._contiguous
-        self.f_contiguous = _is_f_contiguous(shape, strides, size)
+        self.f_contiguous = is_f_contiguous(shape, strides, size)
         self.owndata = a.base is None
         self.writeable = not a._repeats_elements
 

@@ -18,6 +18,7 @@ from . import (array_queries, binning, calculus, construction, contractions, con
 from .array import (asarray, copy, expand_dims, install_device_indexing, may_share_memory,
                     ndarray, ravel, reshape, squeeze, swapaxes, transpose, zeros)
 from .errors import DptxError
+from .layout import new_strides, same_layout
 
 
 def where(condition, x=None, y=None):
@@ -163,11 +164,20 @@ def _unary(ufunc):
     return lambda self: ufuncs.apply(ufunc, self)
 
 
-def _astype(self, dtype, copy=True):
+def _astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    """numpy's ``astype``: values converted as numpy converts them (``ufuncs.conversion``),
+    into a new array laid out in ``order`` ("K": as this one); ``casting`` checked as numpy
+    does; with ``copy=False``, this array itself where nothing would change."""
     dt = np.dtype(dtype)
+    if casting is not None and not np.can_cast(self.dtype, dt, casting):
+        raise TypeError(f"Cannot cast array data from {self.dtype!r} to {dt!r} according to "
+                        f"the rule {casting!r}")
+    strides = new_strides(self.shape, dt.itemsize, order, self)
     if dt == self.dtype:
-        return self.copy() if copy else self
-    return ufuncs.astype(self, dt)
+        if not copy and same_layout(self.shape, strides, self.strides):
+            return self
+        return self.copy(order)
+    return ufuncs.astype(self, dt, ndarray(self.shape, dt, _strides=strides))
 
 
 def _reduction(fn, with_dtype: bool):

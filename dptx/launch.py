@@ -229,12 +229,13 @@ def _launch(kernel, grid, block, args, shared_mem: int, stream, cooperative: boo
             if p.size != 8 or p.type not in ("u64", "b64", "s64"):
                 raise LaunchError(f"argument {i} ({p.name}: .{p.type}) of kernel {kernel.name} "
                                   f"is not a pointer, got a dptx.ndarray")
-            if not a._contiguous:
+            if not (a.flags.c_contiguous or a.flags.f_contiguous):
                 raise LaunchError(f"argument {i} ({p.name}) of kernel {kernel.name} is a "
                                   f"non-contiguous view (shape {a.shape}, strides {a.strides}"
-                                  f"): a kernel receives a pointer, and takes C-contiguous "
-                                  f"arrays (as CuPy's RawKernel); pass "
-                                  f"dptx.ascontiguousarray(x) or x.copy()")
+                                  f"): a kernel receives a pointer to its first element, and "
+                                  f"takes C- or F-contiguous arrays (the elements one after "
+                                  f"the other); pass dptx.ascontiguousarray(x) or "
+                                  f"dptx.asfortranarray(x)")
             slot = slot_for(a._buffer, ("param", i), f"argument {i} ({p.name})")
             # the buffer's pointer plus the array's offset in it (a view: d_ptr + n)
             params.append(("buffer", (slot, a._offset)))

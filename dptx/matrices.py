@@ -17,10 +17,11 @@ def _indices(n: int) -> ndarray:
     return out
 
 
-def eye(N, M=None, k=0, dtype=np.float64) -> ndarray:
-    """numpy.eye: ones on the k-th diagonal (a strided view of the zeros, filled)."""
+def eye(N, M=None, k=0, dtype=np.float64, order="C") -> ndarray:
+    """numpy.eye: ones on the k-th diagonal (a strided view of the zeros, filled), laid out
+    in ``order``."""
     M = N if M is None else M
-    out = zeros((N, M), dtype)
+    out = zeros((N, M), dtype, order)
     d = diagonal(out, k)
     if d.size:
         d[...] = 1

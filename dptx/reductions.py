@@ -19,7 +19,7 @@ import numpy as np
 from .elementwise import (HALF, KernelCache, bind_placeholder, c_type, conversion,
                           converted_inputs, element_strides, parse_params, with_half_header)
 from .errors import DptxError
-from . import matvec, outputs, ufuncs
+from . import matrix_vector, outputs, ufuncs
 from .array import _axes, asarray, ascontiguousarray, empty, may_share_memory, ndarray
 from .module import RawModule
 from .stream import stream_for
@@ -110,7 +110,7 @@ class ReductionKernel:
         if permuted is not None:
             return permuted
         # strided views are read through a contiguous copy (one launch)
-        args = [ascontiguousarray(a) if _is_array(a) else a for a in args]
+        args = [(a if a._contiguous else a.copy()) if _is_array(a) else a for a in args]
         if out is not None and not out._contiguous:
             result = self(*args, out=empty(out.shape, out.dtype), axis=axis,
                           keepdims=keepdims, stream=stream)
@@ -819,9 +819,9 @@ def matmul(a, b, out=None):
     if k and (a.ndim == 1 or b.ndim == 1):       # a vector: a warp per row, or per column
         flat = result.reshape(-1)
         if b.ndim == 1:
-            matvec.matvec(a2, b2.reshape(-1), flat)
+            matrix_vector.matvec(a2, b2.reshape(-1), flat)
         else:
-            matvec.vecmat(a2.reshape(-1), b2, flat, column_pieces(m, k)[1])
+            matrix_vector.vecmat(a2.reshape(-1), b2, flat, column_pieces(m, k)[1])
         return result
     wide, T, idx, rows = _tiling(n, k, m)
     kernel = _builtins.get(("matmul", str(R), wide, rows), lambda: _matmul_kernel(R, wide, rows))

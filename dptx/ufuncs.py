@@ -16,6 +16,7 @@ import operator
 import numpy as np
 
 from .array import may_share_memory, ndarray
+from .layout import c_strides, result_strides
 from .elementwise import (HALF, ElementwiseKernel, KernelCache, c_type, compute_type,
                           conversion)
 from .errors import DptxError
@@ -320,7 +321,25 @@ def apply(ufunc, *operands, out=None, casting="same_kind"):
     if out is not None:
         args = [_unaliased(v, out) for v in args]
         return kernel(*args, out)
-    return kernel(*args)
+    laid_out = _result_like_operands(operands, Z)
+    return kernel(*args) if laid_out is None else kernel(*args, laid_out)
+
+
+def _result_like_operands(operands, Z: np.dtype):
+    """A new result array laid out as numpy lays out a ufunc's (order "K": F for F operands,
+    ``layout.result_strides``), where that is not C order; else None (the kernel makes a C
+    one). A column-major kernel handed ``2 * f`` of an F array reads it as numpy's."""
+    arrays = [v for v in operands if isinstance(v, ndarray)]
+    if all(a._contiguous for a in arrays):
+        return None
+    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    if len(shape) < 2:
+        return None
+    strides = result_strides(shape, Z.itemsize, [
+        np.broadcast_to(a._stand_in(), shape).strides for a in arrays])
+    if strides == c_strides(shape, Z.itemsize):
+        return None
+    return ndarray(shape, Z, _strides=strides)
 
 
 _PYTHON_COMPARE = {np.equal: operator.eq, np.not_equal: operator.ne, np.less: operator.lt,
@@ -414,15 +433,16 @@ def _name(operation: str, *types) -> str:
     return "_".join(["dptx", operation] + [str(np.dtype(t)) for t in types])
 
 
-def astype(a, dtype):
-    """A copy of ``a`` converted to ``dtype`` as numpy converts (``conversion``)."""
+def astype(a, dtype, out=None):
+    """A copy of ``a`` converted to ``dtype`` as numpy converts (``conversion``), new or into
+    ``out`` (of ``a``'s shape, in any layout)."""
     dt = np.dtype(dtype)
     key = ("astype", str(a.dtype), str(dt))
     kernel = _kernels.get(key, lambda: ElementwiseKernel(
         f"{a.dtype} x", f"{dt} z", f"z = {conversion(a.dtype, dt)}",
         _name("astype", a.dtype, dt),
         options=EXACT))
-    return kernel(a)
+    return kernel(a) if out is None else kernel(a, out)
 
 
 def assign(dst, src):

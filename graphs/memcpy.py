@@ -83,7 +83,9 @@ def upload(client, data: np.ndarray, workers: list, replicate: bool) -> PieceMap
     t = token()
     if n <= SMALL_BYTES:
         worker = spots[0][0]
-        future = client.submit(tasks.host_bytes, raw, key=f"dptx-htod-{t}", pure=False,
+        # a copy: the task's argument is serialized when its message is written, later, in
+        # the client's event loop; the program may change its array by then
+        future = client.submit(tasks.host_bytes, raw.copy(), key=f"dptx-htod-{t}", pure=False,
                                **_placed(worker))
         return PieceMap(n, [Piece(0, n, future, 0, worker)])
     for attempt in range(UPLOAD_ATTEMPTS):

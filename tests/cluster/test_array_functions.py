@@ -846,3 +846,83 @@ def test_weighted_quantiles_follow_numpy(client):
                  lambda xp: xp.quantile(xp.asarray(a), 0.5, axis=1, method="inverted_cdf",
                                         weights=xp.asarray(np.zeros_like(w)))):
         _same_error(call)
+
+
+# -- numpy 2's array API names ------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int8, np.uint8,
+                                   np.int64, np.bool_])
+def test_vecdot_matvec_vecmat(client, dtype):
+    """numpy's gufuncs: products in the operands' type (integers wrap, booleans any-of-and,
+    float16 in float32 rounded once), the stacks broadcast, along ``axis``."""
+    x = RNG.standard_normal((3, 4, 5))
+    a, b = (x * 4).astype(dtype), (x[::-1] * 3).astype(dtype)
+    da, db = dptx.asarray(a), dptx.asarray(b)
+    tol = {np.float16: 2e-3, np.float32: 1e-5, np.float64: 1e-12}.get(dtype)
+
+    def same(got, want):
+        if tol is None:
+            _same(got, want)
+        else:
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_allclose(got.get().astype(np.float64), want.astype(np.float64),
+                                       rtol=tol, atol=tol)
+    same(dptx.vecdot(da, db), np.vecdot(a, b))
+    same(dptx.vecdot(da, db, axis=0), np.vecdot(a, b, axis=0))
+    same(dptx.vecdot(da, db[0, 0]), np.vecdot(a, b[0, 0]))
+    same(dptx.matvec(da, db[0, 0]), np.matvec(a, b[0, 0]))
+    same(dptx.vecmat(db[0, :, 0], da), np.vecmat(b[0, :, 0], a))
+    if dtype == np.float64:
+        _same_error(lambda m: m.vecdot(m.asarray(a), m.asarray(a)[..., :2]))
+
+
+def test_cumulative_sum_and_prod(client):
+    """numpy 2's cumulative_sum/prod: cumsum/cumprod with the identity first where
+    ``include_initial``, an axis required past 1-D, numpy's result types."""
+    x = RNG.standard_normal((3, 4, 5))
+    for dtype in (np.float64, np.float32, np.int8, np.uint8, np.bool_):
+        a = (x * 3).astype(dtype)
+        d = dptx.asarray(a)
+        for axis in (0, 1, -1):
+            for initial in (False, True):
+                _same(dptx.cumulative_sum(d, axis=axis, include_initial=initial),
+                      np.cumulative_sum(a, axis=axis, include_initial=initial),
+                      exact=dtype not in (np.float32, np.float64))
+                _same(dptx.cumulative_prod(d, axis=axis, include_initial=initial),
+                      np.cumulative_prod(a, axis=axis, include_initial=initial),
+                      exact=dtype not in (np.float32, np.float64))
+        _same(dptx.cumulative_sum(d.ravel(), dtype=np.int32, include_initial=True),
+              np.cumulative_sum(a.ravel(), dtype=np.int32, include_initial=True))
+        _same(dptx.cumulative_sum(d[0, 0, 0]), np.cumulative_sum(a[0, 0, 0]))
+    out, want = dptx.zeros((3, 5, 5)), np.zeros((3, 5, 5))
+    got = dptx.cumulative_sum(dptx.asarray(x), axis=1, include_initial=True, out=out)
+    assert got is out
+    _same(out, np.cumulative_sum(x, axis=1, include_initial=True, out=want), exact=False)
+    _same_error(lambda m: m.cumulative_sum(m.asarray(x)))
+
+
+def test_unique_family_and_other_array_api_names(client):
+    """unique_values/counts/inverse/all (NaNs each distinct, the inverse in the input's
+    shape, numpy's result names), concat, permute_dims, matrix_transpose and ``.mT``,
+    unstack, the astype function, numpy 2's type names."""
+    for a in (np.array([[3, 1, np.nan], [2, 1, np.nan]]), np.array([5, 3, 5, 1, 3, 3], np.int16),
+              np.array([], np.float32)):
+        d = dptx.asarray(a)
+        _same(dptx.unique_values(d), np.sort(np.unique_values(a)))
+        for name in ("unique_counts", "unique_inverse", "unique_all"):
+            got, want = getattr(dptx, name)(d), getattr(np, name)(a)
+            assert type(got).__name__ == type(want).__name__ and got._fields == want._fields
+            _same(tuple(got), tuple(want))
+    x = RNG.standard_normal((2, 3, 4))
+    d = dptx.asarray(x)
+    _same(dptx.concat([d, d], axis=1), np.concat([x, x], axis=1))
+    _same(dptx.concat([d, d], axis=None), np.concat([x, x], axis=None))
+    _same(dptx.permute_dims(d, (2, 0, 1)), np.permute_dims(x, (2, 0, 1)))
+    _same(dptx.matrix_transpose(d), np.matrix_transpose(x))
+    _same(d.mT, x.mT)
+    _same(dptx.unstack(d, axis=1), np.unstack(x, axis=1))
+    _same(dptx.astype(d * 100, np.int16), np.astype(x * 100, np.int16))
+    _same_error(lambda m: m.matrix_transpose(m.asarray(x)[0, 0]))
+    _same_error(lambda m: m.unstack(m.asarray(x)[0, 0, 0]))
+    assert (dptx.bool, dptx.int_, dptx.uint, dptx.long, dptx.ulong) == \
+        (np.bool, np.int_, np.uint, np.long, np.ulong)
+    assert dptx.isdtype(dptx.float32, "real floating")

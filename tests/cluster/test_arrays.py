@@ -85,6 +85,21 @@ def test_large_arrays_spread_over_workers(client):
     assert np.array_equal(a.copy().get(), host * np.float32(2))
 
 
+def test_uploads_take_the_bytes_at_the_call(client):
+    """``asarray`` and ``set`` copy what the array holds when called (cudaMemcpy's contract):
+    the program may change its array at once. Small uploads travel as a task's argument,
+    serialized later, when the client's event loop writes the message: they used to pick up
+    the change (39 of 40 such uploads read the later values)."""
+    for n in (1000, 100_000):           # below and above graphs.memcpy.SMALL_BYTES
+        for _ in range(5):
+            h, h2 = np.arange(float(n)), np.arange(float(n))
+            d, e = dptx.asarray(h), dptx.zeros(n)
+            e.set(h2)
+            h[:], h2[:] = -1, 5
+            assert np.array_equal(d.get(), np.arange(float(n)))
+            assert np.array_equal(e.get(), np.arange(float(n)))
+
+
 def test_repr(client):
     a = dptx.asarray(np.array([1.5, 2.0], np.float32))
     assert repr(a) == "dptx.ndarray([1.5, 2. ], dtype=float32)"
@@ -98,3 +113,117 @@ def test_memcpys_are_tasks(client):
     keys = [p.future.key for p in a._buffer.pieces.pieces + b._buffer.pieces.pieces]
     assert keys[0].startswith("dptx-htod-") and keys[1].startswith("dptx-copy-")
     b.get()
+
+
+# views of a (2, 3, 4) array whose layouts a new array may follow: C, F, axes permuted, a
+# strided permuted view, negative strides, a broadcast, one with axes of length 1
+LAYOUTS = {
+    "C": lambda m, x: x,
+    "F": lambda m, x: m.asfortranarray(x),
+    "permuted": lambda m, x: x.transpose(2, 0, 1),
+    "strided": lambda m, x: x[:, ::2].transpose(2, 0, 1),
+    "reversed": lambda m, x: x[::-1].transpose(2, 0, 1),
+    "broadcast": lambda m, x: m.broadcast_to(x[0, 0], (5, 4)),
+    "ones axis": lambda m, x: x[:1].T,
+}
+
+
+def _same_layout(got, want):
+    """Values, dtype and shape as numpy's, and the elements placed alike (the stride of an
+    axis of length 1 is never used)."""
+    assert (got.shape, got.dtype) == (want.shape, want.dtype)
+    assert [s for s, n in zip(got.strides, got.shape) if n > 1] == \
+        [s for s, n in zip(want.strides, want.shape) if n > 1], (got.strides, want.strides)
+    assert (got.flags.c_contiguous, got.flags.f_contiguous) == \
+        (want.flags.c_contiguous, want.flags.f_contiguous)
+    np.testing.assert_array_equal(got.get(), want)
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_new_arrays_are_laid_out_as_numpys(client, layout):
+    """``order=`` in creation, ``*_like``, copies, ``array`` and ``astype``: the strides numpy
+    gives ("K" keeps the prototype's order of axes, "A" is F for an F-contiguous one; a
+    conversion with "A" follows the source's order, as numpy's), computed on the devices."""
+    x = np.arange(24.0).reshape(2, 3, 4)
+    p, d = LAYOUTS[layout](np, x), LAYOUTS[layout](dptx, dptx.asarray(x))
+    for order in "CFAK":
+        _same_layout(dptx.empty_like(d, order=order), np.zeros_like(p, order=order))
+        _same_layout(dptx.ones_like(d, np.int16, order=order),
+                     np.ones_like(p, np.int16, order=order))
+        _same_layout(dptx.full_like(d, 7, order=order, shape=p.shape[::-1]),
+                     np.full_like(p, 7, order=order, shape=p.shape[::-1]))
+        _same_layout(dptx.copy(d, order=order), np.copy(p, order=order))
+        _same_layout(d.copy(order=order), p.copy(order=order))
+        _same_layout(dptx.array(d, order=order), np.array(p, order=order))
+        _same_layout(dptx.array(p, order=order), np.array(p, order=order))   # uploaded
+        _same_layout(dptx.array(d, np.float32, order=order),
+                     np.array(p, np.float32, order=order))
+        _same_layout(dptx.array(d, order=order, ndmin=4), np.array(p, order=order, ndmin=4))
+        _same_layout(d.astype(np.int32, order=order), p.astype(np.int32, order=order))
+        for to in "CFA":
+            got, want = d.get(order=to), p.copy(order=to)
+            assert got.strides == want.strides and np.array_equal(got, want)
+        assert d.tobytes(order) == p.tobytes(order)
+    _same_layout(dptx.asfortranarray(d), np.asfortranarray(p))
+    _same_layout(dptx.ascontiguousarray(d), np.ascontiguousarray(p))
+    out = np.empty(p.shape)
+    assert d.get(out=out) is out and np.array_equal(out, p)
+
+
+def test_creation_in_fortran_order(client):
+    for shape in [(2, 3), (3, 1, 2), (4,), ()]:
+        for order in "CF":
+            _same_layout(dptx.zeros(shape, np.int8, order=order), np.zeros(shape, np.int8, order))
+            _same_layout(dptx.empty(shape, order=order), np.zeros(shape, order=order))
+            _same_layout(dptx.full(shape, 2.5, np.float32, order),
+                         np.full(shape, 2.5, np.float32, order))
+            _same_layout(dptx.ones(shape, order=order), np.ones(shape, order=order))
+    _same_layout(dptx.full((2, 3), [1, 2, 3], order="F"), np.full((2, 3), [1, 2, 3], order="F"))
+    _same_layout(dptx.full((2, 3), [[1], [2]], order="F"), np.full((2, 3), [[1], [2]], order="F"))
+    _same_layout(dptx.eye(4, 3, k=1, order="F"), np.eye(4, 3, k=1, order="F"))
+    f = dptx.zeros((3, 4), order="F")
+    f[1:, ::2] = 5                              # writes through the F layout
+    want = np.zeros((3, 4), order="F")
+    want[1:, ::2] = 5
+    _same_layout(f, want)
+    _same_layout(f.reshape(12, order="F"), want.reshape(12, order="F"))
+    assert f.reshape(12, order="F")._buffer is f._buffer       # a view, as numpy's
+    # ufuncs lay their results out as numpy's nditer does: F operands give an F result (a
+    # column-major kernel reads ``2 * f`` as it reads ``f``), an F and a C one a C result
+    _same_layout(f * 2 + 1, want * 2 + 1)
+    _same_layout(np.sqrt(f[:, ::2]) > 1, np.sqrt(want[:, ::2]) > 1)
+    _same_layout(f + dptx.ones((3, 4)), want + np.ones((3, 4)))
+    _same_layout(f + dptx.ones(4), want + np.ones(4))
+    np.testing.assert_array_equal(f.sum(axis=0).get(), want.sum(axis=0))
+    # numpy's errors and numpy 2's copy=False
+    for call in (lambda m: m.empty(3, order="K"), lambda m: m.zeros(3, order="x"),
+                 lambda m: m.array(m.ones(3), np.float32, copy=False),
+                 lambda m: m.array(m.ones((2, 3)), order="F", copy=False),
+                 lambda m: m.ones(3).astype(np.int8, casting="safe"),
+                 lambda m: m.ones(3).mT):
+        with pytest.raises(Exception) as want:
+            call(np)
+        with pytest.raises(type(want.value)) as got:
+            call(dptx)
+        assert str(got.value).splitlines()[0] == str(want.value).splitlines()[0]
+    d = dptx.ones((2, 3))
+    assert dptx.asarray(d) is d and dptx.array(d, copy=False) is d
+    assert dptx.asarray(d, order="C") is d and d.astype(np.float64, copy=False) is d
+    assert dptx.asfortranarray(5).shape == np.asfortranarray(5).shape == (1,)
+
+
+def test_kernels_take_fortran_order_arrays(client):
+    """A column-major kernel reads an F-contiguous array (``asfortranarray``): the pointer to
+    its first element, the elements one column after another, as CuPy passes it."""
+    k = dptx.RawModule(r'''extern "C" __global__ void col_sums(const double* a, double* s,
+                                                                 int rows, int cols) {
+        int j = blockIdx.x * blockDim.x + threadIdx.x;
+        if (j < cols) { double t = 0; for (int i = 0; i < rows; i++) t += a[i + j * rows];
+                        s[j] = t; } }''').get_function("col_sums")
+    host = np.random.default_rng(3).standard_normal((300, 70))
+    a, s = dptx.asfortranarray(dptx.asarray(host)), dptx.zeros(70)
+    assert a.flags.f_contiguous and not a.flags.c_contiguous
+    k((1,), (128,), (a, s, np.int32(300), np.int32(70)))
+    np.testing.assert_allclose(s.get(), host.sum(axis=0), rtol=1e-12)
+    with pytest.raises(dptx.LaunchError, match="C- or F-contiguous"):
+        k((1,), (128,), (a[::2], s, np.int32(150), np.int32(70)))

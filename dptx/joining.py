@@ -9,9 +9,14 @@ from . import outputs
 from .array import _axes, asarray, empty, ndarray
 
 
-def concatenate(arrays, axis=0, out=None, dtype=None) -> ndarray:
+def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind") -> ndarray:
     """numpy.concatenate along ``axis`` (``None``: of the flattened arrays): one device copy
-    per part, into its slab of the result (a strided view where ``axis`` is not the first)."""
+    per part, into its slab of the result (a strided view where ``axis`` is not the first).
+    Each part must convert to the result's type (``out``'s, ``dtype``, or the parts' common
+    one) under ``casting``, as numpy checks."""
+    if out is not None and dtype is not None:
+        raise TypeError("concatenate() only takes `out` or `dtype` as an argument, but both "
+                        "were provided.")
     arrays = [asarray(x) for x in arrays]
     if not arrays:
         raise ValueError("need at least one array to concatenate")
@@ -25,12 +30,18 @@ def concatenate(arrays, axis=0, out=None, dtype=None) -> ndarray:
         if x.ndim != ndim or any(x.shape[k] != arrays[0].shape[k] for k in range(ndim) if k != ax):
             raise ValueError("all the input array dimensions except for the concatenation "
                              "axis must match exactly")
-    dt = np.dtype(dtype) if dtype is not None else np.result_type(*[x.dtype for x in arrays])
+    if out is not None:
+        dt = out.dtype if isinstance(out, ndarray) else None
+    else:
+        dt = np.dtype(dtype) if dtype is not None else np.result_type(*[x.dtype for x in arrays])
     shape = list(arrays[0].shape)
     shape[ax] = sum(x.shape[ax] for x in arrays)
     if out is not None:
-        # numpy: out's shape exactly; each part converted under the same_kind rule
-        outputs.check(out, tuple(shape), dt, "concatenate", casting="same_kind")
+        outputs.check(out, tuple(shape), dt, "concatenate")     # (out's shape exactly)
+    for x in arrays:
+        if not np.can_cast(x.dtype, dt, casting):
+            raise TypeError(f"Cannot cast array data from {x.dtype!r} to {dt!r} according to "
+                            f"the rule {casting!r}")
     result = out if out is not None else empty(tuple(shape), dt)
     at = 0
     for x in arrays:
@@ -42,7 +53,7 @@ def concatenate(arrays, axis=0, out=None, dtype=None) -> ndarray:
     return result
 
 
-def stack(arrays, axis=0, out=None, dtype=None) -> ndarray:
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind") -> ndarray:
     """numpy.stack: the arrays (all of one shape) joined along a new axis."""
     arrays = [asarray(x) for x in arrays]
     if not arrays:
@@ -51,7 +62,7 @@ def stack(arrays, axis=0, out=None, dtype=None) -> ndarray:
         raise ValueError("all input arrays must have the same shape")
     ax = _axes((axis,), arrays[0].ndim + 1)[0]
     return concatenate([x.reshape(x.shape[:ax] + (1,) + x.shape[ax:]) for x in arrays],
-                       axis=ax, out=out, dtype=dtype)
+                       axis=ax, out=out, dtype=dtype, casting=casting)
 
 
 def _at_least(x: ndarray, ndim: int) -> ndarray:
@@ -63,15 +74,17 @@ def _at_least(x: ndarray, ndim: int) -> ndarray:
     return x.reshape((1,) + x.shape)
 
 
-def vstack(tup, dtype=None) -> ndarray:
+def vstack(tup, *, dtype=None, casting="same_kind") -> ndarray:
     """numpy.vstack: along the first axis, 1-D arrays taken as rows."""
-    return concatenate([_at_least(asarray(x), 2) for x in tup], axis=0, dtype=dtype)
+    return concatenate([_at_least(asarray(x), 2) for x in tup], axis=0, dtype=dtype,
+                       casting=casting)
 
 
-def hstack(tup, dtype=None) -> ndarray:
+def hstack(tup, *, dtype=None, casting="same_kind") -> ndarray:
     """numpy.hstack: along the second axis, or the first for 1-D arrays."""
     arrays = [_at_least(asarray(x), 1) for x in tup]
-    return concatenate(arrays, axis=0 if arrays and arrays[0].ndim == 1 else 1, dtype=dtype)
+    return concatenate(arrays, axis=0 if arrays and arrays[0].ndim == 1 else 1, dtype=dtype,
+                       casting=casting)
 
 
 def dstack(tup) -> ndarray:

@@ -6,8 +6,8 @@ import operator
 
 import numpy as np
 
-from . import ufuncs
-from .array import empty, ndarray
+from . import reductions, ufuncs, views
+from .array import asarray, empty, expand_dims, ndarray
 from .errors import DptxError
 
 
@@ -39,24 +39,21 @@ def arange(start, stop=None, step=1, dtype=None) -> ndarray:
     return out
 
 
-def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None):
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     """numpy.linspace of scalars: i * step + start (i / div * delta + start where the step
     is 0) computed in numpy's computation type (float64 for Python numbers, float32 or
     float16 for numpy scalars of those types: numpy 2's promotion), then converted; the
-    last element is ``stop`` when ``endpoint``. The step and its type are numpy's own."""
+    last element is ``stop`` when ``endpoint``. The step and its type are numpy's own.
+    Array ``start``/``stop``: a range per element, along a new ``axis`` (``_linspaces``)."""
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
-    start, stop = (v.get()[()] if isinstance(v, ndarray) else v for v in (start, stop))
     if np.ndim(start) or np.ndim(stop):
-        raise DptxError("linspace of array start or stop is not supported on dptx arrays yet")
+        return _linspaces(start, stop, num, endpoint, retstep, dtype, axis)
+    start, stop = (v.get()[()] if isinstance(v, ndarray) else v for v in (start, stop))
     start, stop = (v[()] if isinstance(v, np.ndarray) else v for v in (start, stop))
     div = (num - 1) if endpoint else num
-    dt = np.result_type(start, stop)        # Python numbers weak, as numpy's converter
-    if dt.kind not in "fc":
-        dt = np.result_type(dt, 0.0)
-    if dt.kind == "c":
-        raise DptxError("complex dtypes are not supported on dptx arrays yet")
+    dt = _computation_type(start, stop)
     # numpy's own scalar arithmetic in dt: the step it computes, and returns
     delta = np.subtract(stop, start, dtype=dt)
     with np.errstate(all="ignore"):
@@ -71,11 +68,66 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None):
     return (out, step) if retstep else out
 
 
-def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None):
-    """numpy.logspace: ``base ** linspace(start, stop)``, as numpy computes it."""
-    y = linspace(start, stop, num=num, endpoint=endpoint)
-    result = ufuncs.apply(np.power, base, y)
-    return result if dtype is None else ufuncs.astype(result, dtype)
+def _computation_type(start, stop) -> np.dtype:
+    """numpy's: the endpoints' common type (Python numbers weak), at least a float."""
+    dt = np.result_type(start, stop)
+    if dt.kind not in "fc":
+        dt = np.result_type(dt, 0.0)
+    if dt.kind == "c":
+        raise DptxError("complex dtypes are not supported on dptx arrays yet")
+    return dt
+
+
+def _linspaces(start, stop, num, endpoint, retstep, dtype, axis):
+    """numpy.linspace of array endpoints, numpy's steps (numpy/_core/function_base.py) as
+    device operations: y = arange(num) * step + start along a new first axis (arange / div
+    * delta where a step is 0), the last slice ``stop`` where ``endpoint``, moved to
+    ``axis``, floored for an integer ``dtype``."""
+    start, stop = (v if isinstance(v, ndarray) else np.asarray(v) if np.ndim(v) else v
+                   for v in (start, stop))
+    probes = [np.empty(0, v.dtype) if isinstance(v, (ndarray, np.ndarray)) else v
+              for v in (start, stop)]
+    dt = _computation_type(*probes)
+    start, stop = (asarray(v) if isinstance(v, np.ndarray) else v for v in (start, stop))
+    div = (num - 1) if endpoint else num
+    # numpy's subtract(stop, start, dtype=dt): both converted to dt, then subtracted
+    delta = ufuncs.apply(np.subtract, *(v.astype(dt, copy=False) if isinstance(v, ndarray)
+                                        else dt.type(v) for v in (stop, start)))
+    y = arange(0, num, dtype=dt).reshape((-1,) + (1,) * delta.ndim)
+    if div > 0:
+        step = ufuncs.apply(np.divide, delta, div)
+        if bool(reductions.any_(ufuncs.apply(np.equal, step, 0))):
+            y = ufuncs.apply(np.multiply, ufuncs.apply(np.divide, y, div), delta)
+        else:
+            y = ufuncs.apply(np.multiply, y, step)
+    else:
+        step = np.nan
+        y = ufuncs.apply(np.multiply, y, delta)
+    y = ufuncs.apply(np.add, y, start, out=y)       # (numpy's y += start)
+    if endpoint and num > 1:
+        y[-1, ...] = stop
+    if axis != 0:
+        y = views.moveaxis(y, 0, axis)
+    if dtype is not None and np.issubdtype(dtype, np.integer):
+        ufuncs.apply(np.floor, y, out=y)
+    if dtype is not None:
+        y = y.astype(dtype, copy=False)
+    return (y, step) if retstep else y
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """numpy.logspace: ``base ** linspace(start, stop)``, as numpy computes it (array
+    endpoints and bases broadcast, the bases along ``axis`` as numpy expands them)."""
+    ndmax = max(np.ndim(start), np.ndim(stop), np.ndim(base))
+    if ndmax == 0:
+        y = linspace(start, stop, num=num, endpoint=endpoint)
+        result = ufuncs.apply(np.power, base, y)
+        return result if dtype is None else ufuncs.astype(result, dtype)
+    start, stop, base = (asarray(v).reshape((1,) * (ndmax - np.ndim(v)) + np.shape(v))
+                         for v in (start, stop, base))
+    y = linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
+    result = ufuncs.apply(np.power, expand_dims(base, axis), y)
+    return result if dtype is None else result.astype(dtype, copy=False)
 
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):

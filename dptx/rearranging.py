@@ -8,6 +8,7 @@ import numpy as np
 from . import indexing, reductions, scan, sorting, ufuncs
 from .array import _axes, asarray, empty, ndarray
 from .joining import concatenate
+from .views import broadcast_to
 
 
 def flip(m, axis=None) -> ndarray:
@@ -112,15 +113,33 @@ def tile(A, reps) -> ndarray:
     return out.reshape(tuple(r * n for r, n in zip(reps, A.shape)))
 
 
-def diff(a, n=1, axis=-1) -> ndarray:
+_NO_VALUE = object()
+
+
+def diff(a, n=1, axis=-1, prepend=_NO_VALUE, append=_NO_VALUE) -> ndarray:
     """numpy.diff: the n-th difference along ``axis`` (a[1:] - a[:-1], n times; booleans
-    differ by not_equal, as numpy's)."""
+    differ by not_equal, as numpy's), of ``a`` with ``prepend`` and ``append`` joined to it
+    along the axis first (a scalar as one slice of it)."""
     a = asarray(a)
+    if n == 0:
+        return a
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n!r}")
     if a.ndim == 0:
         raise ValueError("diff requires input that is at least one dimensional")
     ax = _axes((axis,), a.ndim)[0]
+    parts = []
+    for extra in (prepend, a, append):
+        if extra is _NO_VALUE:
+            continue
+        extra = asarray(extra)
+        if extra.ndim == 0:
+            shape = list(a.shape)
+            shape[ax] = 1
+            extra = broadcast_to(extra, tuple(shape))
+        parts.append(extra)
+    if len(parts) > 1:
+        a = concatenate(parts, axis=ax)
     upper, lower = [slice(None)] * a.ndim, [slice(None)] * a.ndim
     upper[ax], lower[ax] = slice(1, None), slice(None, -1)
     op = np.not_equal if a.dtype == np.bool_ else np.subtract

@@ -274,17 +274,26 @@ def _check_select_kind(kind) -> None:
         raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
 
 
-def sort(a, axis=-1, kind=None, order=None) -> ndarray:
+def _check_stable(kind, stable) -> None:
+    """numpy 2's ``stable=`` (every dptx sort is stable: any value is kept)."""
+    if stable is not None and kind is not None:
+        raise ValueError("`kind` and keyword parameters can't be provided at the same time. "
+                         "Use only one of them.")      # (numpy's words)
+
+
+def sort(a, axis=-1, kind=None, order=None, *, stable=None) -> ndarray:
     """numpy.sort: a sorted copy along ``axis`` (of the flattened array for None), NaN last."""
+    _check_stable(kind, stable)
     _check_kind(kind)
     if order is not None:
         raise ValueError("Cannot specify order when the array has no fields.")
     return _sorted(a, axis, with_index=False)
 
 
-def argsort(a, axis=-1, kind=None, order=None) -> ndarray:
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None) -> ndarray:
     """numpy.argsort: the indices that sort ``a`` along ``axis``, equal elements in their
     order (numpy's ``kind='stable'``; any kind's answer where the elements differ)."""
+    _check_stable(kind, stable)
     _check_kind(kind)
     if order is not None:
         raise ValueError("Cannot specify order when the array has no fields.")
@@ -336,17 +345,18 @@ def lexsort(keys, axis=-1) -> ndarray:
     return order
 
 
-def sort_in_place(self, axis=-1, kind=None, order=None) -> None:
+def sort_in_place(self, axis=-1, kind=None, order=None, *, stable=None) -> None:
     """``a.sort()``: sorted in place (through a sorted copy)."""
-    self[...] = sort(self, axis, kind, order)
+    self[...] = sort(self, axis, kind, order, stable=stable)
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
-           *, equal_nan=True):
+           *, equal_nan=True, sorted=True):
     """numpy.unique of the flattened array: the sorted distinct values (NaNs one value with
     ``equal_nan``, as numpy 2), and where asked the index of each one's first occurrence, the
     index of each element's value in the result (in the input's shape), and the counts. The
-    size of the result is read back (one wait), as in CuPy."""
+    size of the result is read back (one wait), as in CuPy. ``sorted=False`` (numpy 2.3)
+    allows any order: the values come sorted all the same."""
     from . import indexing, scan, selection, ufuncs
     if axis is not None:
         return _unique_along(asarray(ar), axis, return_index, return_inverse, return_counts)

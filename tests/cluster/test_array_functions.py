@@ -926,3 +926,62 @@ def test_unique_family_and_other_array_api_names(client):
     assert (dptx.bool, dptx.int_, dptx.uint, dptx.long, dptx.ulong) == \
         (np.bool, np.int_, np.uint, np.long, np.ulong)
     assert dptx.isdtype(dptx.float32, "real floating")
+
+
+def test_numpys_keywords_on_ranges_differences_joins_and_sorts(client):
+    """linspace/logspace of array endpoints along ``axis`` (numpy's steps: exact for
+    linspace, pow's few ulps for logspace), diff's prepend/append, the joins' ``casting``
+    (numpy raises for floats joined into an int dtype; dptx converted them silently),
+    numpy 2's ``stable=`` and ``sorted=``."""
+    A, B = np.array([[0.0, 1.5], [-2, 7]]), np.array([10, 3])
+    I8, F32 = np.array([1, 9], np.int8), np.array([0.1, 3.3], np.float32)
+    dA, dB, dI8, dF32 = (dptx.asarray(v) for v in (A, B, I8, F32))
+    for num in (0, 1, 2, 7):
+        for endpoint in (True, False):
+            for axis in (0, 1, -1):
+                kw = dict(num=num, endpoint=endpoint, axis=axis)
+                got, step = dptx.linspace(dA, dB, retstep=True, **kw)
+                want, wstep = np.linspace(A, B, retstep=True, **kw)
+                _same(got, want)
+                if (num - 1 if endpoint else num) > 0:
+                    _same(step, wstep)
+                else:
+                    assert np.isnan(step) and np.isnan(wstep)
+                _same(dptx.linspace(3, dB, **kw), np.linspace(3, B, **kw))
+                _same(dptx.linspace(dI8, dF32, **kw), np.linspace(I8, F32, **kw))
+                _same(dptx.linspace(dA, 5.5, dtype=np.int16, **kw),
+                      np.linspace(A, 5.5, dtype=np.int16, **kw))
+                for got, want in (
+                        (dptx.logspace(dA, dB, **kw), np.logspace(A, B, **kw)),
+                        (dptx.logspace(0, dF32, base=dptx.asarray([2.0, 3.0]), **kw),
+                         np.logspace(0, F32, base=np.array([2.0, 3.0]), **kw)),
+                        (dptx.logspace(0, dF32, dtype=np.float32, **kw),
+                         np.logspace(0, F32, dtype=np.float32, **kw))):
+                    assert (got.dtype, got.shape) == (want.dtype, want.shape)
+                    np.testing.assert_allclose(got.get(), want, rtol=4 * np.finfo(want.dtype).eps)
+    big = (np.array([-2**63, 5]), np.array([2**63 - 1, 6]))     # converted, then subtracted
+    _same(dptx.linspace(*map(dptx.asarray, big), 5), np.linspace(*big, 5))
+    _same_error(lambda m: m.linspace(m.asarray(A), 1, 5, axis=3))
+    x, xb = np.array([[1, 4, 9], [2, 2, 8]]), np.array([True, False, False])
+    for kw in (dict(prepend=0), dict(append=[[5], [6]]), dict(prepend=1, append=2, n=2),
+               dict(prepend=np.array([[1, 2, 3]]), axis=0), dict(append=1.5)):
+        _same(dptx.diff(dptx.asarray(x), **kw), np.diff(x, **kw))
+    _same(dptx.diff(dptx.asarray(xb), prepend=True), np.diff(xb, prepend=True))
+    dx = dptx.asarray(x)
+    assert dptx.diff(dx, n=0) is dx
+    _same_error(lambda m: m.diff(m.asarray(x), prepend=[1, 2]))
+    A32 = A.astype(np.float32)
+    for kw in (dict(dtype=np.int32), dict(casting="no"), dict(casting="bogus")):
+        _same_error(lambda m: m.concatenate([m.asarray(A), m.asarray(A32)], **kw))
+        _same_error(lambda m: m.stack([m.asarray(A), m.asarray(A32)], **kw))
+        _same_error(lambda m: m.hstack([m.asarray(A), m.asarray(A32)], **kw))
+        _same_error(lambda m: m.vstack([m.asarray(B), m.asarray(A32[0])], **kw))
+    _same(dptx.concatenate([dA, dA], dtype=np.int32, casting="unsafe"),
+          np.concatenate([A, A], dtype=np.int32, casting="unsafe"))
+    _same(dptx.vstack([dA, dA], dtype=np.float32), np.vstack([A, A], dtype=np.float32))
+    _same_error(lambda m: m.concatenate([m.asarray(A)] * 2, out=m.zeros((4, 2), np.int32)))
+    _same_error(lambda m: m.concatenate([m.asarray(A)] * 2, out=m.zeros((4, 2)), dtype=float))
+    _same(dptx.sort(dA, stable=True), np.sort(A, stable=True))
+    _same(dptx.argsort(dA, axis=0, stable=True), np.argsort(A, axis=0, stable=True))
+    _same_error(lambda m: m.sort(m.asarray(A), stable=True, kind="stable"))
+    _same(dptx.unique(dx, sorted=True), np.unique(x, sorted=True))

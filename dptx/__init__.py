@@ -34,7 +34,7 @@ from .nanfunctions import (nanargmax, nanargmin, nancumprod, nancumsum, nanmax, 
                            nanmedian, nanmin, nanpercentile, nanprod, nanquantile, nanstd,
                            nansum, nanvar)
 from . import random  # noqa: E402  (dptx.random, as cupy.random)
-from .numeric import (allclose, angle, around, array_equal, fix, imag, isclose, isneginf,
+from .numeric import (allclose, angle, around, array_equal, array_equiv, fix, imag, isclose, isneginf,
                       isposinf, nan_to_num, polyfit, polyval, real, round_ as round, sinc, std,
                       unwrap, var)
 from .indexing import put, take
@@ -58,6 +58,7 @@ from .array_api_standard import (astype, concat, cumulative_prod, cumulative_sum
                                  matrix_transpose, matvec, permute_dims, unique_all,
                                  unique_counts, unique_inverse, unique_values, unstack, vecdot,
                                  vecmat)
+from .bits import packbits, unpackbits
 from .elementwise import ElementwiseKernel
 from .fusion import fuse
 from .reductions import (ReductionKernel, all_ as all, any_ as any, argmax, argmin, dot,
@@ -132,6 +133,7 @@ __all__ = [
     "blackman", "hamming", "hanning", "i0", "kaiser", "apply_along_axis", "apply_over_axes",
     "piecewise", "polyfit", "unwrap", "astype", "concat", "cumulative_prod", "cumulative_sum",
     "matrix_transpose", "matvec", "permute_dims", "unique_all", "unique_counts",
-    "unique_inverse", "unique_values", "unstack", "vecdot", "vecmat",
+    "unique_inverse", "unique_values", "unstack", "vecdot", "vecmat", "packbits", "unpackbits",
+    "array_equiv",
 ]
 __all__ += sorted(_UFUNCS) + sorted(_NUMPY_NAMES)

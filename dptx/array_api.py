@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import (array_queries, binning, calculus, construction, contractions, convolution,
-               covariance, editing, functional, histogramdd, index_tricks, indexing,
-               interpolation, joining, linalg, matrices, nanfunctions, numeric, padding,
-               rearranging, reductions, scan, selection, setops, sorting, statistics,
-               tensor_products, ufunc_api, ufuncs, views, windows)
+from . import (array_api_standard, array_queries, binning, bits, calculus, construction,
+               contractions, convolution, covariance, editing, functional, histogramdd,
+               index_tricks, indexing, interpolation, joining, linalg, matrices, nanfunctions,
+               numeric, padding, rearranging, reductions, scan, selection, setops, sorting,
+               statistics, tensor_products, ufunc_api, ufuncs, views, windows)
 from .array import (asarray, copy, expand_dims, install_device_indexing, may_share_memory,
                     ndarray, ravel, reshape, squeeze, swapaxes, transpose, zeros)
 from .errors import DptxError
@@ -80,7 +80,8 @@ _FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsor
               np.tile: rearranging.tile, np.diff: rearranging.diff,
               np.ediff1d: rearranging.ediff1d, np.block: joining.block, np.cumsum: scan.cumsum, np.cumprod: scan.cumprod, np.round: numeric.around, np.around: numeric.around,
               np.isclose: numeric.isclose, np.allclose: numeric.allclose,
-              np.array_equal: numeric.array_equal, np.var: numeric.var, np.std: numeric.std,
+              np.array_equal: numeric.array_equal, np.array_equiv: numeric.array_equiv,
+              np.var: numeric.var, np.std: numeric.std,
               np.concatenate: joining.concatenate, np.stack: joining.stack,
               np.vstack: joining.vstack, np.hstack: joining.hstack,
               np.column_stack: joining.column_stack, np.take: indexing.take, np.nonzero: selection.nonzero,
@@ -112,7 +113,8 @@ _FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsor
 
 
 # modules whose public functions are numpy's of the same names (each lists them in __all__)
-for _module in (array_queries, binning, calculus, construction, contractions, convolution,
+for _module in (array_api_standard, array_queries, binning, bits, calculus, construction,
+                contractions, convolution,
                 covariance, editing, functional, histogramdd, index_tricks, interpolation, nanfunctions,
                 padding, setops, statistics, tensor_products, views, windows):
     _FUNCTIONS.update({getattr(np, name): getattr(_module, name) for name in _module.__all__})
@@ -265,7 +267,11 @@ def _install():
     ndarray.var = numeric.var
     ndarray.std = numeric.std
     ndarray.take = indexing.take
-    ndarray.dot = lambda self, other: reductions.dot(self, other)
+    ndarray.dot = lambda self, other, out=None: reductions.dot(self, other, out)
+    ndarray.choose = lambda self, choices, out=None, mode="raise": index_tricks.choose(
+        self, choices, out, mode)
+    ndarray.compress = lambda self, condition, axis=None, out=None: index_tricks.compress(
+        condition, self, axis, out)
     ndarray.__matmul__ = lambda self, other: reductions.matmul(self, other)
     ndarray.__rmatmul__ = lambda self, other: reductions.matmul(other, self)
     ndarray.__imatmul__ = _inplace_matmul

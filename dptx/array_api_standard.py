@@ -14,6 +14,9 @@ from numpy.lib.array_utils import normalize_axis_index
 from . import joining, reductions, scan, sorting, ufuncs, views
 from .array import asarray, full, ndarray, transpose
 
+__all__ = ["concat", "permute_dims", "matrix_transpose", "unstack", "astype", "cumulative_sum",
+           "cumulative_prod", "unique_values", "unique_counts", "unique_inverse", "unique_all"]
+
 concat = joining.concatenate
 
 

@@ -115,6 +115,17 @@ def array_equal(a1, a2, equal_nan=False) -> ndarray:
     return reductions.all_(same)
 
 
+def array_equiv(a1, a2) -> ndarray:
+    """numpy.array_equiv: the shapes broadcast to one another and the elements are equal
+    there; as a 0-d bool array (as ``array_equal``, CuPy's way: no wait for the answer)."""
+    a1, a2 = asarray(a1), asarray(a2)
+    try:
+        np.broadcast_shapes(a1.shape, a2.shape)
+    except ValueError:
+        return asarray(np.array(False))
+    return reductions.all_(ufuncs.apply(np.equal, a1, a2))
+
+
 _UNSET = object()
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import reductions, scan, ufuncs
+from . import array_api_standard, reductions, scan, ufuncs
 from .array import asarray, ndarray
 from .elementwise import ElementwiseKernel, KernelCache, compute_type
 from .errors import DptxError
@@ -27,15 +27,30 @@ def _out(out):
     return out
 
 
-def call(np_ufunc, *inputs, out=None, casting="same_kind", dtype=None, where=True):
+# numpy 2's generalized ufuncs of vectors (``np.vecdot(a, b)`` reaches dptx as a ufunc)
+_VECTOR_PRODUCTS = {np.vecdot: array_api_standard.vecdot, np.matvec: array_api_standard.matvec,
+                    np.vecmat: array_api_standard.vecmat}
+
+
+def call(np_ufunc, *inputs, out=None, casting="same_kind", dtype=None, where=True, **gufunc):
     """``np_ufunc(*inputs)`` on dptx arrays, with numpy's keywords that dptx honours
-    (``np.matmul`` is a generalized ufunc in numpy 2: the array API's product)."""
+    (``np.matmul`` is a generalized ufunc in numpy 2: the array API's product; ``vecdot``
+    takes its ``axis``)."""
+    if gufunc and not (np_ufunc is np.vecdot and set(gufunc) == {"axis"}):
+        raise DptxError(f"{np_ufunc.__name__}: {', '.join(sorted(gufunc))}= not supported on "
+                        f"dptx arrays yet")
     if np_ufunc is np.matmul and where is True and dtype is None and casting == "same_kind":
         return reductions.matmul(*inputs, out=_out(out))
+    product = _VECTOR_PRODUCTS.get(np_ufunc)
+    if product is not None and where is True and casting == "same_kind" and \
+            (dtype is None or np_ufunc is np.vecdot):
+        if np_ufunc is np.vecdot:
+            gufunc["dtype"] = dtype
+        return product(*inputs, out=_out(out), **gufunc)
     if (np_ufunc in _TWO_OUTPUTS or np_ufunc is np.divmod) and where is True and dtype is None:
         return _two_outputs(np_ufunc, inputs, out, casting)
     if where is not True and (np_ufunc is np.matmul or np_ufunc in _TWO_OUTPUTS
-                              or np_ufunc is np.divmod):
+                              or np_ufunc is np.divmod or np_ufunc in _VECTOR_PRODUCTS):
         raise DptxError(f"{np_ufunc.__name__}: where= is not supported on dptx arrays yet")
     if dtype is not None:
         raise DptxError(f"{np_ufunc.__name__}: dtype= is not supported on dptx arrays yet "

@@ -985,3 +985,60 @@ def test_numpys_keywords_on_ranges_differences_joins_and_sorts(client):
     _same(dptx.argsort(dA, axis=0, stable=True), np.argsort(A, axis=0, stable=True))
     _same_error(lambda m: m.sort(m.asarray(A), stable=True, kind="stable"))
     _same(dptx.unique(dx, sorted=True), np.unique(x, sorted=True))
+
+
+def test_packbits_unpackbits(client):
+    """Eight elements' truth to a byte along an axis (of the flattened array by default),
+    most or least significant bit first, and back with ``count`` (numpy's results; numpy's
+    own unpackbits of an empty array with a positive count returns uninitialized bytes where
+    its documentation says zeros: zeros here)."""
+    rng = np.random.default_rng(8)
+    for shape in [(0,), (5,), (13,), (3, 10), (4, 0, 3), (2, 9, 17), ()]:
+        for dtype in (np.bool_, np.uint8, np.int64):
+            a = (rng.integers(0, 3, shape) * (rng.random(shape) < 0.5)).astype(dtype)
+            d = dptx.asarray(a)
+            for axis in [None, 0, -1] + ([1] if len(shape) > 1 else []):
+                for order in ("big", "little"):
+                    _same(dptx.packbits(d, axis=axis, bitorder=order),
+                          np.packbits(a, axis=axis, bitorder=order))
+        u = rng.integers(0, 256, shape, dtype=np.uint8)
+        du = dptx.asarray(u)
+        for axis in [None, 0, -1] + ([1] if len(shape) > 1 else []):
+            for order in ("big", "little"):
+                for count in (None, 0, 3, -3, 20):
+                    want_error = count is not None and count < 0 and -count > 8 * (
+                        u.size if axis is None or not shape else u.shape[axis])
+                    if want_error:
+                        _same_error(lambda m: m.unpackbits(m.asarray(u), axis, count, order))
+                        continue
+                    got = dptx.unpackbits(du, axis=axis, count=count, bitorder=order)
+                    if u.size == 0 and count:       # numpy's uninitialized bytes: zeros
+                        assert got.dtype == np.uint8 and not got.get().any()
+                        continue
+                    _same(got, np.unpackbits(u, axis=axis, count=count, bitorder=order))
+    _same(np.packbits(dptx.asarray(np.arange(9) > 3)), np.packbits(np.arange(9) > 3))
+    _same_error(lambda m: m.unpackbits(m.asarray(np.ones(3, np.int8))))
+    _same_error(lambda m: m.packbits(m.asarray(np.ones(3)), axis=0))
+    _same_error(lambda m: m.packbits(m.asarray(np.ones(3, np.int8)), bitorder="x"))
+    _same_error(lambda m: m.packbits(m.asarray(np.ones(3, np.int8)), axis=5))
+
+
+def test_array_equiv_and_array_methods(client):
+    a = np.arange(12).reshape(3, 4)
+    d = dptx.asarray(a)
+    for other in (a[:1], a[0], a[:, :1], a + 1, a[:, :3], np.zeros((2, 3, 4))):
+        got = dptx.array_equiv(d, dptx.asarray(other))
+        assert bool(got) == np.array_equiv(a, other)
+        assert bool(np.array_equiv(d, dptx.asarray(other))) == np.array_equiv(a, other)
+    c = np.array([[0, 1, 0, 1], [1, 0, 1, 0], [0, 0, 1, 1]])
+    _same(dptx.asarray(c).choose([d, -d]), c.choose([a, -a]))
+    _same(d.compress([True, False, True], axis=0), a.compress([True, False, True], axis=0))
+    out = dptx.zeros((3, 3), np.int64)
+    assert d.dot(d.T, out=out) is out
+    _same(out, a.dot(a.T))
+    # numpy 2's gufuncs of vectors reach dptx through __array_ufunc__
+    f = a.astype(np.float64)
+    df = dptx.asarray(f)
+    _same(np.vecdot(df, df, axis=0), np.vecdot(f, f, axis=0), exact=False)
+    _same(np.matvec(df, df[0]), np.matvec(f, f[0]), exact=False)
+    _same(np.vecmat(df[:, 0], df), np.vecmat(f[:, 0], f), exact=False)

@@ -11,6 +11,7 @@ from . import array_api_standard, reductions, scan, ufuncs
 from .array import asarray, ndarray
 from .elementwise import ElementwiseKernel, KernelCache, compute_type
 from .errors import DptxError
+from .layout import check_order
 
 # numpy's reductions with an identity or a first element, by the ufunc that combines
 _REDUCTIONS = {np.add: reductions.sum_, np.multiply: reductions.prod,
@@ -32,10 +33,13 @@ _VECTOR_PRODUCTS = {np.vecdot: array_api_standard.vecdot, np.matvec: array_api_s
                     np.vecmat: array_api_standard.vecmat}
 
 
-def call(np_ufunc, *inputs, out=None, casting="same_kind", dtype=None, where=True, **gufunc):
+def call(np_ufunc, *inputs, out=None, casting="same_kind", dtype=None, where=True, order="K",
+         subok=True, **gufunc):
     """``np_ufunc(*inputs)`` on dptx arrays, with numpy's keywords that dptx honours
     (``np.matmul`` is a generalized ufunc in numpy 2: the array API's product; ``vecdot``
-    takes its ``axis``)."""
+    takes its ``axis``; ``order``: the layout of a new result; ``subok``: there are no
+    subclasses)."""
+    order = check_order(order)
     if gufunc and not (np_ufunc is np.vecdot and set(gufunc) == {"axis"}):
         raise DptxError(f"{np_ufunc.__name__}: {', '.join(sorted(gufunc))}= not supported on "
                         f"dptx arrays yet")
@@ -64,7 +68,7 @@ def call(np_ufunc, *inputs, out=None, casting="same_kind", dtype=None, where=Tru
                   for v in inputs]
     if where is not True:
         return _masked(np_ufunc, inputs, _out(out), casting, where)
-    return ufuncs.apply(np_ufunc, *inputs, out=_out(out), casting=casting)
+    return ufuncs.apply(np_ufunc, *inputs, out=_out(out), casting=casting, order=order)
 
 
 def _masked(np_ufunc, inputs, out, casting, where):

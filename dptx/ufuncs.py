@@ -16,7 +16,7 @@ import operator
 import numpy as np
 
 from .array import may_share_memory, ndarray
-from .layout import c_strides, result_strides
+from .layout import c_strides, f_strides, result_strides
 from .elementwise import (HALF, ElementwiseKernel, KernelCache, c_type, compute_type,
                           conversion)
 from .errors import DptxError
@@ -264,9 +264,10 @@ SUPPORTED = set(_ARITH) | set(_COMPARE) | set(_LOGICAL) | set(_UNARY) | set(_FLO
     np.conjugate, np.bitwise_count}
 
 
-def apply(ufunc, *operands, out=None, casting="same_kind"):
+def apply(ufunc, *operands, out=None, casting="same_kind", order="K"):
     """``ufunc(*operands)`` on dptx arrays (and scalars), into ``out`` when given (its type one
-    the result casts to under ``casting``: numpy's same_kind, or unsafe)."""
+    the result casts to under ``casting``: numpy's same_kind, or unsafe), else into a new
+    array laid out in ``order`` (numpy's "K": as the operands)."""
     if ufunc not in SUPPORTED or ufunc.nout != 1:
         raise DptxError(f"numpy.{ufunc.__name__} is not supported on dptx arrays yet")
     if ufunc.nin != len(operands):
@@ -321,22 +322,30 @@ def apply(ufunc, *operands, out=None, casting="same_kind"):
     if out is not None:
         args = [_unaliased(v, out) for v in args]
         return kernel(*args, out)
-    laid_out = _result_like_operands(operands, Z)
+    laid_out = _new_result(operands, Z, order)
     return kernel(*args) if laid_out is None else kernel(*args, laid_out)
 
 
-def _result_like_operands(operands, Z: np.dtype):
-    """A new result array laid out as numpy lays out a ufunc's (order "K": F for F operands,
-    ``layout.result_strides``), where that is not C order; else None (the kernel makes a C
-    one). A column-major kernel handed ``2 * f`` of an F array reads it as numpy's."""
+def _new_result(operands, Z: np.dtype, order: str = "K"):
+    """A new result array laid out as numpy lays out a ufunc's, where that is not C order;
+    else None (the kernel makes a C one). "K": as the operands (F for F operands,
+    ``layout.result_strides``: a column-major kernel handed ``2 * f`` of an F array reads it
+    as numpy's); "A": F where every operand is F-contiguous; "C", "F"."""
     arrays = [v for v in operands if isinstance(v, ndarray)]
-    if all(a._contiguous for a in arrays):
+    if order == "C" or (order in "AK" and all(a._contiguous for a in arrays)):
         return None
     shape = np.broadcast_shapes(*(a.shape for a in arrays))
     if len(shape) < 2:
         return None
-    strides = result_strides(shape, Z.itemsize, [
-        np.broadcast_to(a._stand_in(), shape).strides for a in arrays])
+    if order == "A":
+        order = "F" if all(a.flags.f_contiguous for a in arrays) else "C"
+    if order == "F":
+        strides = f_strides(shape, Z.itemsize)
+    elif order == "K":
+        strides = result_strides(shape, Z.itemsize, [
+            np.broadcast_to(a._stand_in(), shape).strides for a in arrays])
+    else:
+        return None
     if strides == c_strides(shape, Z.itemsize):
         return None
     return ndarray(shape, Z, _strides=strides)

@@ -194,6 +194,9 @@ def test_creation_in_fortran_order(client):
     _same_layout(np.sqrt(f[:, ::2]) > 1, np.sqrt(want[:, ::2]) > 1)
     _same_layout(f + dptx.ones((3, 4)), want + np.ones((3, 4)))
     _same_layout(f + dptx.ones(4), want + np.ones(4))
+    for order in "CFAK":        # a ufunc's order=
+        _same_layout(np.add(f, 1, order=order), np.add(want, 1, order=order))
+        _same_layout(dptx.multiply(f.T, 2, order=order), np.multiply(want.T, 2, order=order))
     np.testing.assert_array_equal(f.sum(axis=0).get(), want.sum(axis=0))
     # numpy's errors and numpy 2's copy=False
     for call in (lambda m: m.empty(3, order="K"), lambda m: m.zeros(3, order="x"),

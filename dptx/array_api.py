@@ -14,7 +14,7 @@ from . import (array_api_standard, array_queries, binning, bits, calculus, const
                contractions, convolution, covariance, editing, functional, histogramdd,
                index_tricks, indexing, interpolation, joining, linalg, matrices, nanfunctions,
                numeric, padding, rearranging, reductions, scan, selection, setops, sorting,
-               statistics, tensor_products, ufunc_api, ufuncs, views, windows)
+               statistics, tensor_products, ufunc_api, ufunc_at, ufuncs, views, windows)
 from .array import (asarray, copy, expand_dims, install_device_indexing, may_share_memory,
                     ndarray, ravel, reshape, squeeze, swapaxes, transpose, zeros)
 from .errors import DptxError
@@ -58,8 +58,8 @@ def count_nonzero(a, axis=None, *, keepdims=False):
 
 # -- ndarray methods ------------------------------------------------------------------------------
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    """numpy's ufuncs and their ``reduce``, ``accumulate`` and ``outer`` on dptx arrays
-    (``dptx.ufunc_api``); other methods (``at``, ``reduceat``) are numpy's TypeError."""
+    """numpy's ufuncs and their ``reduce``, ``accumulate``, ``outer`` (``dptx.ufunc_api``) and
+    ``at`` (``dptx.ufunc_at``) on dptx arrays; ``reduceat`` is numpy's TypeError."""
     if method == "__call__":
         return ufunc_api.call(ufunc, *inputs, **kwargs)
     if method == "reduce":
@@ -68,6 +68,8 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         return ufunc_api.outer(ufunc, *inputs, **kwargs)
     if method == "accumulate":
         return ufunc_api.accumulate(ufunc, *inputs, **kwargs)
+    if method == "at" and isinstance(inputs[0], ndarray):
+        return ufunc_at.at(ufunc, *inputs, **kwargs)
     return NotImplemented
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import array_api_standard, reductions, scan, ufuncs
+from . import array_api_standard, reductions, scan, ufunc_at, ufuncs
 from .array import asarray, ndarray
 from .elementwise import ElementwiseKernel, KernelCache, compute_type
 from .errors import DptxError
@@ -194,6 +194,9 @@ class ufunc:
 
     def outer(self, a, b, **kwargs):
         return outer(self._ufunc, a, b, **kwargs)
+
+    def at(self, a, indices, b=None) -> None:
+        ufunc_at.at(self._ufunc, a, indices, b)
 
 
 def ufuncs_by_name() -> dict:

@@ -2013,3 +2013,70 @@ def test_argument_errors_and_defaults_are_numpys(client):
     out = dptx.empty((3, 4))
     assert np.clip(d, 0, None, out=out) is out       # (out= was left unwritten)
     _same(out, np.clip(h, 0, None))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float16, np.int8, np.uint8])
+def test_ufunc_at_applies_every_occurrence_in_order(client, dtype):
+    """``np.add.at(a, idx, b)`` (and every ufunc dptx computes): a repeated index applies once
+    per occurrence, in order, as numpy's loop, so float results are numpy's bit for bit (a
+    float16 one rounded at each step); numpy's ``at`` converts into ``a`` unsafely."""
+    rng = np.random.default_rng(5)
+    idx = rng.integers(-10, 10, 200)
+    a = (rng.standard_normal(10) * 5).astype(dtype)
+    b = (rng.standard_normal(200) * 3).astype(dtype)
+    exact = ["add", "subtract", "multiply", "maximum", "fmax", "floor_divide"]
+    exact.append("true_divide" if dtype in (np.float64, np.float16) else "bitwise_xor")
+
+    def check(call, *operands, rtol=0):
+        want, got = a.copy(), dptx.asarray(a)
+        try:
+            call(np, want, *operands)
+        except TypeError:                   # a ufunc numpy has no loop of for this type
+            with pytest.raises(TypeError):
+                call(dptx, got, *[dptx.asarray(v) if isinstance(v, np.ndarray) else v
+                                  for v in operands])
+            return
+        call(dptx, got, *[dptx.asarray(v) if isinstance(v, np.ndarray) else v
+                          for v in operands])
+        if rtol:
+            np.testing.assert_allclose(got.get(), want, rtol=rtol)
+        else:
+            np.testing.assert_array_equal(got.get(), want)
+        assert got.dtype == want.dtype
+    for name in exact:
+        check(lambda m, x, i, y: getattr(m, name).at(x, i, y), idx, b)       # dptx.add.at
+    check(lambda m, x, i, y: np.add.at(x, i, y), idx, b)                     # np.add.at
+    check(lambda m, x, i: m.multiply.at(x, i, 3), idx)                       # a scalar
+    check(lambda m, x, i: m.negative.at(x, i), idx)                          # unary
+    if dtype == np.float64:         # a few ulps, as the ufuncs themselves
+        check(lambda m, x, i, y: m.hypot.at(x, i, y), idx, b, rtol=1e-12)
+
+
+def test_ufunc_at_index_forms_and_errors(client):
+    rng = np.random.default_rng(6)
+    A = rng.standard_normal((4, 5))
+
+    def same(call, a):
+        want, got = a.copy(), dptx.asarray(a)
+        call(np, want)
+        call(dptx, got)
+        np.testing.assert_array_equal(got.get(), want)
+    same(lambda m, x: m.add.at(x, np.array([0, 0, 3, 1, 0]), 1.0), A)            # rows
+    same(lambda m, x: m.add.at(x, ([0, 0, 1], [1, 1, 4]), [1.0, 2.0, 3.0]), A)   # tuple
+    same(lambda m, x: m.add.at(x, (slice(None), [1, 1]), 1.0), A)                # slices
+    same(lambda m, x: m.add.at(x, A > 0, 1.0), A)                                # a mask
+    same(lambda m, x: m.add.at(x, 2, 5.0), A)
+    same(lambda m, x: m.add.at(x[:, ::2], ([0, 0], [1, 2]), 1.0), A)             # a view
+    same(lambda m, x: m.add.at(x, [0, 0], 1.5), np.zeros(3, int))
+    same(lambda m, x: m.add.at(x, [0] * 7, 0.1), np.zeros(3, np.float32))        # weak 0.1
+    same(lambda m, x: m.add.at(x, np.array([], int), 1.0), np.zeros(3))
+    got = dptx.zeros(10)                            # device indices, negative ones wrapped
+    np.add.at(got, dptx.asarray([1, 1, -1, 3]), 1.0)
+    np.testing.assert_array_equal(got.get(), np.bincount([1, 1, 9, 3], minlength=10))
+    for call in (lambda m, x: m.add.at(x, [5], 1), lambda m, x: m.add.at(x, [-4], 1),
+                 lambda m, x: m.add.at(x, [0], np.array([1.0, 2.0])),
+                 lambda m, x: m.negative.at(x, [0], 1), lambda m, x: m.divmod.at(x, [0], 1)):
+        with pytest.raises(Exception) as want:
+            call(np, np.zeros(3))
+        with pytest.raises(type(want.value), match=re.escape(str(want.value))):
+            call(dptx, dptx.zeros(3))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .array import _axes, asarray, empty, ndarray
-from .elementwise import KernelCache, c_type, with_half_header
+from .elementwise import HALF, KernelCache, c_type, with_half_header
 from .errors import DptxError
 from .module import RawModule
 
@@ -50,15 +50,15 @@ __device__ __forceinline__ I_ clamp(I_ x, I_ lo, I_ hi) {
 // it with its partner's (a shuffle) where the network says. The order is (key, position):
 // equal keys keep their order (stable), positions past the row's end (a short last run, or
 // the threads past the last run) come after everything.
-// a value of any type from lane ^ j, as 32-bit words
+// a value of any type from lane ^ j: CUDA's own shuffle of the type, narrow integers and
+// bool through int (a union through memory cost the CPU executor 4x for 16-bit keys); the
+// sort of 64-bit and half keys reads the partner's key again instead (REREAD_)
 __device__ __forceinline__ T_ shfl_xor(T_ x, int j) {
-    union { T_ v; unsigned w[(sizeof(T_) + 3) / 4]; } u;
-    u.w[0] = 0;
-    u.v = x;
-    #pragma unroll
-    for (int k = 0; k < (int)((sizeof(T_) + 3) / 4); k++)
-        u.w[k] = __shfl_xor_sync(0xffffffffu, u.w[k], j);
-    return u.v;
+#if NARROW_
+    return (T_)__shfl_xor_sync(0xffffffffu, (int)x, j);
+#else
+    return __shfl_xor_sync(0xffffffffu, x, j);
+#endif
 }
 
 // (bitwise operators, no short circuits: no branches for a warp's lanes to diverge on)
@@ -84,7 +84,13 @@ extern "C" __global__ void dptx_sort_runs(const T_* keys, T_* ok, long long* oi,
             #pragma unroll
             for (int j = k >> 1; j > 0; j >>= 1) {
                 const I_ q = __shfl_xor_sync(0xffffffffu, p, j);
+#if REREAD_
+                // the partner's key read again (a cached load: on the CPU executor a 64-bit
+                // or half shuffle costs 4-6x a 32-bit one, the reload about as much as one)
+                const T_ w = keys[base + clamp(q, r0, last)];
+#else
                 const T_ w = shfl_xor(v, j);
+#endif
                 const bool keep_first = ((lane & k) == 0) == ((lane & j) == 0);
                 const bool other_first = precedes(q, w, p, v, L);
                 if (keep_first == other_first) { p = q; v = w; }
@@ -209,7 +215,9 @@ def _module(dtype: np.dtype, wide: bool) -> RawModule:
     return _modules.get(("sort", str(dtype), wide), lambda: RawModule(with_half_header(
         f"typedef {c_type(dtype)} T_;\ntypedef {'long long' if wide else 'int'} I_;\n"
         f"#define PIECE_ ((I_){PIECE})\n#define RUN_ ((I_){RUN})\n"
-        f"#define FLOAT_ {int(dtype.kind == 'f')}\n" + _SOURCE),
+        f"#define FLOAT_ {int(dtype.kind == 'f')}\n"
+        f"#define NARROW_ {int(dtype.itemsize < 4 and dtype.kind != 'f')}\n"
+        f"#define REREAD_ {int(dtype.itemsize == 8 or dtype == HALF)}\n" + _SOURCE),
         options=("--fmad=false",)))
 
 

@@ -171,7 +171,11 @@ class LaunchOp(Operation):
         self.chunks = None                      # a replay plans again
         fps = self.footprints([(c.first, c.end) for c in chunks])
         maps = [buf.pieces for buf in self.buffers]
-        apart = chunks if self.cooperative else edges_apart(chunks, fps, maps, self.grid)
+        # (a kernel whose chunks cannot be merged runs whole: its blocks share what they
+        # write through atomics or read each other's stores, and cut apart they would not)
+        mergeable = _merge_facts(self.kernel).mergeable
+        apart = chunks if self.cooperative or not mergeable else \
+            edges_apart(chunks, fps, maps, self.grid)
         if apart is not chunks:
             chunks, fps = apart, self.footprints([(c.first, c.end) for c in apart])
         launch = token()

@@ -47,20 +47,61 @@ def at(np_ufunc, a, indices, b=None) -> None:
     p = positions.reshape(-1)
     if not p.size:
         return
-    if a.size <= np.iinfo(np.int32).max:
-        p = p.astype(np.int32)                  # (a 32-bit sort is 2.6x faster than 64-bit)
-    order = sorting.argsort(p)                   # stable: each position's occurrences in order
-    p = p[order]
     target = a if a.flags.c_contiguous else a.copy()
     operands = [a] if b is None else [a, b]
     R = np_ufunc(*[ufuncs._probe(v) for v in operands]).dtype
     C = R
     types = [a.dtype] + ([] if b is None else [b.dtype if isinstance(b, ndarray) else C])
+    scalar = b is not None and not isinstance(b, ndarray)
+    if np_ufunc in _ATOMIC and R == a.dtype and a.dtype in _ATOMIC_TYPES and \
+            (scalar or b.dtype.kind in "biu"):
+        _atomically(np_ufunc, p, b, scalar, target)
+    else:
+        _in_order(np_ufunc, p, b, scalar, target, types, R, C, operands)
+    if target is not a:
+        a[...] = target
+
+
+# Operations whose result does not depend on the order of the occurrences, in types with
+# atomics: integer sums (wrapping), extremes and bitwise ones. One atomic per occurrence, no
+# sort (np.add.at(counts, idx, 1)).
+_ATOMIC = {np.add: "atomicAdd", np.subtract: "atomicAdd", np.maximum: "atomicMax",
+           np.minimum: "atomicMin", np.bitwise_or: "atomicOr", np.bitwise_and: "atomicAnd",
+           np.bitwise_xor: "atomicXor"}
+_ATOMIC_TYPES = {np.dtype(t) for t in (np.int32, np.uint32, np.int64, np.uint64)}
+
+
+def _atomically(np_ufunc, p: ndarray, b, scalar: bool, target: ndarray) -> None:
+    A = target.dtype
+    # CUDA's 64-bit atomics: unsigned for the sums and bitwise ones (wrapping, as numpy's
+    # int64), signed for the extremes of int64
+    signed_extreme = A == np.int64 and np_ufunc in (np.maximum, np.minimum)
+    T = "long long" if signed_extreme else \
+        "unsigned long long" if A.itemsize == 8 else c_type(A)
+    value = "_s" if scalar else "v[i]"
+    if np_ufunc is np.subtract:
+        value = f"({T})0 - ({T})({c_type(A)}){value}"
+    kernel = _kernels.get(("atomic", np_ufunc.__name__, str(A), scalar, str(p.dtype)),
+                          lambda: ElementwiseKernel(
+        f"raw {p.dtype} p" + (f", {A} _s" if scalar else f", raw {A} v"), f"raw {A} w",
+        f"{_ATOMIC[np_ufunc]}(({T}*)&w[p[i]], ({T})({c_type(A)}){value});",
+        f"dptx_{np_ufunc.__name__}_at_atomic_{A}", options=EXACT))
+    args = [p, ufuncs._as_param(b, A) if scalar else b.reshape(-1).astype(A, copy=False)]
+    kernel(*args, target.reshape(-1), size=p.size)
+
+
+def _in_order(np_ufunc, p: ndarray, b, scalar: bool, target: ndarray, types, R, C,
+              operands) -> None:
+    """Each position's occurrences one after another, in order: the positions sorted
+    stably, the first thread of each run applying the run's values."""
+    if target.size <= np.iinfo(np.int32).max:
+        p = p.astype(np.int32)                  # (a 32-bit sort is faster than a 64-bit one)
+    order = sorting.argsort(p)                   # stable: each position's occurrences in order
+    p = p[order]
     expr = ufuncs.expression(np_ufunc, R, C, types, operands)
     if expr is None:
         raise DptxError(f"numpy.{np_ufunc.__name__}.at on {', '.join(str(t) for t in types)} "
                         f"is not supported on dptx arrays yet")
-    scalar = b is not None and not isinstance(b, ndarray)
     kernel = _kernels.get((np_ufunc.__name__, tuple(str(t) for t in types), str(R), expr,
                            scalar, str(p.dtype)),
                           lambda: _kernel(np_ufunc, types, R, C, expr, scalar, p.dtype))
@@ -68,8 +109,6 @@ def at(np_ufunc, a, indices, b=None) -> None:
     if b is not None:
         args.append(ufuncs._as_param(b, C) if scalar else b.reshape(-1))
     kernel(*args, np.int64(p.size), target.reshape(-1), size=p.size)
-    if target is not a:
-        a[...] = target
 
 
 def _positions(a: ndarray, indices) -> ndarray:

@@ -1,6 +1,7 @@
 """Launches on the cluster: chunking, merges, module globals, chained launches, errors."""
 import time
 
+import dask.config
 import numpy as np
 import pytest
 
@@ -212,6 +213,30 @@ def test_unmergeable_last_block_reduction(client, chunks8):
     k((40,), (128,), (dptx.asarray(x), partial, out, 5000))
     assert out.get()[0] == pytest.approx(float(x.astype(np.float64).sum()), rel=1e-5)
     assert int(mod.get_global("ticket", np.uint32).get()) == 0
+
+
+def test_unmergeable_launch_is_never_cut_at_its_edges(client):
+    """A histogram through 64-bit indices loaded from memory: the atomics' addresses have no
+    known origin, so its chunks cannot be merged and it runs as one chunk. Its index array
+    was written by an 8-chunk launch (pieces on both workers): latency hiding used to cut the
+    chunk's edge blocks off as chunks of their own, merged by byte differences, and the
+    counts they added to bins the rest also counted were lost (28558 of 843673)."""
+    mod = dptx.RawModule(r'''
+    extern "C" __global__ void hist(const long long* bin, long long* counts, long long n) {
+        long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) atomicAdd((unsigned long long*)&counts[bin[i]], 1ull);
+    }''')
+    k = mod.get_function("hist")
+    from dptx.ptx.analysis import merge_facts
+    assert not merge_facts(mod.module, k.function).mergeable
+    n, bins = 843673, 4351
+    idx = np.random.default_rng(1).integers(0, bins, n)
+    with dask.config.set({"dptx.chunks": 8}):
+        held = dptx.asarray(idx) + 0                # eight pieces, on both workers
+    assert len(held._buffer.pieces.pieces) == 8
+    counts = dptx.zeros(bins, np.int64)
+    k((-(-n // 256),), (256,), (held, counts, np.int64(n)))
+    assert np.array_equal(counts.get(), np.bincount(idx, minlength=bins))
 
 
 def test_bitonic_sort_many_launches(client):

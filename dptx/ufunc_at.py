@@ -73,6 +73,11 @@ _ATOMIC_TYPES = {np.dtype(t) for t in (np.int32, np.uint32, np.int64, np.uint64)
 
 def _atomically(np_ufunc, p: ndarray, b, scalar: bool, target: ndarray) -> None:
     A = target.dtype
+    if target.size <= np.iinfo(np.int32).max:
+        # 32-bit positions: the atomics' addresses are then the target plus data, which the
+        # analysis can tell (a loaded 64-bit value might be a pointer), so the launch splits
+        # across the workers and their contributions merge
+        p = p.astype(np.int32, copy=False)
     # CUDA's 64-bit atomics: unsigned for the sums and bitwise ones (wrapping, as numpy's
     # int64), signed for the extremes of int64
     signed_extreme = A == np.int64 and np_ufunc in (np.maximum, np.minimum)

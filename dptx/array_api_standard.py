@@ -154,10 +154,7 @@ def vecdot(x1, x2, /, out=None, *, axis=-1, dtype=None) -> ndarray:
     else:
         products = ufuncs.apply(np.multiply, x1.astype(R, copy=False), x2.astype(R, copy=False))
         result = reductions.sum_(products, axis=-1, dtype=R)
-    if out is not None:
-        out[...] = result
-        return out
-    return result
+    return _into(out, result)
 
 
 def matvec(x1, x2, /, out=None) -> ndarray:
@@ -168,10 +165,7 @@ def matvec(x1, x2, /, out=None) -> ndarray:
         raise ValueError("matvec: needs a matrix (or a stack of them) and a vector (or a "
                          f"stack), got {x1.ndim}-D and {x2.ndim}-D operands")
     result = reductions.matmul(x1, x2[..., None])[..., 0]
-    if out is not None:
-        out[...] = result
-        return out
-    return result
+    return _into(out, result)
 
 
 def vecmat(x1, x2, /, out=None) -> ndarray:
@@ -182,7 +176,12 @@ def vecmat(x1, x2, /, out=None) -> ndarray:
         raise ValueError("vecmat: needs a vector (or a stack of them) and a matrix (or a "
                          f"stack), got {x1.ndim}-D and {x2.ndim}-D operands")
     result = reductions.matmul(x1[..., None, :], x2)[..., 0, :]
-    if out is not None:
-        out[...] = result
-        return out
-    return result
+    return _into(out, result)
+
+
+def _into(out, result: ndarray) -> ndarray:
+    """``result``, or ``out`` with it written in (converted, as a ufunc's out=)."""
+    if out is None:
+        return result
+    out[...] = result
+    return out

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import numeric, reductions, statistics, ufuncs
 from .array import asarray, empty
-from .ranges import arange
+from .ranges import linspace
 from .views import moveaxis
 
 __all__ = ["pad"]
@@ -53,38 +53,11 @@ def _get_edges(padded, axis, width_pair):
     return left_edge, right_edge
 
 
-def _ramp(start, stop, num: int, dtype, axis: int):
-    """numpy.linspace(start, stop, num, endpoint=False, dtype=dtype, axis=axis) of a Python
-    number ``start`` and a device array ``stop``, in numpy's operations: i * step + start, or
-    i / num * delta + start when any step is 0 (one value read back, as numpy decides)."""
-    dt = np.result_type(start, stop.dtype)      # (a Python start is weak, a numpy one not)
-    if dt.kind not in "f":
-        dt = np.dtype(np.float64)
-    stop = stop if stop.dtype == dt else ufuncs.astype(stop, dt)
-    delta = ufuncs.apply(np.subtract, stop, np.array(start, dt)[()])
-    y = arange(0, num, dtype=dt).reshape((-1,) + (1,) * stop.ndim)
-    if num > 0:
-        step = ufuncs.apply(np.true_divide, delta, num)
-        if bool(reductions.any_(ufuncs.apply(np.equal, step, 0))):
-            y = ufuncs.apply(np.multiply, ufuncs.apply(np.true_divide, y, num), delta)
-        else:
-            y = ufuncs.apply(np.multiply, y, step)
-    else:
-        y = ufuncs.apply(np.multiply, y, delta)
-    y = ufuncs.apply(np.add, y, start)
-    if y.dtype != dt:
-        y = ufuncs.astype(y, dt)
-    if axis != 0:
-        y = moveaxis(y, 0, axis)
-    if np.dtype(dtype).kind in "iu":
-        y = ufuncs.apply(np.floor, y)
-    return y if y.dtype == dtype else ufuncs.astype(y, dtype)
-
-
 def _get_linear_ramps(padded, axis, width_pair, end_value_pair):
     edge_pair = _get_edges(padded, axis, width_pair)
     left_ramp, right_ramp = (
-        _ramp(end_value, edge.squeeze(axis), width, padded.dtype, axis)
+        linspace(end_value, edge.squeeze(axis), width, endpoint=False, dtype=padded.dtype,
+                 axis=axis)
         for end_value, edge, width in zip(end_value_pair, edge_pair, width_pair))
     right_ramp = right_ramp[_slice_at_axis(slice(None, None, -1), axis)]
     return left_ramp, right_ramp

@@ -851,9 +851,11 @@ def test_weighted_quantiles_follow_numpy(client):
 # -- numpy 2's array API names ------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int8, np.uint8,
                                    np.int64, np.bool_])
-def test_vecdot_matvec_vecmat(client, dtype):
+def test_vecdot_matvec_vecmat(client, cluster_kind, dtype):
     """numpy's gufuncs: products in the operands' type (integers wrap, booleans any-of-and,
     float16 in float32 rounded once), the stacks broadcast, along ``axis``."""
+    if cluster_kind == "mixed" and dtype != np.float64:
+        pytest.skip("the same launches as the float64 case runs on the mixed cluster")
     x = RNG.standard_normal((3, 4, 5))
     a, b = (x * 4).astype(dtype), (x[::-1] * 3).astype(dtype)
     da, db = dptx.asarray(a), dptx.asarray(b)
@@ -875,6 +877,7 @@ def test_vecdot_matvec_vecmat(client, dtype):
         _same_error(lambda m: m.vecdot(m.asarray(a), m.asarray(a)[..., :2]))
 
 
+@pytest.mark.cpu_workers("cumsum, cumprod and joins run on the mixed cluster elsewhere")
 def test_cumulative_sum_and_prod(client):
     """numpy 2's cumulative_sum/prod: cumsum/cumprod with the identity first where
     ``include_initial``, an axis required past 1-D, numpy's result types."""
@@ -900,6 +903,7 @@ def test_cumulative_sum_and_prod(client):
     _same_error(lambda m: m.cumulative_sum(m.asarray(x)))
 
 
+@pytest.mark.cpu_workers("unique, views and joins run on the mixed cluster elsewhere")
 def test_unique_family_and_other_array_api_names(client):
     """unique_values/counts/inverse/all (NaNs each distinct, the inverse in the input's
     shape, numpy's result names), concat, permute_dims, matrix_transpose and ``.mT``,
@@ -928,6 +932,8 @@ def test_unique_family_and_other_array_api_names(client):
     assert dptx.isdtype(dptx.float32, "real floating")
 
 
+@pytest.mark.cpu_workers("element-wise launches, joins and sorts run on the mixed cluster "
+                         "elsewhere")
 def test_numpys_keywords_on_ranges_differences_joins_and_sorts(client):
     """linspace/logspace of array endpoints along ``axis`` (numpy's steps: exact for
     linspace, pow's few ulps for logspace), diff's prepend/append, the joins' ``casting``

@@ -138,8 +138,10 @@ def _positions(a: ndarray, indices) -> ndarray:
 def _wrapped(idx: ndarray, n: int) -> ndarray:
     """Device indices with negative ones counted from the end (as numpy's, with no bounds
     check: that would be a wait; a position past the end is a bounds error of the launch)."""
-    from .array_api import where
-    return where(idx < 0, idx + n, idx).astype(np.int64, copy=False)
+    kernel = _kernels.get(("wrap", str(idx.dtype)), lambda: ElementwiseKernel(
+        f"{idx.dtype} x, int64 n", "int64 z", "z = x < 0 ? (long long)x + n : (long long)x",
+        f"dptx_at_positions_{idx.dtype}", options=EXACT))
+    return kernel(idx, np.int64(n))
 
 
 def _kernel(np_ufunc, types, R: np.dtype, C: np.dtype, expr: str, scalar: bool, P):

@@ -49,8 +49,10 @@ def at(np_ufunc, a, indices, b=None) -> None:
         return
     target = a if a.flags.c_contiguous else a.copy()
     operands = [a] if b is None else [a, b]
-    R = np_ufunc(*[ufuncs._probe(v) for v in operands]).dtype
-    C = R
+    probes = [ufuncs._probe(v) for v in operands]
+    R = np_ufunc(*probes).dtype
+    # (a comparison computes in the operands' common type, as in ufuncs.apply)
+    C = np.result_type(*probes) if np_ufunc in ufuncs._COMPARE else R
     types = [a.dtype] + ([] if b is None else [b.dtype if isinstance(b, ndarray) else C])
     scalar = b is not None and not isinstance(b, ndarray)
     if np_ufunc in _ATOMIC and R == a.dtype and a.dtype in _ATOMIC_TYPES and \

@@ -2050,6 +2050,8 @@ def test_ufunc_at_applies_every_occurrence_in_order(client, cluster_kind, dtype)
     check(lambda m, x, i, y: np.add.at(x, i, y), idx, b)                     # np.add.at
     check(lambda m, x, i: m.multiply.at(x, i, 3), idx)                       # a scalar
     check(lambda m, x, i: m.negative.at(x, i), idx)                          # unary
+    check(lambda m, x, i, y: m.greater.at(x, i, y), idx, b)     # compared in the common type
+    check(lambda m, x, i: m.less_equal.at(x, i, 0.5), idx)
     if dtype == np.float64:         # a few ulps, as the ufuncs themselves
         check(lambda m, x, i, y: m.hypot.at(x, i, y), idx, b, rtol=1e-12)
 

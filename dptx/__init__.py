@@ -17,7 +17,7 @@ from .joining import block, column_stack, concatenate, dstack, hstack, stack, vs
 from .scan import cumprod, cumsum
 from .sorting import (argpartition, argsort, lexsort, partition, searchsorted, sort,
                       unique)
-from .binning import bincount, digitize, histogram
+from .binning import bincount, digitize, histogram, histogram_bin_edges
 from .histogramdd import histogram2d, histogramdd
 from .interpolation import interp
 from .tensor_products import cross, inner, kron, tensordot, vdot
@@ -39,12 +39,16 @@ from .numeric import (allclose, angle, around, array_equal, array_equiv, fix, im
                       unwrap, var)
 from .indexing import put, take
 from .index_tricks import (choose, compress, diag_indices, diag_indices_from, extract,
-                           indices, ix_, place, put_along_axis, putmask, ravel_multi_index,
-                           select, take_along_axis, tril_indices, tril_indices_from,
-                           triu_indices, triu_indices_from, unravel_index)
-from .array_queries import (get_array_module, iscomplex, iscomplexobj, isreal, isrealobj,
-                            shares_memory)
+                           indices, ix_, mask_indices, place, put_along_axis, putmask,
+                           ravel_multi_index, select, take_along_axis, tril_indices,
+                           tril_indices_from, triu_indices, triu_indices_from, unravel_index)
+from .array_queries import (get_array_module, iscomplex, iscomplexobj, isfortran, isreal,
+                            isrealobj, shares_memory)
 from .construction import frombuffer, fromfunction
+from .conversions import asanyarray, asarray_chkfinite, require
+from .formatting import array2string, array_repr, array_str
+from .npyio import (NpzFile, fromfile, fromiter, fromstring, genfromtxt, load, loadtxt, save,
+                    savetxt, savez, savez_compressed)
 from .windows import bartlett, blackman, hamming, hanning, i0, kaiser
 from .functional import apply_along_axis, apply_over_axes, piecewise
 from .selection import argwhere, flatnonzero, nonzero
@@ -134,6 +138,9 @@ __all__ = [
     "piecewise", "polyfit", "unwrap", "astype", "concat", "cumulative_prod", "cumulative_sum",
     "matrix_transpose", "matvec", "permute_dims", "unique_all", "unique_counts",
     "unique_inverse", "unique_values", "unstack", "vecdot", "vecmat", "packbits", "unpackbits",
-    "array_equiv",
+    "array_equiv", "asanyarray", "asarray_chkfinite", "require", "array2string", "array_repr",
+    "array_str", "NpzFile", "fromfile", "fromiter", "fromstring", "genfromtxt", "load",
+    "loadtxt", "save", "savetxt", "savez", "savez_compressed", "mask_indices", "isfortran",
+    "histogram_bin_edges",
 ]
 __all__ += sorted(_UFUNCS) + sorted(_NUMPY_NAMES)

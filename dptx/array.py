@@ -918,7 +918,10 @@ def _check_out(out, like) -> None:
 
 class Flags:
     """numpy's and CuPy's ``a.flags``: c_contiguous, f_contiguous, owndata, writeable (False
-    for a view that repeats elements, as numpy's ``broadcast_to``)."""
+    for a view that repeats elements, as numpy's ``broadcast_to``), aligned (the elements at
+    multiples of the item's alignment: a view of bytes at an odd offset is not), and numpy's
+    combinations (fnc, forc, behaved, carray, farray); ``flags["C"]`` and numpy's other
+    names and letters."""
 
     def __init__(self, a: ndarray):
         shape, strides, size = a.shape, a.strides, a.itemsize
@@ -926,15 +929,36 @@ class Flags:
         self.f_contiguous = is_f_contiguous(shape, strides, size)
         self.owndata = a.base is None
         self.writeable = not a._repeats_elements
+        align = a.dtype.alignment
+        self.aligned = a._offset % align == 0 and all(
+            s % align == 0 for s, n in zip(strides, shape) if n > 1)
+        self.writebackifcopy = False
+        self.fnc = self.f_contiguous and not self.c_contiguous
+        self.forc = self.f_contiguous or self.c_contiguous
+        self.behaved = self.aligned and self.writeable
+        self.carray = self.behaved and self.c_contiguous
+        self.farray = self.behaved and self.f_contiguous and not self.c_contiguous
+
+    # numpy's keys of ``flags[...]``: their names, letters and other spellings
+    _KEYS = {"C_CONTIGUOUS": "c_contiguous", "C": "c_contiguous", "CONTIGUOUS": "c_contiguous",
+             "F_CONTIGUOUS": "f_contiguous", "F": "f_contiguous", "FORTRAN": "f_contiguous",
+             "OWNDATA": "owndata", "O": "owndata", "WRITEABLE": "writeable", "W": "writeable",
+             "ALIGNED": "aligned", "A": "aligned", "WRITEBACKIFCOPY": "writebackifcopy",
+             "X": "writebackifcopy", "FNC": "fnc", "FORC": "forc", "BEHAVED": "behaved",
+             "B": "behaved", "CARRAY": "carray", "CA": "carray", "FARRAY": "farray",
+             "FA": "farray"}
 
     def __getitem__(self, name):
-        return {"C_CONTIGUOUS": self.c_contiguous, "F_CONTIGUOUS": self.f_contiguous,
-                "OWNDATA": self.owndata, "WRITEABLE": self.writeable}[name.upper()]
+        key = self._KEYS.get(name.upper()) if isinstance(name, str) else None
+        if key is None:
+            raise KeyError(f"Unknown flag {name!r}")
+        return getattr(self, key)
 
     def __repr__(self):
         return (f"  C_CONTIGUOUS : {self.c_contiguous}\n  F_CONTIGUOUS : "
                 f"{self.f_contiguous}\n  OWNDATA : {self.owndata}\n  WRITEABLE : "
-                f"{self.writeable}")
+                f"{self.writeable}\n  ALIGNED : {self.aligned}\n  WRITEBACKIFCOPY : "
+                f"{self.writebackifcopy}")
 
 
 def check_writeable(a: ndarray) -> None:

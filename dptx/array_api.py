@@ -11,10 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import (array_api_standard, array_queries, binning, bits, calculus, construction,
-               contractions, convolution, covariance, editing, functional, histogramdd,
-               index_tricks, indexing, interpolation, joining, linalg, matrices, nanfunctions,
-               numeric, padding, rearranging, reductions, scan, selection, setops, sorting,
-               statistics, tensor_products, ufunc_api, ufunc_at, ufuncs, views, windows)
+               contractions, conversions, convolution, covariance, editing, flat_iterator,
+               formatting, functional, histogramdd, index_tricks, indexing, interpolation,
+               joining, linalg, matrices, nanfunctions, npyio, numeric, padding, rearranging,
+               reductions, scan, selection, setops, sorting, statistics, tensor_products,
+               ufunc_api, ufunc_at, ufuncs, views, windows)
 from .array import (asarray, copy, expand_dims, install_device_indexing, may_share_memory,
                     ndarray, ravel, reshape, squeeze, swapaxes, transpose, zeros)
 from .errors import DptxError
@@ -116,8 +117,8 @@ _FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsor
 
 # modules whose public functions are numpy's of the same names (each lists them in __all__)
 for _module in (array_api_standard, array_queries, binning, bits, calculus, construction,
-                contractions, convolution,
-                covariance, editing, functional, histogramdd, index_tricks, interpolation, nanfunctions,
+                contractions, conversions, convolution, covariance, editing, formatting,
+                functional, histogramdd, index_tricks, interpolation, nanfunctions, npyio,
                 padding, setops, statistics, tensor_products, views, windows):
     _FUNCTIONS.update({getattr(np, name): getattr(_module, name) for name in _module.__all__})
 _FUNCTIONS.update({getattr(np.linalg, name): getattr(linalg, name) for name in linalg.__all__})
@@ -293,6 +294,9 @@ def _install():
     ndarray.real = property(_real)
     ndarray.imag = property(_imag)
     install_device_indexing(ufuncs.assign, indexing)
+    flat_iterator.install()
+    formatting.install()
+    npyio.install()
 
 
 _install()

@@ -12,7 +12,7 @@ import numpy as np
 from .array import asarray, may_share_memory, ndarray, ones, zeros
 
 # numpy's functions of these names (array_api dispatches numpy's to them)
-__all__ = ["iscomplex", "iscomplexobj", "isreal", "isrealobj", "shares_memory"]
+__all__ = ["iscomplex", "iscomplexobj", "isfortran", "isreal", "isrealobj", "shares_memory"]
 
 
 def get_array_module(*args):
@@ -20,6 +20,13 @@ def get_array_module(*args):
     if any(isinstance(a, ndarray) for a in args):
         return sys.modules["dptx"]
     return np
+
+
+def isfortran(a) -> bool:
+    """numpy.isfortran: F-contiguous and not C-contiguous (a 1-D array never is)."""
+    if isinstance(a, ndarray):
+        return a.flags.fnc
+    return np.isfortran(a)
 
 
 def iscomplexobj(x) -> bool:

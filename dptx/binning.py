@@ -16,7 +16,7 @@ from .module import RawModule
 from .ranges import linspace
 
 # numpy's functions of these names (array_api dispatches numpy's to them)
-__all__ = ["bincount", "digitize", "histogram"]
+__all__ = ["bincount", "digitize", "histogram", "histogram_bin_edges"]
 
 BLOCK = 256
 
@@ -144,53 +144,75 @@ def _extremes(x: ndarray) -> tuple:
     return both[0], both[1]
 
 
+def histogram_bin_edges(a, bins=10, range=None, weights=None) -> ndarray:
+    """numpy.histogram_bin_edges: the edges ``histogram`` bins ``a`` with (equal bins over
+    the range, an estimator's number of them, or the edges given, checked)."""
+    x = _flat(a)
+    if weights is not None and _flat(weights).size != x.size:
+        raise ValueError("weights should have the same shape as a.")
+    return _Bins(x, bins, range, weights).returned
+
+
+class _Bins:
+    """numpy's bins of a histogram of ``x``: ``edges`` (in ``etype``, the type values are
+    compared in), ``returned`` (what numpy returns: the edges as given, for given ones),
+    ``nbins``, the outer edges, and for equal bins the span and the type numpy computes a
+    value's bin in (``uniform``)."""
+
+    def __init__(self, x: ndarray, bins, range_, weights):
+        if x.dtype.kind == "c":
+            raise DptxError("complex dtypes are not supported on dptx arrays yet")
+        if isinstance(bins, str):
+            if weights is not None:
+                raise TypeError("Automated estimation of the number of bins is not supported "
+                                "for weighted data")
+            bins = _estimated_bins(x, bins, range_)
+        if np.ndim(bins) == 0:
+            nbins = int(bins)
+            if nbins != bins:
+                raise TypeError("`bins` must be an integer, a string, or an array")
+            if nbins < 1:
+                raise ValueError("`bins` must be positive, when an integer")
+            first, last = _outer_edges(x, range_)
+            # numpy's edge type: the data's and the range's, at least float
+            probe = np.empty(0, x.dtype)
+            etype = np.result_type(first, last, probe)
+            if etype.kind in "iub":
+                etype = np.result_type(etype, float)
+            self.edges = self.returned = linspace(first, last, nbins + 1, endpoint=True,
+                                                  dtype=etype)
+            self.span = _unsigned_subtract(last, first)
+            # numpy: (the offset in E / span) * nbins, in the type that division gives
+            self.ftype = np.result_type(np.empty(0, etype), self.span)
+            self.uniform = 1
+            self.first, self.last = np.array(first, etype)[()], np.array(last, etype)[()]
+        else:
+            host = np.asarray(bins.get() if isinstance(bins, ndarray) else bins)
+            if host.ndim != 1:
+                raise ValueError("`bins` must be 1d, when an array")
+            if np.any(host[:-1] > host[1:]):
+                raise ValueError("`bins` must increase monotonically, when an array")
+            nbins = host.size - 1
+            etype = np.result_type(x.dtype, host.dtype)
+            self.returned = asarray(host)           # numpy returns the edges as given
+            self.edges = self.returned if host.dtype == etype else asarray(host.astype(etype))
+            self.span, self.uniform, self.ftype = np.float64(1.0), 0, np.dtype(np.float64)
+            if host.size:
+                self.first, self.last = host.astype(etype)[0], host.astype(etype)[-1]
+        self.nbins, self.etype = nbins, etype
+
+
 def histogram(a, bins=10, range=None, density=None, weights=None):
     """numpy.histogram: (counts, bin edges) for a number of equal bins over ``range`` (the
     data's min and max when not given: read back) or for increasing edges; values outside
     the edges left out, the last bin closed; int64 counts, or sums in ``weights``' type, or
     with ``density`` the probability density."""
     x = _flat(a)
-    if x.dtype.kind == "c":
-        raise DptxError("complex dtypes are not supported on dptx arrays yet")
-    if isinstance(bins, str):
-        if weights is not None:
-            raise TypeError("Automated estimation of the number of bins is not supported for "
-                            "weighted data")
-        bins = _estimated_bins(x, bins, range)
     w = None if weights is None else _flat(weights)
     if w is not None and w.size != x.size:
         raise ValueError("weights should have the same shape as a.")
-    if np.ndim(bins) == 0:
-        nbins = int(bins)
-        if nbins != bins:
-            raise TypeError("`bins` must be an integer, a string, or an array")
-        if nbins < 1:
-            raise ValueError("`bins` must be positive, when an integer")
-        first, last = _outer_edges(x, range)
-        # numpy's edge type: the data's and the range's, at least float
-        probe = np.empty(0, x.dtype)
-        etype = np.result_type(first, last, probe)
-        if etype.kind in "iub":
-            etype = np.result_type(etype, float)
-        edges = linspace(first, last, nbins + 1, endpoint=True, dtype=etype)
-        span = _unsigned_subtract(last, first)
-        # numpy: (the offset in E / span) * nbins, in the type that division gives
-        ftype = np.result_type(np.empty(0, etype), span)
-        uniform = 1
-        first_e, last_e = np.array(first, etype)[()], np.array(last, etype)[()]
-        returned = edges
-    else:
-        host = np.asarray(bins.get() if isinstance(bins, ndarray) else bins)
-        if host.ndim != 1:
-            raise ValueError("`bins` must be 1d, when an array")
-        if np.any(host[:-1] > host[1:]):
-            raise ValueError("`bins` must increase monotonically, when an array")
-        nbins = host.size - 1
-        etype = np.result_type(x.dtype, host.dtype)
-        returned = asarray(host)                # numpy returns the edges as given
-        edges = returned if host.dtype == etype else asarray(host.astype(etype))
-        span, uniform, ftype = np.float64(1.0), 0, np.dtype(np.float64)
-        first_e, last_e = host.astype(etype)[0], host.astype(etype)[-1]
+    b = _Bins(x, bins, range, w)
+    nbins, etype, ftype, edges = b.nbins, b.etype, b.ftype, b.edges
     wide = x.size > np.iinfo(np.int32).max
     count = _index(x.size)
     if nbins < 1:
@@ -201,24 +223,24 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
         if x.size:
             mod = _module(x.dtype, etype, np.dtype(np.float64), wide, ftype)
             mod.get_function("dptx_histogram")(grid, (BLOCK,), [
-                x, count, edges, _index(nbins), first_e, last_e, _as(span, ftype),
-                np.int32(uniform), counts])
+                x, count, edges, _index(nbins), b.first, b.last, _as(b.span, ftype),
+                np.int32(b.uniform), counts])
         n = counts.view(np.int64)
     else:
         sums = zeros((nbins,), np.float64)
         if x.size:
             mod = _module(x.dtype, etype, w.dtype, wide, ftype)
             mod.get_function("dptx_histogram_weighted")(grid, (BLOCK,), [
-                x, w, count, edges, _index(nbins), first_e, last_e, _as(span, ftype),
-                np.int32(uniform), sums])
+                x, w, count, edges, _index(nbins), b.first, b.last, _as(b.span, ftype),
+                np.int32(b.uniform), sums])
         n = sums if w.dtype == np.float64 else ufuncs.astype(sums, w.dtype)
     if density:
         # numpy: the widths as float64, then counts / widths / total
         widths = ufuncs.astype(ufuncs.apply(np.subtract, edges[1:], edges[:-1]), np.float64)
         total = reductions.sum_(n)
         return ufuncs.apply(np.true_divide, ufuncs.apply(np.true_divide, n, widths),
-                            total), returned
-    return n, returned
+                            total), b.returned
+    return n, b.returned
 
 
 def _as(value, dtype: np.dtype):

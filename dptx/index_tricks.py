@@ -11,13 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from . import matrices, reductions, scan, selection, ufuncs
-from .array import _axes, asarray, empty, ndarray
+from .array import _axes, asarray, empty, ndarray, ones
 from .elementwise import ElementwiseKernel, KernelCache
 from .ranges import arange
 from .reductions import EXACT
 
 __all__ = ["choose", "compress", "diag_indices", "diag_indices_from", "extract", "indices", "ix_",
-           "place", "put_along_axis", "putmask", "ravel_multi_index", "select",
+           "mask_indices", "place", "put_along_axis", "putmask", "ravel_multi_index", "select",
            "take_along_axis", "tril_indices", "tril_indices_from", "triu_indices",
            "triu_indices_from", "unravel_index"]
 
@@ -219,6 +219,13 @@ def triu_indices(n, k=0, m=None):
     """numpy.triu_indices: the (row, column) indices of the upper triangle, in C order."""
     return selection.nonzero(ufuncs.apply(np.logical_not,
                                           matrices.tri(n, m, k=k - 1, dtype=bool)))
+
+
+def mask_indices(n, mask_func, k=0):
+    """numpy.mask_indices: the indices of the nonzero entries of ``mask_func(ones((n, n)),
+    k)`` (``dptx.triu``, ``np.tril``...: a function of a dptx array)."""
+    mask = mask_func(ones((n, n), np.int64), k)
+    return selection.nonzero(ufuncs.apply(np.not_equal, mask, 0))
 
 
 def _two_d(arr):

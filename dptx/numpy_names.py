@@ -1,7 +1,8 @@
 """What CuPy re-exports from numpy, so that code written against ``cupy`` (``cp.float32``,
 ``cp.newaxis``, ``cp.pi``, ``cp.finfo``, ``cp.result_type``) runs against ``dptx``: numpy's
-own objects (types, constants, type queries), nothing re-implemented. ``shape``, ``size``
-and ``ndim`` also take dptx arrays (they read only the description)."""
+own objects (types, constants, type queries, numbers as text, print options), nothing
+re-implemented. ``shape``, ``size`` and ``ndim`` also take dptx arrays (they read only the
+description)."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,7 +17,11 @@ TYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"
          "floating", "inexact", "bool", "int_", "uint", "long", "ulong")
 CONSTANTS = ("newaxis", "pi", "e", "inf", "nan", "euler_gamma")
 QUERIES = ("finfo", "iinfo", "result_type", "can_cast", "promote_types", "min_scalar_type",
-           "common_type", "issubdtype", "isscalar", "broadcast_shapes", "isdtype")
+           "common_type", "issubdtype", "isscalar", "broadcast_shapes", "isdtype", "typename",
+           "mintypecode", "iterable")
+# numbers as text, and the print options that dptx arrays print with (dptx.formatting)
+TEXT = ("base_repr", "binary_repr", "format_float_positional", "format_float_scientific",
+        "printoptions", "get_printoptions", "set_printoptions")
 
 
 def shape(a) -> tuple:
@@ -35,6 +40,6 @@ def ndim(a) -> int:
 
 def names() -> dict:
     """name -> numpy's object, for ``dptx``'s namespace."""
-    out = {name: getattr(np, name) for name in TYPES + CONSTANTS + QUERIES}
+    out = {name: getattr(np, name) for name in TYPES + CONSTANTS + QUERIES + TEXT}
     out.update(shape=shape, size=size, ndim=ndim)
     return out

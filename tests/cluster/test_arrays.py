@@ -104,7 +104,7 @@ def test_repr(client):
     a = dptx.asarray(np.array([1.5, 2.0], np.float32))
     assert repr(a) == "dptx.ndarray([1.5, 2. ], dtype=float32)"
     big = dptx.zeros(5000, np.int8)
-    assert repr(big) == "<dptx.ndarray shape=(5000,) dtype=int8>"
+    assert repr(big) == "dptx.ndarray([0, 0, 0, ..., 0, 0, 0], shape=(5000,), dtype=int8)"
 
 
 def test_memcpys_are_tasks(client):

@@ -73,6 +73,8 @@ from .module import KernelParam, RawKernel, RawModule
 from .handle import LaunchHandle
 from .runtime import client, connect, dashboard_link, shutdown
 from .stream import Event, Stream, get_current_stream, get_elapsed_time, synchronize
+from . import cuda  # noqa: E402  (CuPy's cupy.cuda names for the virtual GPU)
+from .cuda import get_default_memory_pool, get_default_pinned_memory_pool
 from .ufunc_api import ufunc, ufuncs_by_name as _ufuncs_by_name
 
 # numpy's ufuncs under their numpy names and aliases, as CuPy's (dptx.sqrt, dptx.add,
@@ -141,6 +143,6 @@ __all__ = [
     "array_equiv", "asanyarray", "asarray_chkfinite", "require", "array2string", "array_repr",
     "array_str", "NpzFile", "fromfile", "fromiter", "fromstring", "genfromtxt", "load",
     "loadtxt", "save", "savetxt", "savez", "savez_compressed", "mask_indices", "isfortran",
-    "histogram_bin_edges",
+    "histogram_bin_edges", "cuda", "get_default_memory_pool", "get_default_pinned_memory_pool",
 ]
 __all__ += sorted(_UFUNCS) + sorted(_NUMPY_NAMES)

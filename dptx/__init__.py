@@ -93,7 +93,7 @@ __version__ = "0.1.0"
 # The executors and the front-end as attributes of the package, imported on first use
 # (``import dptx; dptx.cpu.launch(...)``): dptx.cpu brings in LLVM, which a program that only
 # uses the cluster need not load.
-_LAZY = ("cpu", "gpu", "ptx", "check")
+_LAZY = ("cpu", "gpu", "ptx", "check", "testing")
 
 
 def __getattr__(name):

@@ -1,5 +1,6 @@
-"""CuPy's ``cupy.cuda`` names on dptx's virtual GPU: CuPy code that times, synchronizes and
-asks about its device runs as it is (``import dptx as cp``)."""
+"""CuPy's ``cupy.cuda`` names on dptx's virtual GPU, and ``cupy.testing``: CuPy code that
+times, synchronizes, asks about its device and checks its results runs as it is
+(``import dptx as cp``)."""
 import gc
 
 import numpy as np
@@ -63,3 +64,19 @@ def test_memory_pool_counts_the_live_arrays(client):
     assert b.sum().get() == 100
     with pytest.raises(dptx.DptxError, match="memory-limit"):
         pool.set_limit(size=1 << 30)
+
+
+def test_cupy_testing_assertions(client):
+    a = cp.arange(4, dtype=np.float32)
+    cp.testing.assert_array_equal(a, np.arange(4, dtype=np.float32))
+    cp.testing.assert_allclose(a + 1e-6, np.arange(4), rtol=0, atol=1e-5)
+    cp.testing.assert_array_almost_equal(a, a + 1e-8)
+    cp.testing.assert_array_less(a, a + 1)
+    cp.testing.assert_array_max_ulp(a, a)
+    cp.testing.assert_array_list_equal([a, cp.ones(2)], [np.arange(4), np.ones(2)])
+    for failing in (lambda: cp.testing.assert_array_equal(a, a + 1),
+                    lambda: cp.testing.assert_allclose(a, a * 2, rtol=1e-3),
+                    lambda: cp.testing.assert_array_list_equal([a], [a, a]),
+                    lambda: cp.testing.assert_array_less(a, a)):
+        with pytest.raises(AssertionError):
+            failing()

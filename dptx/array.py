@@ -329,7 +329,16 @@ class ndarray:
                             + (f" with strides {self._strides}" if self._strides else ""))
 
     # -- attributes ----------------------------------------------------------------------------
-    shape = property(lambda self: self._shape)
+    def _set_shape(self, shape) -> None:
+        """``a.shape = s``, numpy's and CuPy's: this array becomes its view of shape ``s``
+        (numpy's errors where the shape does not fit, or where only a copy could have it)."""
+        view = reshape(self, shape)         # (a copy where no view has the shape: refused)
+        if view._buffer is not self._buffer:
+            raise AttributeError("Incompatible shape for in-place modification. Use "
+                                 "`.reshape()` to make a copy with the desired shape.")
+        self._shape, self._offset, self._strides = view._shape, view._offset, view._strides
+
+    shape = property(lambda self: self._shape, _set_shape)
     dtype = property(lambda self: self._dtype)
     ndim = property(lambda self: len(self._shape))
     size = property(lambda self: int(np.prod(self._shape, dtype=np.int64)))
@@ -519,6 +528,9 @@ class ndarray:
 
     # -- Python scalars ------------------------------------------------------------------------
     def __bool__(self):
+        if self.size == 0:
+            raise ValueError("The truth value of an empty array is ambiguous. Use "
+                             "`array.size > 0` to check that an array is not empty.")
         if self.size != 1:
             raise ValueError("The truth value of an array with more than one element is "
                              "ambiguous. Use a.any() or a.all()")

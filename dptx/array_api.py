@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import (array_api_standard, array_queries, binning, bits, calculus, construction,
-               contractions, conversions, convolution, covariance, editing, flat_iterator,
+               contractions, conversions, convolution, covariance, cuda, editing, flat_iterator,
                formatting, functional, histogramdd, index_tricks, indexing, interpolation,
                joining, linalg, matrices, nanfunctions, npyio, numeric, padding, rearranging,
                reductions, scan, selection, setops, sorting, statistics, tensor_products,
@@ -230,6 +230,14 @@ def _imag(self):
     return zeros(self.shape, self.dtype)
 
 
+def _to_device(self, device, /, *, stream=None):
+    """The array API's ``to_device``: this array, on the one device there is."""
+    if not isinstance(device, cuda.Device):
+        raise ValueError(f"unsupported device {device!r}: dptx arrays live on the cluster, "
+                         f"dptx.cuda.Device(0) (a.get() copies one to the host)")
+    return self
+
+
 def _install():
     ndarray.__array_ufunc__ = _array_ufunc
     ndarray.__array_function__ = _array_function
@@ -295,6 +303,9 @@ def _install():
     ndarray.imag = property(_imag)
     install_device_indexing(ufuncs.assign, indexing)
     flat_iterator.install()
+    ndarray.device = property(lambda self: cuda.Device(0), doc="The device the array is on "
+                              "(the array API's and CuPy's ``device``): the cluster, device 0.")
+    ndarray.to_device = _to_device
     formatting.install()
     npyio.install()
 

@@ -232,3 +232,35 @@ def test_kernels_take_fortran_order_arrays(client):
     np.testing.assert_allclose(s.get(), host.sum(axis=0), rtol=1e-12)
     with pytest.raises(dptx.LaunchError, match="C- or F-contiguous"):
         k((1,), (128,), (a[::2], s, np.int32(150), np.int32(70)))
+
+
+def test_shape_setter_device_and_truth_values(client):
+    """``a.shape = s`` as numpy's (a view in place, numpy's errors where it would need a
+    copy or the size differs), the array API's ``device``/``to_device``, numpy 2's error for
+    the truth value of an empty array."""
+    layouts = (lambda x: x, lambda x: x[::2], lambda x: x.reshape(2, 3).T, lambda x: x[:0],
+               lambda x: x[1:5])
+    for make in layouts:
+        for shape in ((3, 1), (6,), (1, 3), (-1,), (4,), (2, -1), (0, 2), (2, 2), 4):
+            h, d = make(np.arange(6.0)), make(dptx.arange(6.0))
+            try:
+                h.shape = shape
+            except (AttributeError, ValueError) as e:
+                with pytest.raises(type(e)):
+                    d.shape = shape
+                continue
+            d.shape = shape
+            assert d.shape == h.shape and d.strides == h.strides
+            np.testing.assert_array_equal(d.get(), h)
+    a = dptx.arange(6)
+    view = a[1:5]
+    view.shape = (2, 2)
+    view[0, 0] = 100                                # still a view of a
+    assert a.get().tolist() == [0, 100, 2, 3, 4, 5]
+    assert a.device == dptx.cuda.Device(0) and a.to_device(a.device) is a
+    with pytest.raises(ValueError, match="unsupported device"):
+        a.to_device("cpu")
+    with pytest.raises(ValueError, match="empty array is ambiguous"):
+        bool(a[:0])
+    with pytest.raises(ValueError, match="more than one element"):
+        bool(a)

@@ -662,6 +662,9 @@ class ndarray:
         return self._like(probe, probe.swapaxes(axis1, axis2))
 
     def __array__(self, dtype=None, copy=None):
+        if copy is False:       # numpy 2's protocol: the values must come from the devices
+            raise ValueError("Unable to avoid copy while creating an array as requested: a "
+                             "dptx array's values are on the cluster (a.get() copies them)")
         a = self.get()
         return a if dtype is None else a.astype(dtype, copy=False)
 

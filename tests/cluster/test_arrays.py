@@ -262,5 +262,8 @@ def test_shape_setter_device_and_truth_values(client):
         a.to_device("cpu")
     with pytest.raises(ValueError, match="empty array is ambiguous"):
         bool(a[:0])
+    with pytest.raises(ValueError, match="Unable to avoid copy"):
+        np.asarray(a, copy=False)           # numpy 2's protocol: the values must travel
+    assert np.asarray(a, dtype=np.float32).dtype == np.float32
     with pytest.raises(ValueError, match="more than one element"):
         bool(a)

@@ -128,9 +128,12 @@ def _compile(source: str, options: tuple, arch: str, name: str, expressions: tup
         opts += [o.encode() if isinstance(o, str) else o for o in options]
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-        log = b" " * size
+        # NVRTC writes into the buffers it is given: a bytearray, never bytes. (b" " * 1 is
+        # the interpreter's shared one-byte object: an empty log's terminating NUL written
+        # there made every later b" " in the process b"\0": print(a, b) printed a NUL.)
+        log = bytearray(size)
         nvrtc.nvrtcGetProgramLog(prog, log)
-        log = log.rstrip(b"\0 ").decode(errors="replace")
+        log = bytes(log).rstrip(b"\0 ").decode(errors="replace")
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             raise CompileError(f"CUDA C compilation of {name} failed (arch {arch}):"
                                f"{_missing_header_hint(log)}", log)
@@ -144,10 +147,10 @@ def _compile(source: str, options: tuple, arch: str, name: str, expressions: tup
             lowered[expression] = mangled.decode() if isinstance(mangled, bytes) else mangled
         err, size = nvrtc.nvrtcGetPTXSize(prog)
         _check(err, "nvrtcGetPTXSize")
-        buf = b" " * size
+        buf = bytearray(size)
         (err,) = nvrtc.nvrtcGetPTX(prog, buf)
         _check(err, "nvrtcGetPTX")
-        return buf.rstrip(b"\0").decode(), lowered
+        return bytes(buf).rstrip(b"\0").decode(), lowered
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
 

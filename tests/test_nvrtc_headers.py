@@ -52,3 +52,21 @@ def test_executors_are_attributes_of_the_package():
     code = "import dptx, sys; assert 'dptx.cpu' not in sys.modules; print(dptx.cpu.launch.__name__)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "launch", out.stderr
+
+
+def test_compiling_leaves_the_interpreters_bytes_alone(tmp_path):
+    """NVRTC writes its log and PTX into buffers dptx gives it: an empty log is one NUL
+    byte, and written into ``b" " * 1`` (the interpreter's shared one-byte object) it made
+    every later ``" ".encode()`` of the process a NUL (``print(a, b)`` printed one). Run in a
+    fresh process (a regression would poison this one), with an empty NVRTC cache so that
+    NVRTC runs."""
+    code = (
+        "import dptx.nvrtc as n\n"
+        "ptx, _ = n.compile_module('extern \"C\" __global__ void k(int* p) { *p = 1; }')\n"
+        "assert '.entry k' in ptx, ptx\n"
+        "print(list(' '.encode()), list(bytes([32])), list('x'.encode()))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env={**__import__("os").environ,
+                                            "DPTX_CACHE_DIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[32] [32] [120]\n", repr(done.stdout)

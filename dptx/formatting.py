@@ -58,6 +58,9 @@ def array_repr(arr, max_line_width=None, precision=None, suppress_small=None) ->
     summarized array, an empty one of more than one axis)."""
     if not isinstance(arr, ndarray):
         return np.array_repr(arr, max_line_width, precision, suppress_small)
+    if arr._buffer.is_lost():       # (a debugger's display of it must not fail)
+        return (f"<dptx.ndarray shape={arr.shape} dtype={arr.dtype}: its bytes are lost, "
+                f"{arr._buffer.pieces.why}>")
     host, summarized = _shown(arr)
     legacy = np.get_printoptions()["legacy"]
     shape = (summarized or (arr.size == 0 and arr.shape != (0,))) and legacy is False

@@ -52,3 +52,8 @@ def test_arrays_after_shutdown_say_they_are_lost(client):
     dptx.shutdown()
     with pytest.raises(dptx.DptxError, match=r"32 bytes are lost: dptx.shutdown\(\) closed"):
         a.get()
+    # its repr still works (a debugger shows it), and says so
+    assert repr(a) == ("<dptx.ndarray shape=(8,) dtype=float32: its bytes are lost, "
+                       "dptx.shutdown() closed the cluster that held it>")
+    with pytest.raises(dptx.DptxError, match="are lost"):
+        str(a)

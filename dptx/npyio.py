@@ -9,6 +9,7 @@ Files and text are host things: this is the one place where their bytes pass thr
 numpy, explicitly, as they would in any CuPy program."""
 from __future__ import annotations
 
+import asyncio
 import pickle
 
 import numpy as np
@@ -137,8 +138,35 @@ def fromiter(iter, dtype, count=-1, *, like=None):
 # -- ndarray methods ------------------------------------------------------------------------------
 def _reduce(self):
     """Pickling: the values travel (a dptx array's buffer lives on one cluster: its pieces
-    mean nothing to another process); unpickled, a new array on the current cluster."""
-    return asarray, (_host(self),)
+    mean nothing to another process); unpickled, a new array on the current cluster. Inside
+    an event loop (Dask pickling a task's arguments on its client's loop) the values cannot
+    be read back without blocking that loop: the pickle is then of an ``Unsent`` stand-in,
+    which unpickles (a worker unpickles a task's arguments as the task arrives: an error
+    there would take the worker down) and raises a TypeError saying why where the task
+    uses it."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asarray, (_host(self),)
+    return Unsent, (f"a dptx array ({self.shape} {self.dtype}) cannot travel in a Dask "
+                    f"task's arguments: give tasks host data (a.get()), or run the work as "
+                    f"dptx kernels (dptx.RawKernel, ElementwiseKernel)",)
+
+
+class Unsent:
+    """What a dptx array pickled on an event loop unpickles to: any use raises TypeError."""
+
+    def __init__(self, message: str):
+        object.__setattr__(self, "_message", message)
+
+    def __getattr__(self, name):
+        raise TypeError(object.__getattribute__(self, "_message"))
+
+    def __reduce__(self):
+        return Unsent, (object.__getattribute__(self, "_message"),)
+
+    def __repr__(self):
+        return f"<dptx.npyio.Unsent: {object.__getattribute__(self, '_message')}>"
 
 
 def _tofile(self, fid, sep="", format="%s") -> None:

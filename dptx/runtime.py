@@ -56,11 +56,27 @@ def _connect_locked(address_or_client) -> None:
     if address:
         _client = Client(address, set_as_default=as_default)
     else:
+        _refuse_inside_a_task()
         from . import local_cluster
         _cluster = local_cluster.start()
         _client = Client(_cluster, set_as_default=as_default)
         local_cluster.wait_for(_client, _cluster)
     _owns_client = True
+
+
+def _refuse_inside_a_task() -> None:
+    """No embedded cluster inside a Dask task: it would start worker processes of its own
+    inside the task's worker (a dptx array given to ``client.submit`` is unpickled there)."""
+    try:
+        from distributed import get_worker
+        worker = get_worker()
+    except ValueError:
+        return
+    raise DptxError(
+        f"dptx needs a cluster inside a Dask task (on worker {worker.address}), and would start "
+        f"an embedded cluster inside that worker: give tasks host (numpy) data, not dptx "
+        f"arrays (a.get()), or set dptx.scheduler-address (DASK_DPTX__SCHEDULER_ADDRESS) "
+        f"where tasks should use a cluster")
 
 
 def _bring_back_arrays() -> list:

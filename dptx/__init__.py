@@ -63,6 +63,7 @@ from .array_api_standard import (astype, concat, cumulative_prod, cumulative_sum
                                  unique_counts, unique_inverse, unique_values, unstack, vecdot,
                                  vecmat)
 from .bits import packbits, unpackbits
+from .polynomials import polyadd, polyder, polyint, polymul, polysub
 from .elementwise import ElementwiseKernel
 from .fusion import fuse
 from .reductions import (ReductionKernel, all_ as all, any_ as any, argmax, argmin, dot,
@@ -143,6 +144,7 @@ __all__ = [
     "array_equiv", "asanyarray", "asarray_chkfinite", "require", "array2string", "array_repr",
     "array_str", "NpzFile", "fromfile", "fromiter", "fromstring", "genfromtxt", "load",
     "loadtxt", "save", "savetxt", "savez", "savez_compressed", "mask_indices", "isfortran",
-    "histogram_bin_edges", "cuda", "get_default_memory_pool", "get_default_pinned_memory_pool",
+    "histogram_bin_edges", "polyadd", "polyder", "polyint", "polymul", "polysub", "cuda",
+    "get_default_memory_pool", "get_default_pinned_memory_pool",
 ]
 __all__ += sorted(_UFUNCS) + sorted(_NUMPY_NAMES)

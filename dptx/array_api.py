@@ -13,9 +13,9 @@ import numpy as np
 from . import (array_api_standard, array_queries, binning, bits, calculus, construction,
                contractions, conversions, convolution, covariance, cuda, editing, flat_iterator,
                formatting, functional, histogramdd, index_tricks, indexing, interpolation,
-               joining, linalg, matrices, nanfunctions, npyio, numeric, padding, rearranging,
-               reductions, scan, selection, setops, sorting, statistics, tensor_products,
-               ufunc_api, ufunc_at, ufuncs, views, windows)
+               joining, linalg, matrices, nanfunctions, npyio, numeric, padding, polynomials,
+               rearranging, reductions, scan, selection, setops, sorting, statistics,
+               tensor_products, ufunc_api, ufunc_at, ufuncs, views, windows)
 from .array import (asarray, copy, expand_dims, install_device_indexing, may_share_memory,
                     ndarray, ravel, reshape, squeeze, swapaxes, transpose, zeros)
 from .errors import DptxError
@@ -119,7 +119,7 @@ _FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsor
 for _module in (array_api_standard, array_queries, binning, bits, calculus, construction,
                 contractions, conversions, convolution, covariance, editing, formatting,
                 functional, histogramdd, index_tricks, interpolation, nanfunctions, npyio,
-                padding, setops, statistics, tensor_products, views, windows):
+                padding, polynomials, setops, statistics, tensor_products, views, windows):
     _FUNCTIONS.update({getattr(np, name): getattr(_module, name) for name in _module.__all__})
 _FUNCTIONS.update({getattr(np.linalg, name): getattr(linalg, name) for name in linalg.__all__})
 

@@ -1048,3 +1048,29 @@ def test_array_equiv_and_array_methods(client):
     _same(np.vecdot(df, df, axis=0), np.vecdot(f, f, axis=0), exact=False)
     _same(np.matvec(df, df[0]), np.matvec(f, f[0]), exact=False)
     _same(np.vecmat(df[:, 0], df), np.vecmat(f[:, 0], f), exact=False)
+
+
+@pytest.mark.cpu_workers("compositions of additions, convolutions and joins tested on both")
+def test_polynomial_arithmetic_follows_numpy(client):
+    """polyadd/polysub/polymul/polyder/polyint: numpy's coefficients and types, exactly,
+    through dptx and numpy's own functions; numpy's errors."""
+    pairs = [(np.array([1.0, 2, 3]), np.array([4.0, 5])),
+             (np.array([1, 2, 3]), np.array([2])),
+             (np.array([1, 2], np.float32), np.array([3.0, 4, 5, 6])),
+             (np.array([5]), np.array([1, 2, 3], np.int8)),
+             (np.array([True, False]), np.array([1, 2]))]
+    for a1, a2 in pairs:
+        for name in ("polyadd", "polysub", "polymul"):
+            want = getattr(np, name)(a1, a2)
+            _same(getattr(dptx, name)(dptx.asarray(a1), dptx.asarray(a2)), want)
+            _same(getattr(np, name)(dptx.asarray(a1), a2), want)      # numpy's, dispatched
+    for p in (np.array([3.0, 2, 1, 5]), np.array([1, 2, 3]), np.array([2], np.float32),
+              np.array([4, 3, 2, 1], np.int16)):
+        for m in (0, 1, 2, 5):
+            _same(np.polyder(dptx.asarray(p), m), np.polyder(p, m))
+            for k in (None, 3, [1, 2, 3, 4, 5]):
+                _same(np.polyint(dptx.asarray(p), m, k), np.polyint(p, m, k))
+    with pytest.raises(ValueError, match="derivative must be positive"):
+        dptx.polyder(dptx.ones(3), -1)
+    with pytest.raises(ValueError, match="k must be a scalar"):
+        dptx.polyint(dptx.ones(3), 3, k=[1, 2])

@@ -200,3 +200,32 @@ def test_numpys_text_helpers_are_numpys():
     assert dptx.typename("f") == np.typename("f") and dptx.mintypecode("fd") == "d"
     assert dptx.iterable([1]) and not dptx.iterable(3)
     assert dptx.set_printoptions is np.set_printoptions
+
+
+def _use(x):
+    return x.sum()
+
+
+def _kind(x):
+    return type(x).__name__
+
+
+def _dptx_in_a_task():
+    import dptx
+    return dptx.zeros(3).get()
+
+
+def test_dptx_arrays_in_dask_tasks_fail_clearly(client):
+    """A dptx array given to ``client.submit`` is pickled on the client's event loop, where
+    its values cannot be read back: the task gets a stand-in that raises where it is used
+    (the worker lives on), and dptx inside a task refuses to start an embedded cluster in
+    the worker; both say what to do."""
+    a = dptx.arange(4)
+    assert client.submit(_kind, a, pure=False).result(timeout=120) == "Unsent"
+    with pytest.raises(TypeError, match=r"cannot travel in a Dask task's arguments.*a.get\(\)"):
+        client.submit(_use, a, pure=False).result(timeout=120)
+    with pytest.raises(dptx.DptxError, match="inside a Dask task"):
+        client.submit(_dptx_in_a_task, pure=False).result(timeout=120)
+    # the cluster serves on, and host data travels as ever
+    assert client.submit(_use, a.get(), pure=False).result(timeout=120) == 6
+    np.testing.assert_array_equal((a + 1).get(), [1, 2, 3, 4])

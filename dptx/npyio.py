@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import pickle
+import sys
 
 import numpy as np
 
@@ -138,19 +139,33 @@ def fromiter(iter, dtype, count=-1, *, like=None):
 # -- ndarray methods ------------------------------------------------------------------------------
 def _reduce(self):
     """Pickling: the values travel (a dptx array's buffer lives on one cluster: its pieces
-    mean nothing to another process); unpickled, a new array on the current cluster. Inside
-    an event loop (Dask pickling a task's arguments on its client's loop) the values cannot
-    be read back without blocking that loop: the pickle is then of an ``Unsent`` stand-in,
-    which unpickles (a worker unpickles a task's arguments as the task arrives: an error
-    there would take the worker down) and raises a TypeError saying why where the task
-    uses it."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
+    mean nothing to another process); unpickled, a new array on the current cluster. Not
+    when Dask pickles it (a task's argument: in ``Client.submit``, which holds locks that the
+    launches before it need to be submitted, or on the client's event loop, which reading
+    the values would block): the pickle is then of an ``Unsent`` stand-in, which unpickles
+    (a worker unpickles a task's arguments as the task arrives: an error there would take
+    the worker down) and raises a TypeError saying why where the task uses it."""
+    if not _pickled_by_dask():
         return asarray, (_host(self),)
     return Unsent, (f"a dptx array ({self.shape} {self.dtype}) cannot travel in a Dask "
                     f"task's arguments: give tasks host data (a.get()), or run the work as "
                     f"dptx kernels (dptx.RawKernel, ElementwiseKernel)",)
+
+
+def _pickled_by_dask() -> bool:
+    """Whether Dask's code is pickling (a caller from ``distributed``), or any event loop
+    runs in this thread."""
+    try:
+        asyncio.get_running_loop()
+        return True
+    except RuntimeError:
+        pass
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_globals.get("__name__", "").startswith("distributed."):
+            return True
+        frame = frame.f_back
+    return False
 
 
 class Unsent:

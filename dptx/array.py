@@ -668,11 +668,7 @@ class ndarray:
         a = self.get()
         return a if dtype is None else a.astype(dtype, copy=False)
 
-    def __repr__(self):
-        if self.size <= 1000:
-            body = np.array2string(self.get(), separator=", ", prefix="dptx.ndarray(")
-            return f"dptx.ndarray({body}, dtype={self._dtype})"
-        return f"<dptx.ndarray shape={self._shape} dtype={self._dtype}>"
+    # (str, repr and format: dptx.formatting, installed with the array API)
 
 
 # ----------------------------------------------------------------------------------------------

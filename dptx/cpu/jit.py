@@ -2,6 +2,7 @@
 and on disk as object code (key: IR hash, CPU name and features, dptx version)."""
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import hashlib
@@ -9,8 +10,14 @@ import os
 import pathlib
 import struct
 import threading
+import time
 
 import llvmlite.binding as llvm
+
+try:
+    import fcntl
+except ImportError:     # Windows: no lock files; builds are then neither shared nor bounded
+    fcntl = None
 
 _lock = threading.Lock()
 _engines: list = []   # keep engines (and their code) alive for the life of the process
@@ -166,36 +173,127 @@ def load_object(obj: bytes) -> tuple:
 def compile_ir(text: str, key_extra: str = "", quick: bool = False) -> tuple:
     """(engine, address of dptx_run) for LLVM IR ``text``. The optimized object code is
     cached on disk; a ``quick`` build (``build_object``) only lives in this process."""
-    path = _object_path(text, key_extra)
-    obj = None if quick else _cached(path)
-    if obj is None:
+    if quick:
         with _lock:
-            obj = build_object(text, quick)
-        if not quick:
-            _store(path, obj)
+            obj = build_object(text, quick=True)
+        return load_object(obj)
+    path = _object_path(text, key_extra)
+    obj = _cached(path)
+    if obj is None:
+        # another process may be building this very object (optimize_in_background): wait
+        # for it and take its result rather than build it a second time
+        with _object_lock(path):
+            obj = _cached(path)
+            if obj is None:
+                with _lock:
+                    obj = build_object(text)
+                _store(path, obj)
     return load_object(obj)
+
+
+# Background builds run in child processes that share two kinds of lock files in the cache
+# directory with every process on the machine (Dask workers, test runs), so that the same
+# object is never built twice at once and the builds do not crowd out the cores:
+#   <key>.lock         held from before a build's cache check to its end: one build per object
+#   slots/slot-N.lock  one per running background build, N < _build_slots()
+# A waiting child polls the locks (it sleeps, burning no CPU) and gives up once its parent
+# has died: nobody is left to use the build. A child that has started building finishes it.
+_POLL_SECONDS = 0.1
+
+
+def _build_slots() -> int:
+    """How many background builds may run at once (DPTX_JIT_BUILD_SLOTS, else half the
+    cores: the other half runs the kernels, quick builds among them)."""
+    return int(os.environ.get("DPTX_JIT_BUILD_SLOTS") or 0) or max(1, (os.cpu_count() or 2) // 2)
+
+
+def _open_lock(path: pathlib.Path) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+
+
+@contextlib.contextmanager
+def _object_lock(path: pathlib.Path):
+    """Hold the build lock of object ``path``, waiting for it; no lock where the cache
+    directory is read-only or there is no fcntl."""
+    fd = None
+    if fcntl is not None:
+        try:
+            fd = _open_lock(path.with_suffix(".lock"))
+        except OSError:
+            pass
+    try:
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)        # releases the lock
+
+
+def _lock_one(paths: list, parent: int):
+    """Lock one of the lock files ``paths`` (the first free), polling while all are held:
+    its index, or None once the process ``parent`` is no longer this one's parent (it died
+    and this one was handed to init). The lock lasts until this process exits."""
+    fds = [_open_lock(p) for p in paths]
+    while os.getppid() == parent:
+        for i, fd in enumerate(fds):
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return i
+            except BlockingIOError:
+                pass
+        time.sleep(_POLL_SECONDS)
+    return None
+
+
+def _background_build(path: pathlib.Path, text: str, parent: int) -> None:
+    """The child's side of optimize_in_background: build ``text`` into the cache at ``path``
+    unless another process has built or is building it, in a free slot."""
+    slot = None
+    if fcntl is not None:
+        if _lock_one([path.with_suffix(".lock")], parent) is None or path.is_file():
+            return
+        slots = [path.parent / "slots" / f"slot-{i}.lock" for i in range(_build_slots())]
+        slot = _lock_one(slots, parent)
+        if slot is None:
+            return
+    _store(path, build_object(text))
+    log = os.environ.get("DPTX_JIT_BUILD_LOG")   # one line per build, for tests and tuning
+    if log:
+        with open(log, "a") as f:
+            f.write(f"{os.getpid()} slot-{slot} {path.name}\n")
 
 
 def optimize_in_background(text: str, key_extra: str = ""):
     """Start building the optimized object code of ``text`` into the disk cache in a child
     process (LLVM's context is not shared across threads, and a child leaves this process's
-    compile lock free); returns the process, or None if it could not start. It finishes the
-    cache entry even if this process exits first."""
+    compile lock free); returns the process, or None if it could not start (a read-only
+    cache directory). Across all processes on the machine one build per object runs, and
+    at most ``_build_slots()`` at once: a child may first wait, and gives up waiting if this
+    process exits; one that has started building finishes the cache entry."""
     import subprocess
     import sys
+    import tempfile
     path = _object_path(text, key_extra)
-    source = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.ll")
+    source = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        source.write_text(text)     # a file: a pipe would block until the child reads it
-        return subprocess.Popen([sys.executable, "-m", "dptx.cpu.jit", str(path), str(source)],
+        # a file: a pipe would block until the child reads it; a name of its own, as the
+        # same object may be asked for again before the first child has read its file
+        fd, source = tempfile.mkstemp(".ll", path.stem + ".", path.parent)
+        with open(fd, "w") as f:
+            f.write(text)
+        return subprocess.Popen([sys.executable, "-m", "dptx.cpu.jit", str(path), source,
+                                 str(os.getpid())],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
     except OSError:
-        try:
-            source.unlink()
-        except OSError:
-            pass
+        if source is not None:
+            try:
+                os.unlink(source)
+            except OSError:
+                pass
         return None
 
 
@@ -205,11 +303,11 @@ def cached_object(text: str, key_extra: str = ""):
 
 
 if __name__ == "__main__":
-    # python -m dptx.cpu.jit OBJECT IR-FILE: the background build of optimize_in_background
+    # python -m dptx.cpu.jit OBJECT IR-FILE PARENT-PID: the child of optimize_in_background
     import sys
     _ir = pathlib.Path(sys.argv[2])
     try:
         _text = _ir.read_text()
     finally:
         _ir.unlink()
-    _store(pathlib.Path(sys.argv[1]), build_object(_text))
+    _background_build(pathlib.Path(sys.argv[1]), _text, int(sys.argv[3]))

@@ -132,7 +132,7 @@ def test_a_synchronous_build_takes_the_result_of_one_in_another_process(cache, m
     t.start()
     time.sleep(0.5)
     assert t.is_alive()                      # it waits for the other build ...
-    jit._store(jit._object_path(text, "s"), real(text))
+    jit.store(jit._object_path(text, "s"), real(text))
     os.close(building)
     t.join(30)
     assert not made                          # ... and loads its result: no second build

@@ -84,6 +84,24 @@ extern "C" __global__ void chain(int* flags, int* order, int* next) {
         ((volatile int*)flags)[blockIdx.x] = 1;
     }
 }
+extern "C" __global__ void reverse_chain(int* flags, int* order, int* next, int n) {
+    // block b waits until block b + 1 has finished (the last block goes first), its other
+    // threads at a barrier meanwhile: on a GPU that holds the blocks resident this completes,
+    // though CUDA does not promise it
+    __shared__ int mine;
+    if (threadIdx.x == 0) {
+        if (blockIdx.x + 1 < n)
+            while (((volatile int*)flags)[blockIdx.x + 1] == 0) { }
+        mine = atomicAdd(next, 1);
+    }
+    __syncthreads();
+    order[blockIdx.x * blockDim.x + threadIdx.x] = mine;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        ((volatile int*)flags)[blockIdx.x] = 1;
+    }
+}
 '''
 
 
@@ -118,6 +136,22 @@ def test_blocks_waiting_on_lower_numbered_blocks_complete(flags_module, threads)
     cpu.launch(k, (n,), (32,), [flags, order, nxt], threads=threads)
     np.testing.assert_array_equal(order, np.arange(n))
     assert flags.all()
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_blocks_waiting_on_higher_numbered_blocks_complete(flags_module, threads):
+    """A block stalled on a later block's flag lets the later blocks start on threads of
+    their own (as a GPU holds them resident), with one thread as with every core."""
+    k = flags_module.get_function("reverse_chain")
+    n, block = 24, 64
+    flags, nxt = np.zeros(n, np.int32), np.zeros(1, np.int32)
+    order = np.full(n * block, -1, np.int32)
+    cpu.launch(k, (n,), (block,), [flags, order, nxt, np.int32(n)], threads=threads,
+               timeout=120)
+    np.testing.assert_array_equal(order.reshape(n, block),
+                                  np.repeat(np.arange(n)[::-1, None], block, axis=1))
+    assert flags.all() and nxt[0] == n
 
 
 def test_only_polling_loops_are_spin_waits():

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import PtxUnsupportedError
 from ..ptx import ir
 
 WINDOW_SHIFT = 40
@@ -74,6 +75,11 @@ CTX_FIELDS = [
     "thread_ids",     # pointer to the uint32 (x, y, z) thread indices of a block, warp by
                       # warp (``thread_id_table``): the warp-vectorized form reads its lanes'
                       # indices there for blocks of more than one dimension
+    "block_cap",      # blocks from here on do not start in this call (the host sets it to
+                      # the call's end; a block stalled in a spin-wait lowers it to hand the
+                      # blocks after it to another thread: schedulers.scheduler_resumable)
+    "stalled",        # set by the call when a block's threads spun without progress for
+                      # STALL_SWEEPS sweeps (waiting, perhaps, on a later block)
 ]
 # Native stack that nested device-function calls may use per call of dptx_run: recursion
 # deeper than that is a call stack overflow (ERR_STACK), not a crash of the process. (A GPU's
@@ -167,7 +173,6 @@ def module_variables(module: ir.Module) -> list:
     seen = {}
     for v in found:
         if v.name in seen:
-            from ..errors import PtxUnsupportedError
             raise PtxUnsupportedError(
                 f"PTX line {v.line}: variable {v.name} is declared twice with static storage "
                 f"(also at line {seen[v.name].line}; two function bodies may not declare "
@@ -264,18 +269,30 @@ def initial_image(module: ir.Module) -> dict:
 
     function_ids = {f.name: FUNCTION_ID_BASE + i for i, f in enumerate(module.functions)}
 
-    def address_of(name):
+    def address_of(v, name):
         if name in function_ids:
             return function_ids[name]
         if name not in windows:
-            raise ValueError(f"initializer refers to {name!r}, which is not a module variable")
+            # validate() refused names declared nowhere; this one is declared but is no
+            # buffer of the image: an .extern without definition (nothing here links it), a
+            # .shared/.local variable or an unsized array
+            found = next((d for d in module.global_variables if d.name == name), None)
+            what = "a symbol" if found is None else (
+                f"{'an extern' if 'extern' in found.linkage else 'a'} .{found.space} variable "
+                f"(line {found.line})")
+            raise PtxUnsupportedError(
+                f"PTX line {v.line}: the initializer of {v.name} holds the address of {name}, "
+                f"{what} that has no address in the module's image: only .global and .const "
+                f"variables defined in the module with a size, and functions, have one; make "
+                f"{name} such a variable or store its address into {v.name} at run time")
         return buffer_address(windows[name])
 
     image = {}
     for v in variables:
         buf = np.zeros(v.size, dtype=np.uint8)
         if v.init is not None:
-            raw = b"".join(_element_bytes(x, v.type, address_of) for x in _flatten(v.init))
+            raw = b"".join(_element_bytes(x, v.type, functools.partial(address_of, v))
+                           for x in _flatten(v.init))
             buf[:min(len(raw), v.size)] = np.frombuffer(raw[:v.size], dtype=np.uint8)
         image[v.name] = buf
     return image

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import dataclasses
 import functools
 import ctypes
 import os
@@ -19,58 +20,33 @@ from ..demangle import name_in_source
 from ..errors import DptxError, DptxMemoryError, DptxTimeoutError, FootprintViolation, LaunchError
 from ..launch_config import check_arg_count, check_shape, convert_scalar
 from ..pointer import Pointer
-from ..ptx import ir
+from ..ptx import ir, print_module
 from ..ptx.digest import ptx_digest
 from ..ptx.source_lines import with_source_lines
 from . import address_space as L
-from .codegen import Module as Translation
 from .heap_ir import DEFAULT_HEAP_BYTES, HEADER_BYTES as HEAP_HEADER_BYTES, init_heap
-from . import jit
-from .jit import compile_ir
+from . import forms, jit
 from .watchdog import WATCHDOG, interrupts_stop, request_stop
 
 RUN_SIGNATURE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 
 
 class CompiledKernel:
-    """A kernel translated and compiled for this CPU, with what launches need to know."""
+    """A kernel compiled for this CPU in one form (``forms``: a vector mode and a parameter
+    alignment), with what launches need to know of it (``forms.Facts``, as attributes).
 
-    def __init__(self, module: ir.Module, name: str, source_key: str, vector_mode: str = None,
+    A form another process (or an earlier run) built loads from the disk cache without
+    being translated. A form not there is built here at O3 when the kernel is small; a large
+    one (or any, as ``tier_policy`` says) first runs a quick stand-in, its plain per-thread
+    form with LLVM's quick tier (a tenth of the instructions of the warp-vectorized form,
+    compiled in a tenth of O3's time), while a child process translates and builds the
+    optimized form, which a later launch swaps in (``upgrade``)."""
+
+    def __init__(self, module: ir.Module, name: str, ptx: str, vector_mode: str = None,
                  param_alignment: int = L.PARAM_ALIGNMENT):
         t0 = time.perf_counter()
-        translation = Translation(module, name, vector_mode, param_alignment)
-        text = translation.translate()
-        key = source_key + "|" + name
-        # the parameters this build takes as multiples of param_alignment (launch checks)
-        self.param_alignment = param_alignment
-        self.aligned_params = translation.aligned_params
-        # A large kernel not in the disk cache first gets a quick build that runs at once,
-        # while a child process builds the optimized one, swapped in by a later launch
-        # (``upgrade``): the machine-code passes of O3 take seconds on an unrolled kernel.
-        self.tier, self._building = "optimized", None
-        if quick_tier_wanted(text) and not jit.is_cached(text, key):
-            self.engine, address = compile_ir(text, key, quick=True)
-            self._building = (jit.optimize_in_background(text, key), text, key)
-            self.tier = "quick"
-        else:
-            self.engine, address = compile_ir(text, key)
-        self.run = RUN_SIGNATURE(address)
-        self.module = module
-        self.name = name
-        self.function = translation.kernel
-        self.resumable = translation.resumable
-        self.vector = translation.vector_plan is not None    # warp-vectorized (vector.py)
-        self.vector_reason = translation.vector_reason
-        self.prefetch_sites = translation.prefetch_sites
-        # a kernel with loops may run a block for ever: its back edges poll the launch's
-        # stop request, which the host sets at the time limit or on Ctrl-C
-        self.loops = translation.stop_polls > 0
-        self.uses_printf = any(f.name == "vprintf" for f in translation.functions)
-        self.uses_grid_workspace = translation.uses_grid_workspace     # grid.sync()
-        self.uses_malloc = translation.uses_malloc      # a device heap per launch
-        self.frame_bytes = translation.frame_bytes
-        self.local_bytes = translation.local_bytes_per_thread()
-        self.shared_static = translation.shared.dynamic_offset
+        self.module, self.name, self.ptx = module, name, ptx
+        self.vector_mode, self.param_alignment = vector_mode, param_alignment
         self.variables = L.module_variables(module)
         # A plain kernel with a loop in each thread: warp vectorization wins by far on
         # recurrences (25x on a polynomial) and loses on per-thread streams over rows (4x
@@ -79,54 +55,89 @@ class CompiledKernel:
         # the faster for launches of that kind (``chosen``).
         self.alternative = None
         self.chosen = {}
-        if translation.vector_for_loops:
-            self.alternative = CompiledKernel(module, name, source_key, vector_mode="0",
-                                              param_alignment=param_alignment)
+        self._building = None       # (background build, its form's key)
+        key = self._key(forms.OPTIMIZED)
+        found, tier = forms.cached(key), forms.OPTIMIZED
+        if found is None:
+            policy = tier_policy(module, name)
+            if policy == "quick only":
+                tier = forms.QUICK
+                found = forms.build(module, name, vector_mode, param_alignment, tier,
+                                    self._key(tier))
+            elif policy == "optimized":
+                found = forms.build(module, name, vector_mode, param_alignment, tier, key)
+            else:
+                tier = forms.QUICK
+                found = forms.build(module, name, "0", param_alignment, tier,
+                                    forms.form_key(ptx, name, "0", param_alignment, tier))
+                self._building = (forms.build_in_background(ptx, name, vector_mode,
+                                                            param_alignment, key), key)
+        self._adopt(*found, tier)
         self.compile_seconds = time.perf_counter() - t0
 
+    def _key(self, tier: str) -> str:
+        return forms.form_key(self.ptx, self.name, self.vector_mode, self.param_alignment, tier)
+
+    def _adopt(self, obj: bytes, facts: forms.Facts, tier: str) -> None:
+        """Run ``obj`` from now on, with its facts as this kernel's attributes."""
+        self.engine, address = jit.load_object(obj)
+        self.run = RUN_SIGNATURE(address)
+        self.tier = tier
+        self.__dict__.update(dataclasses.asdict(facts))
+        if self.vector_for_loops and self.alternative is None:
+            self.alternative = CompiledKernel(self.module, self.name, self.ptx, "0",
+                                              self.param_alignment)
+
+    @property
+    def final(self) -> bool:
+        """No better build of this form is coming (two forms compare fairly only so)."""
+        return self._building is None
 
     def upgrade(self, wait: bool = False) -> None:
-        """Swap in the optimized build once the background one is done (``wait``: wait for
+        """Swap in the optimized form once the background build is done (``wait``: wait for
         it). A build that failed is redone here, so the optimized code always comes."""
         if self._building is None:
             return
-        proc, text, key = self._building
+        proc, key = self._building
         if proc is not None and proc.poll() is None:
             if not wait:
                 return
             proc.wait()
-        obj = jit.cached_object(text, key)
-        self.engine, address = jit.load_object(obj) if obj else compile_ir(text, key)
-        self.run = RUN_SIGNATURE(address)
-        self.tier, self._building = "optimized", None
+        found = forms.build(self.module, self.name, self.vector_mode, self.param_alignment,
+                            forms.OPTIMIZED, key)
+        self._building = None
+        self._adopt(*found, forms.OPTIMIZED)
 
 
-def quick_tier_wanted(text: str) -> bool:
-    """DPTX_CPU_QUICK_TIER: "0" never, "1" always, else (default) for IR of more than
-    QUICK_TIER_LINES lines, which takes over a second at O3 here."""
-    choice = os.environ.get("DPTX_CPU_QUICK_TIER", "").strip()
-    if choice in ("0", "1"):
-        return choice == "1"
-    return text.count("\n") > QUICK_TIER_LINES
+def tier_policy(module: ir.Module, name: str) -> str:
+    """How a form not in the disk cache is built, by DPTX_CPU_QUICK_TIER: "0": "optimized"
+    (O3 here, now); "1": "quick first" (the stand-in, optimized in the background); "only":
+    "quick only" (the form itself at the quick tier, cached; never optimized: test suites,
+    where compile time is most of a cold run); else (default) "quick first" for kernels
+    whose IR would have more than QUICK_TIER_LINES lines, which take about a second at O3."""
+    choice = os.environ.get("DPTX_CPU_QUICK_TIER", "").strip().lower()
+    if choice in ("0", "1", "only"):
+        return {"0": "optimized", "1": "quick first", "only": "quick only"}[choice]
+    return "quick first" if forms.estimated_ir_lines(module, name) > QUICK_TIER_LINES \
+        else "optimized"
 
 
-QUICK_TIER_LINES = 12000
+QUICK_TIER_LINES = 6000
 _compiled: dict = {}
 _compile_lock = threading.Lock()
 
 
-def _key(kernel) -> str:
+def _ptx(kernel) -> str:
     ptx = getattr(kernel, "ptx", None)
-    if ptx is None:
-        from ..ptx import print_module
-        ptx = print_module(kernel.module)
-    return ptx_digest(ptx)
+    return print_module(kernel.module) if ptx is None else ptx
 
 
 def cache_key(kernel) -> tuple:
-    """Key of ``kernel`` in the per-process cache: its PTX, its name, and DPTX_CPU_VECTOR,
-    which chooses between the warp-vectorized and the per-thread translation."""
-    return (_key(kernel), kernel.name, os.environ.get("DPTX_CPU_VECTOR", ""))
+    """Key of ``kernel`` in the per-process cache: its PTX, its name, DPTX_CPU_VECTOR, which
+    chooses between the warp-vectorized and the per-thread translation, and
+    DPTX_CPU_QUICK_TIER, which chooses the builds (``tier_policy``)."""
+    return (ptx_digest(_ptx(kernel)), kernel.name, os.environ.get("DPTX_CPU_VECTOR", ""),
+            os.environ.get("DPTX_CPU_QUICK_TIER", ""))
 
 
 def _naming_source_lines(fn):
@@ -158,7 +169,7 @@ def compile_kernel(kernel, aligned_params: bool = True) -> CompiledKernel:
         ck = _compiled.get(key)
         if ck is None:
             ck = _compiled[key] = CompiledKernel(
-                kernel.module, kernel.name, key[0],
+                kernel.module, kernel.name, _ptx(kernel),
                 param_alignment=L.PARAM_ALIGNMENT if aligned_params else 1)
     return ck
 
@@ -357,7 +368,10 @@ class _Pieces:
     pieces) takes effect within a fraction of a second of any kernel whose blocks do."""
 
     def __init__(self, blocks: range, parts: int, adapt: bool = True):
-        self.next, self.end = blocks.start, blocks.stop
+        # block ranges not started, lowest first: the launch's, and the tails of pieces that
+        # a stalled block gave back (``release``)
+        self.pending = [(blocks.start, blocks.stop)] if len(blocks) else []
+        self.end = blocks.stop
         self.size = max(1, -(-len(blocks) // max(1, parts)))
         self.count = max(1, min(parts, len(blocks)))
         self.adapt = adapt
@@ -365,13 +379,24 @@ class _Pieces:
         self.stopped: set = set()
 
     def take(self):
-        if self.next >= self.end:
+        if not self.pending:
             return None
-        a = self.next
-        z = min(self.end, a + self.size)
-        self.next = z
+        a, end = self.pending[0]
+        z = min(end, a + self.size)
+        if z < end:
+            self.pending[0] = (z, end)
+        else:
+            self.pending.pop(0)
         self.running.add((a, z))
         return a, z
+
+    def release(self, a: int, z: int, cap: int) -> None:
+        """Running piece [a, z) will stop before block ``cap`` (a block of it is stalled in
+        a spin-wait): [cap, z) goes back to be taken, before any later block."""
+        self.running.discard((a, z))
+        self.running.add((a, cap))
+        self.pending.append((cap, z))
+        self.pending.sort()
 
     def done(self, a: int, z: int, seconds: float, stopped: bool = False) -> None:
         """Piece [a, z) ended (``stopped``: by the launch's stop request, unfinished)."""
@@ -382,14 +407,13 @@ class _Pieces:
             self.size = max(1, int(self.size * PIECE_SECONDS / seconds))
 
     def unfinished(self) -> bool:
-        return self.next < self.end or bool(self.running) or bool(self.stopped)
+        return bool(self.pending) or bool(self.running) or bool(self.stopped)
 
     def describe_unfinished(self, launch_end: int) -> str:
         """The block ranges stopped, still running or not started (up to the launch's last
         block), adjacent ones merged."""
-        ranges = sorted(self.running | self.stopped)
-        if self.next < launch_end:
-            ranges.append((self.next, launch_end))
+        ranges = sorted(self.running | self.stopped | set(self.pending)
+                        | ({(self.end, launch_end)} if self.end < launch_end else set()))
         merged = []
         for a, z in ranges:
             if merged and merged[-1][1] == a:
@@ -400,6 +424,14 @@ class _Pieces:
 
 
 PIECE_SECONDS = 0.2
+_BLOCK_CAP, _STALLED = L.CTX["block_cap"], L.CTX["stalled"]
+
+
+def resident_blocks(threads_per_block: int) -> int:
+    """Blocks of a launch a GPU runs at once: an A100's 108 SMs each hold up to 32 blocks
+    and 2048 threads (compute capability 8.0). Blocks that wait on later ones complete up
+    to this many on a GPU, as they do here."""
+    return 108 * max(1, min(32, 2048 // max(1, threads_per_block)))
 
 
 # Blocks a cooperative launch may have: each runs on its own thread, all at once, as a GPU
@@ -557,8 +589,19 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
                   for _ in range(nthr)]
         lock = threading.Lock()
         failures, printed = [], []
+        held = [None] * nthr        # the piece each thread's native call runs
         stop = threading.Event()    # set by the first failure, a timeout or Ctrl-C: start no
                                     # more pieces anywhere
+
+        def reclaim(w):
+            """(Under ``lock``.) A block of thread ``w``'s piece stalled in a spin-wait and
+            lowered its call's block_cap: the blocks after it go back to be taken."""
+            if held[w] is not None:
+                a, z = held[w]
+                cap = int(chunks[w].ctx[_BLOCK_CAP])
+                if a < cap < z:
+                    pieces.release(a, z, cap)
+                    held[w] = (a, cap)
 
         def work(w):
             chunk = chunks[w]
@@ -568,16 +611,21 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
                     stop.set()
                     return
                 with lock:
-                    piece = pieces.take()
+                    piece = held[w] = pieces.take()
                 if piece is None:
                     return
                 a, z = piece
+                chunk.ctx[_BLOCK_CAP] = z
+                chunk.ctx[_STALLED] = 0
                 started = time.perf_counter()
                 before = int(chunk.ctx[L.CTX["printf_count"]])
                 r = form.run(ctx, a, z)
                 after = int(chunk.ctx[L.CTX["printf_count"]])
                 stopped = r != 0 and int(chunk.error[0]) == L.ERR_STOPPED
                 with lock:
+                    reclaim(w)
+                    a, z = held[w]
+                    held[w] = None
                     pieces.done(a, z, time.perf_counter() - started, stopped)
                     if after != before:
                         printed.append((a, chunk, before, after))
@@ -594,22 +642,46 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
             request_stop(stop_request, L.STOP_INTERRUPT)
             stop.set()
 
-        if cooperative and nthr > 1:
+        def resident():
+            """(Under ``lock``.) Blocks of a kernel with spin-waits may wait on later ones,
+            which a GPU runs beside them: once every thread's block is stalled, the next
+            blocks get a thread of their own, up to the blocks a GPU holds resident."""
+            for w in range(len(chunks)):
+                if chunks[w].ctx[_STALLED]:
+                    reclaim(w)
+            alive = [w for w, t in enumerate(block_threads) if t.is_alive()]
+            if pieces.pending and len(chunks) < resident_blocks(nthreads) and \
+                    all(held[w] is not None and chunks[w].ctx[_STALLED] for w in alive):
+                chunks.append(_Chunk(form, base, table, nthreads, shared_size,
+                                     printf_capacity, windows))
+                held.append(None)
+                block_threads.append(threading.Thread(
+                    target=work, args=(len(chunks) - 1,), daemon=True,
+                    name=f"dptx-block-{len(chunks) - 1}"))
+                block_threads[-1].start()
+
+        others = []
+        if (cooperative and nthr > 1) or form.spin_waits:
             block_threads = [threading.Thread(target=work, args=(w,), daemon=True,
                                               name=f"dptx-block-{w}") for w in range(nthr)]
             for t in block_threads:
                 t.start()
             try:
+                watch = form.spin_waits and not cooperative
                 while any(t.is_alive() for t in block_threads):
-                    block_threads[0].join(0.01)
-                    if failures or stop.is_set():
+                    next(t for t in block_threads if t.is_alive()).join(0.002 if watch else 0.01)
+                    if watch:
+                        with lock:
+                            resident()
+                    if cooperative and (failures or stop.is_set()):
                         # a GPU aborts the whole grid on a fault; here the other blocks may
                         # wait at a grid.sync() for the one that stopped: end their waits
                         _release_grid_waits(workspace)
             except BaseException:
                 interrupted()
-                _release_grid_waits(workspace)
-                for t in block_threads:
+                if workspace is not None:
+                    _release_grid_waits(workspace)
+                for t in list(block_threads):
                     t.join()
                 raise
         else:
@@ -671,7 +743,8 @@ def _run_forms(ck, execute, nblocks, nthreads, args, rng, workers, cooperative) 
     (form, failures, printed) per run."""
     kind = launch_class(nblocks, nthreads, args) if ck.alternative is not None else None
     if ck.alternative is not None and kind not in ck.chosen and len(rng) >= 8 * workers \
-            and not cooperative and ck.tier == ck.alternative.tier == "optimized":
+            and not cooperative and ck.final and ck.alternative.final \
+            and ck.tier == ck.alternative.tier:
         # measure both forms on half of the blocks each, keep the faster per block; in the
         # order A B B A over quarters, so that neither form alone pays for the first run's
         # cold caches and page faults (run first on half the blocks, the vector form of a

@@ -41,7 +41,7 @@ def host_key() -> str:
     return f"{llvm.get_host_cpu_name()}|{llvm.get_host_cpu_features().flatten()}|{__version__}|{llvm.llvm_version_info}"
 
 
-def _cache_dir() -> pathlib.Path:
+def cache_dir() -> pathlib.Path:
     base = os.environ.get("DPTX_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "dptx")
     return pathlib.Path(base) / "cpu"
@@ -95,7 +95,7 @@ def check_resolvable(obj: bytes) -> None:
 
 def _object_path(text: str, key_extra: str) -> pathlib.Path:
     key = hashlib.sha256((text + "\0" + key_extra + "\0" + host_key()).encode()).hexdigest()
-    return _cache_dir() / f"{key}.o"
+    return cache_dir() / f"{key}.o"
 
 
 def _cached(path: pathlib.Path):
@@ -143,7 +143,7 @@ def build_object(text: str, quick: bool = False) -> bytes:
     return tm.emit_object(module)
 
 
-def _store(path: pathlib.Path, obj: bytes) -> None:
+def store(path: pathlib.Path, obj: bytes) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
@@ -174,21 +174,25 @@ def compile_ir(text: str, key_extra: str = "", quick: bool = False) -> tuple:
     """(engine, address of dptx_run) for LLVM IR ``text``. The optimized object code is
     cached on disk; a ``quick`` build (``build_object``) only lives in this process."""
     if quick:
-        with _lock:
-            obj = build_object(text, quick=True)
-        return load_object(obj)
+        return load_object(build_locked(text, quick=True))
     path = _object_path(text, key_extra)
     obj = _cached(path)
     if obj is None:
         # another process may be building this very object (optimize_in_background): wait
         # for it and take its result rather than build it a second time
-        with _object_lock(path):
+        with object_lock(path):
             obj = _cached(path)
             if obj is None:
-                with _lock:
-                    obj = build_object(text)
-                _store(path, obj)
+                obj = build_locked(text)
+                store(path, obj)
     return load_object(obj)
+
+
+def build_locked(text: str, quick: bool = False) -> bytes:
+    """``build_object`` under this process's LLVM lock (LLVM's context is not shared across
+    threads)."""
+    with _lock:
+        return build_object(text, quick)
 
 
 # Background builds run in child processes that share two kinds of lock files in the cache
@@ -213,7 +217,7 @@ def _open_lock(path: pathlib.Path) -> int:
 
 
 @contextlib.contextmanager
-def _object_lock(path: pathlib.Path):
+def object_lock(path: pathlib.Path):
     """Hold the build lock of object ``path``, waiting for it; no lock where the cache
     directory is read-only or there is no fcntl."""
     fd = None
@@ -247,9 +251,15 @@ def _lock_one(paths: list, parent: int):
     return None
 
 
-def _background_build(path: pathlib.Path, text: str, parent: int) -> None:
-    """The child's side of optimize_in_background: build ``text`` into the cache at ``path``
-    unless another process has built or is building it, in a free slot."""
+def run_background(path: pathlib.Path, source: str, parent: int, build) -> None:
+    """The child's side of ``background``: ``build(text)`` (which stores ``path``) with the
+    text of file ``source``, unless another process has built or is building ``path``, once
+    a slot is free."""
+    p = pathlib.Path(source)
+    try:
+        text = p.read_text(encoding="utf-8", errors="surrogatepass")
+    finally:
+        p.unlink()
     slot = None
     if fcntl is not None:
         if _lock_one([path.with_suffix(".lock")], parent) is None or path.is_file():
@@ -258,36 +268,35 @@ def _background_build(path: pathlib.Path, text: str, parent: int) -> None:
         slot = _lock_one(slots, parent)
         if slot is None:
             return
-    _store(path, build_object(text))
+    build(text)
     log = os.environ.get("DPTX_JIT_BUILD_LOG")   # one line per build, for tests and tuning
     if log:
         with open(log, "a") as f:
             f.write(f"{os.getpid()} slot-{slot} {path.name}\n")
 
 
-def optimize_in_background(text: str, key_extra: str = ""):
-    """Start building the optimized object code of ``text`` into the disk cache in a child
-    process (LLVM's context is not shared across threads, and a child leaves this process's
-    compile lock free); returns the process, or None if it could not start (a read-only
-    cache directory). Across all processes on the machine one build per object runs, and
-    at most ``_build_slots()`` at once: a child may first wait, and gives up waiting if this
-    process exits; one that has started building finishes the cache entry."""
+def background(args: list, text: str, stem: str = "build"):
+    """Start ``python -m ARGS... TEXT-FILE PARENT-PID`` (a module whose main calls
+    ``run_background``) with ``text`` in a file of the cache directory; the Popen, or None
+    if it could not start (a read-only cache directory). Across all processes on the machine
+    one build per object runs, and at most ``_build_slots()`` at once, at a lower priority
+    than the programs that run kernels: a child may first wait, and gives up waiting if this
+    process exits; one that has started building finishes its cache entry."""
     import subprocess
     import sys
     import tempfile
-    path = _object_path(text, key_extra)
     source = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        cache_dir().mkdir(parents=True, exist_ok=True)
         # a file: a pipe would block until the child reads it; a name of its own, as the
         # same object may be asked for again before the first child has read its file
-        fd, source = tempfile.mkstemp(".ll", path.stem + ".", path.parent)
-        with open(fd, "w") as f:
+        fd, source = tempfile.mkstemp(".src", stem + ".", cache_dir())
+        with open(fd, "w", encoding="utf-8", errors="surrogatepass") as f:
             f.write(text)
-        return subprocess.Popen([sys.executable, "-m", "dptx.cpu.jit", str(path), source,
-                                 str(os.getpid())],
+        return subprocess.Popen([sys.executable, "-m", *args, source, str(os.getpid())],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
+                                stderr=subprocess.DEVNULL, start_new_session=True,
+                                preexec_fn=_lower_priority)
     except OSError:
         if source is not None:
             try:
@@ -295,6 +304,20 @@ def optimize_in_background(text: str, key_extra: str = ""):
             except OSError:
                 pass
         return None
+
+
+def _lower_priority() -> None:
+    try:
+        os.nice(10)
+    except OSError:
+        pass
+
+
+def optimize_in_background(text: str, key_extra: str = ""):
+    """Start building the optimized object code of LLVM IR ``text`` into the disk cache in
+    a child process (``background``); returns the process, or None."""
+    path = _object_path(text, key_extra)
+    return background(["dptx.cpu.jit", str(path)], text, path.stem)
 
 
 def cached_object(text: str, key_extra: str = ""):
@@ -305,9 +328,5 @@ def cached_object(text: str, key_extra: str = ""):
 if __name__ == "__main__":
     # python -m dptx.cpu.jit OBJECT IR-FILE PARENT-PID: the child of optimize_in_background
     import sys
-    _ir = pathlib.Path(sys.argv[2])
-    try:
-        _text = _ir.read_text()
-    finally:
-        _ir.unlink()
-    _background_build(pathlib.Path(sys.argv[1]), _text, int(sys.argv[3]))
+    _path = pathlib.Path(sys.argv[1])
+    run_background(_path, sys.argv[2], int(sys.argv[3]), lambda text: store(_path, build_object(text)))

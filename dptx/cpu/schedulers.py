@@ -11,6 +11,11 @@ from .lowering.common import ST_SPIN, ST_YIELD
 from .runtime_ir import CTX_ARG, ctx_load
 
 
+# Sweeps over a block's threads in a row in which some spin and none moves before the block
+# counts as stalled (a sweep of a few spinning threads takes well under a microsecond)
+STALL_SWEEPS = 1024
+
+
 def _block_coordinates() -> str:
     """IR computing ctaid x/y/z of linear block %b into %ti (and the block id at ti+32)."""
     return """
@@ -45,12 +50,20 @@ def _scheduler_entry(kw_slots: int) -> str:
             f"  store i64 %slim, ptr %slp\n")
 
 
-def _block_loop_head() -> str:
+def _block_loop_head(capped: bool = False) -> str:
     """Loop over blocks %b in [first, end) (exits to %finish, continues from %bnext), with
-    the block's coordinates in %ti."""
+    the block's coordinates in %ti. ``capped``: no block at or past the context's
+    ``block_cap`` starts either (a stalled block lowers it: ``scheduler_resumable``)."""
+    if not capped:
+        bound = "  %bdone = icmp uge i64 %b, %end\n"
+    else:
+        bound = (f"  %capp = getelementptr i64, ptr %ctx, i64 {L.CTX['block_cap']}\n"
+                 "  %cap = load atomic i64, ptr %capp monotonic, align 8\n"
+                 "  %pastcap = icmp uge i64 %b, %cap\n"
+                 "  %pastend = icmp uge i64 %b, %end\n"
+                 "  %bdone = or i1 %pastcap, %pastend\n")
     return ("bloop:\n"
-            "  %b = phi i64 [%first, %entry], [%bn, %bnext]\n"
-            "  %bdone = icmp uge i64 %b, %end\n"
+            "  %b = phi i64 [%first, %entry], [%bn, %bnext]\n" + bound +
             "  br i1 %bdone, label %finish, label %bbody\n"
             "bbody:\n" + _block_coordinates())
 
@@ -214,7 +227,7 @@ entry:
 {_scheduler_entry(kw_slots)}{_dims()}{ctx_load("lmem", "local", "ptr")}{ctx_load("lsize", "local_size")}{ctx_load("frames", "frames", "ptr")}{ctx_load("exch", "exchange", "ptr")}{ctx_load("progp", "progress", "ptr")}  %npad0 = add i32 %nthr, 31
   %npad = and i32 %npad0, -32
   br label %bloop
-{_block_loop_head()}  br label %iloop
+{_block_loop_head(capped=True)}  br label %iloop
 iloop:
   %i = phi i32 [0, %bbody], [%in, %ibody]
   %idone = icmp uge i32 %i, %npad
@@ -236,6 +249,8 @@ ibody:
   %in = add i32 %i, 1
   br label %iloop
 sweep:
+  ; sweeps in a row in which threads spun and nothing moved
+  %stall = phi i32 [0, %iloop], [%stall.r, %resweep]
   %prog0 = load i64, ptr %progp
   br label %tloop
 tloop:
@@ -303,6 +318,9 @@ notdone:
   ; while anything moves: a thread ran to another state, or an mbarrier changed; when
   ; nothing does, threads at barriers and warp operations are released first, and spinning
   ; threads run again regardless (what they wait for may come from another block)
+  %spinning0 = icmp ugt i32 %nspin, 0
+  %stall.s = add i32 %stall, 1
+  %stall.n = select i1 %spinning0, i32 %stall.s, i32 0
   %anyyield = icmp ugt i32 %nyield, 0
   br i1 %anyyield, label %yields, label %blocked
 yields:
@@ -311,6 +329,15 @@ yields:
   %progress = or i1 %moved, %changed
   br i1 %progress, label %rerun, label %stuck
 rerun:
+  %stall.r = phi i32 [0, %yields], [%stall.n, %onlyyields], [%stall.n, %blocked]
+  %stalled = icmp uge i32 %stall.r, {STALL_SWEEPS}
+  br i1 %stalled, label %stalledblk, label %resweep
+stalledblk:
+  ; this block waits on what no thread of this call can do (a later block's flag, say):
+  ; hand the call's later blocks to another thread (a GPU would hold them resident)
+  call void @spin_stalled(ptr %ctx, i64 %b)
+  br label %resweep
+resweep:
   call void @unyield(ptr %frames, i32 %nthr)
   br label %sweep
 stuck:
@@ -340,6 +367,24 @@ fail:
   ret i32 %r
 finish:
   ret i32 0
+}}
+
+; A block of this call is stalled in a spin-wait: no block after it starts in this call
+; (``block_cap``), the host is told (``stalled``: it gives those blocks to another thread,
+; executor._Pieces.release), and this thread gives its core up before polling again.
+declare i32 @sched_yield()
+define internal void @spin_stalled(ptr %ctx, i64 %b) noinline {{
+entry:
+  %capp = getelementptr i64, ptr %ctx, i64 {L.CTX['block_cap']}
+  %cap = load atomic i64, ptr %capp monotonic, align 8
+  %next = add i64 %b, 1
+  %lower = icmp ult i64 %next, %cap
+  %newcap = select i1 %lower, i64 %next, i64 %cap
+  store atomic i64 %newcap, ptr %capp release, align 8
+  %flagp = getelementptr i64, ptr %ctx, i64 {L.CTX['stalled']}
+  store atomic i64 1, ptr %flagp release, align 8
+  %y = call i32 @sched_yield()
+  ret void
 }}
 
 ; Threads at warp operations (status 2) whose member mask's live lanes (frame field 3) all

@@ -116,6 +116,8 @@ class DeviceBuffer:
         """The current bytes [lo, hi) (all by default), after every pending operation (raises
         a launch's error)."""
         from graphs.memcpy import download
+        if self.is_lost():  # (before asking for a cluster: none is needed to say so)
+            raise self.pieces.error()
         synchronize()       # every stream: a copy to the host is a synchronization point
         hi = self.nbytes if hi is None else hi
         pieces = self.pieces if (lo, hi) == (0, self.nbytes) else self.pieces.window(lo, hi)
@@ -135,9 +137,12 @@ class _Lost:
     def __init__(self, why: str, nbytes: int):
         self.why, self.nbytes = why, nbytes
 
+    def error(self) -> DptxError:
+        return DptxError(f"this dptx array's {self.nbytes} bytes are lost: {self.why}; "
+                         f"create it again (or get() it before closing)")
+
     def __getattr__(self, name):
-        raise DptxError(f"this dptx array's {self.nbytes} bytes are lost: {self.why}; "
-                        f"create it again (or get() it before closing)")
+        raise self.error()
 
 
 class _SetPieces(Operation):
@@ -306,6 +311,9 @@ class ndarray:
     ``get()`` or ``numpy.asarray``."""
 
     __array_priority__ = 100
+    # says "an array on the cluster" to the layers below, which do not import this module
+    # (launch_config.is_cluster_array: the in-process launch refuses one with a clear error)
+    __dptx_cluster_array__ = True
 
     _strides = None     # byte strides of a strided view; None: C-contiguous
 

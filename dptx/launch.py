@@ -210,7 +210,7 @@ def _launch(kernel, grid, block, args, shared_mem: int, stream, cooperative: boo
     from .cpu.executor import MAX_COOPERATIVE_BLOCKS
 
     g, b = check_shape(grid, block, shared_mem)
-    check_arg_count(kernel, args)
+    check_arg_count(kernel, args, on_cluster=True)
     if cooperative and g[0] * g[1] * g[2] > MAX_COOPERATIVE_BLOCKS:
         raise LaunchError(f"cooperative launch of kernel {kernel.name}: its "
                           f"{g[0] * g[1] * g[2]} blocks must all run at once, and at most "

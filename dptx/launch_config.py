@@ -60,10 +60,15 @@ def check_shape(grid, block, shared_mem: int = 0) -> tuple:
     return g, b
 
 
+def _declared(param) -> str:
+    """A parameter's PTX type as declared: ``.f32``, ``.b8[16]`` (a struct by value)."""
+    return f".{param.type}" + (f"[{param.size}]" if param.type == "b8" and param.size > 1 else "")
+
+
 def convert_scalar(param, index: int, value, kernel_name: str):
     """A Python or numpy scalar as the numpy scalar (or bytes, for byte arrays such as structs
     passed by value) that the PTX parameter holds."""
-    where = f"argument {index} ({param.name}: .{param.type}{'[%d]' % param.size if param.type == 'b8' and param.size > 1 else ''}) of kernel {kernel_name}"
+    where = f"argument {index} ({param.name}: {_declared(param)}) of kernel {kernel_name}"
     if param.type == "b8" and param.size > 1 or param.size > 8:
         raw = value.tobytes() if isinstance(value, (np.ndarray, np.generic)) else value
         if not isinstance(raw, (bytes, bytearray, memoryview)):
@@ -104,7 +109,22 @@ def convert_scalar(param, index: int, value, kernel_name: str):
     raise LaunchError(f"{where}: expected a scalar, got {type(value).__name__}")
 
 
-def check_arg_count(kernel, args) -> None:
+# A dptx array (``dptx.array.ndarray``, a layer above this one, not imported here) says it is
+# an array on the cluster by this class attribute, set to True; it is looked up on the type,
+# so that numpy's arrays (which lack it) and objects whose attribute access raises cost nothing.
+CLUSTER_ARRAY_MARKER = "__dptx_cluster_array__"
+
+
+def is_cluster_array(value) -> bool:
+    """Whether ``value`` is a dptx array, whose bytes live on the cluster's workers."""
+    return getattr(type(value), CLUSTER_ARRAY_MARKER, False) is True
+
+
+def check_arg_count(kernel, args, on_cluster: bool = False) -> None:
+    """``args`` is a tuple or list of one argument per parameter. ``on_cluster``: the launch
+    runs on the cluster (``kernel(grid, block, args)``), where device arrays are dptx arrays;
+    the in-process launches (``dptx.cpu.launch``, a GPU worker's ``dptx.gpu.launch``) run on
+    numpy arrays, and refuse a dptx array here, before compiling or waiting for anything."""
     if not isinstance(args, (tuple, list)):
         raise LaunchError(f"kernel {kernel.name}: args must be a tuple or list, got "
                           f"{type(args).__name__}")
@@ -112,3 +132,13 @@ def check_arg_count(kernel, args) -> None:
         listed = ", ".join(f".{p.type} {p.name}" for p in kernel.params)
         raise LaunchError(f"kernel {kernel.name} takes {len(kernel.params)} arguments "
                           f"({listed}), got {len(args)}")
+    if on_cluster:
+        return
+    for i, (p, a) in enumerate(zip(kernel.params, args)):
+        if is_cluster_array(a):
+            raise LaunchError(
+                f"argument {i} ({p.name}: {_declared(p)}) of kernel {kernel.name} is a dptx "
+                f"cluster array (dptx.ndarray, its bytes on the cluster's workers), and the "
+                f"in-process launch dptx.cpu.launch runs on numpy arrays: pass a numpy array "
+                f"(h = a.get()) and copy the result back (a.set(h)), or launch on the "
+                f"cluster: kernel(grid, block, args)")

@@ -30,7 +30,9 @@ def connect(address_or_client=None):
         if _client is not None and address_or_client is _client:
             return _client          # already connected to it
         moving = []
-        if _client is not None:
+        if _client is not None and _closed(_client):
+            _lose_closed_locked()       # nothing can be read back from a closed client
+        elif _client is not None:
             _leave()                    # module variables come home first (not moved twice)
             moving = _bring_back_arrays()
             _close_locked()
@@ -141,16 +143,27 @@ def check_connection() -> None:
     with _lock:
         if _client is None or _client.status in ("running", "newly-created"):
             return
-        if _client.status not in ("connecting",) and not _owns_client:
+        if _closed(_client):
+            # closed under dptx (client.close() of the Client given to dptx.connect, or of
+            # dptx.client()): reading its arrays back would ask for a client again, and
+            # connect() would leave this one by reading them... (that recursion hung every
+            # later dptx call, dptx.cpu.launch of a kernel whose module variables were there
+            # included). The next call connects again; this one says what was lost, if any.
+            lost = _lose_closed_locked()
+            if not lost:
+                return
+            why = (f"the distributed.Client dptx ran on was closed (dptx.shutdown() or "
+                   f"dptx.connect() elsewhere first keeps what it holds), and with it the "
+                   f"bytes of {lost} device buffers (dptx arrays, module variables)")
+        elif _client.status not in ("connecting",) and not _owns_client:
             return
-        if _client.status in ("closed", "closing") and _cluster is not None:
-            return          # our own embedded cluster, closed by us: connect() starts another
-        where = getattr(_client.scheduler, "address", None) or "its scheduler"
-        why = (f"dptx lost the connection to the scheduler at {where}: the cluster is gone "
-               f"(scheduler stopped or unreachable)")
-        for buf in list(_live_buffers):
-            buf.lose(why)
-        _close_locked()
+        else:
+            where = getattr(_client.scheduler, "address", None) or "its scheduler"
+            why = (f"dptx lost the connection to the scheduler at {where}: the cluster is "
+                   f"gone (scheduler stopped or unreachable)")
+            for buf in list(_live_buffers):
+                buf.lose(why)
+            _close_locked()
     forget_all()        # (outside the lock: another thread may hold a stream's)
     raise ClusterLostError(f"{why}; the dptx arrays it held are lost. The next dptx call "
                            f"connects again (to dptx.scheduler-address, else the embedded "
@@ -223,6 +236,21 @@ def _close_locked():
             cluster.close()
         except Exception:
             pass
+
+
+def _closed(client) -> bool:
+    return client.status in ("closed", "closing")
+
+
+def _lose_closed_locked() -> int:
+    """dptx's client is closed: the data it held on the cluster were released with it, so the
+    buffers there (arrays, module variables) are marked lost rather than read back, and the
+    client is dropped. Returns how many buffers were lost."""
+    lost = [b for b in list(_live_buffers) if b.nbytes and not b.is_lost()]
+    for buf in lost:
+        buf.lose("the distributed.Client that held it was closed")
+    _close_locked()
+    return len(lost)
 
 
 def _leave() -> None:

@@ -91,3 +91,14 @@ def test_corpus_loads_on_the_driver(file, options, driver, release, tmp_path):
         done = subprocess.run([ptxas.path, "-arch=sm_80", str(path), "-o", str(tmp_path / "k.cubin")],
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, f"ptxas {ptxas.version_text} rejects {name}: {done.stderr}"
+
+
+def test_ptx_for_device_is_dptx_gpu_api():
+    """DESIGN.md point 10 names it dptx.gpu.ptx_for_device (issue 40)."""
+    import dptx.gpu
+    import dptx.gpu.loadable
+    assert dptx.gpu.ptx_for_device is dptx.gpu.loadable.ptx_for_device
+    assert "ptx_for_device" in dptx.gpu.__all__
+    text = dptx.gpu.ptx_for_device(dptx.RawModule(ptx=ELECT).get_function("elect_one"),
+                                   driver_version=12040, arch="sm_90")
+    assert text.startswith(".version") and "elect_one" in text

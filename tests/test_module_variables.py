@@ -63,3 +63,49 @@ def test_set_is_seen_by_cpu_launches_without_a_cluster():
     x = np.arange(8, dtype=np.float32)
     assert eval(lines[0]) == [(x + 10 * np.roll(x, -3)).tolist(), 2, [1.0, 0.0, 0.0, 10.0]]
     assert lines[1] == "False"                   # no cluster was started
+
+
+INIT_PTX = (".version 7.8\n.target sm_80\n.address_size 64\n{decl}\n"
+            ".visible .entry k(.param .u64 out) {{\n"
+            "  .reg .b64 %rd<4>; .reg .b32 %r<2>;\n"
+            "  ld.param.u64 %rd1, [out]; cvta.to.global.u64 %rd1, %rd1;\n"
+            "  ld.global.u64 %rd2, [where]; ld.u32 %r1, [%rd2];\n"
+            "  st.global.u32 [%rd1], %r1;\n  ret;\n}}\n")
+
+
+def test_initializers_hold_addresses_of_module_variables():
+    kernel = dptx.RawModule(ptx=INIT_PTX.format(
+        decl=".global .u32 value[2] = {7, 9};\n.global .u64 where = generic(value)+4;")
+    ).get_function("k")
+    out = np.zeros(1, np.uint32)
+    dptx.cpu.launch(kernel, (1,), (1,), (out,))
+    assert out[0] == 9
+
+
+@pytest.mark.parametrize("decl", [".global .u64 where = nosuch;",
+                                  ".global .u64 where = generic(nosuch)+8;"])
+def test_an_initializer_naming_an_undeclared_symbol_is_a_syntax_error(decl):
+    """It raised ValueError from the CPU executor's initial image at the first launch; the
+    PTX is wrong, so it is a PtxSyntaxError at its line when the module is made. Issue 40."""
+    with pytest.raises(dptx.PtxSyntaxError) as info:
+        dptx.RawModule(ptx=INIT_PTX.format(decl=decl))
+    assert info.value.line == 4 and info.value.text == "nosuch"
+    assert "the initializer of where names nosuch, which is not declared" in str(info.value)
+
+
+@pytest.mark.parametrize("decl, what", [
+    (".shared .u32 sh;\n.global .u64 where = generic(sh);", "sh, a .shared variable (line 4)"),
+    (".extern .global .u32 sh;\n.global .u64 where = generic(sh);",
+     "sh, an extern .global variable (line 4)")])
+def test_an_initializer_naming_a_variable_without_an_address_is_unsupported(decl, what):
+    """A declared variable that is no buffer of the module's image (shared memory, an extern
+    that nothing here links): PtxUnsupportedError naming the PTX line and both variables
+    (it was a ValueError). Issue 40."""
+    kernel = dptx.RawModule(ptx=INIT_PTX.format(decl=decl)).get_function("k")
+    out = np.zeros(1, np.uint32)
+    with pytest.raises(dptx.PtxUnsupportedError) as info:
+        dptx.cpu.launch(kernel, (1,), (1,), (out,))
+    message = str(info.value)
+    assert message.startswith("PTX line 5: the initializer of where holds the address of "
+                              + what), message
+    assert "no address in the module's image" in message

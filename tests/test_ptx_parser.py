@@ -261,3 +261,23 @@ def test_instruction_str():
     inst = Instruction("add", ("s32",), (Reg("%r1"), Reg("%r2"), Imm(-4)), Reg("%p1", None, True))
     assert str(inst) == "@!%p1 add.s32 %r1, %r2, -4;"
     assert isinstance(parse(".entry k() { L: ret; }").function("k").body[0], Label)
+
+
+def test_a_lone_surrogate_is_a_syntax_error_at_its_line_and_column():
+    """A str may hold a lone surrogate (undecodable bytes read with errors='surrogateescape'),
+    UTF-8 text cannot: PTX holding one, even in a comment, could reach neither a driver nor
+    ptxas, nor be hashed (it raised UnicodeEncodeError from the module digest). The tokenizer
+    refuses it where it is, and the message prints (the surrogate shown escaped). Issue 40."""
+    import dptx
+    text = (".version 7.0\n.target sm_80\n.address_size 64\n// note \ud800 here\n"
+            ".visible .entry k() {\n  ret;\n}\n")
+    for make in (parse, lambda t: dptx.RawModule(ptx=t).get_function("k")):
+        with pytest.raises(PtxSyntaxError) as info:
+            make(text)
+        err = info.value
+        assert (err.line, err.column) == (4, 9)
+        message = str(err)
+        message.encode("utf-8")         # printable: no surrogate left in it
+        assert "line 4, column 9" in message and "lone surrogate" in message
+        assert "// note \\ud800 here" in message
+    assert parse(text.replace("\ud800", "\u00e9")).function("k")    # other non-ASCII is fine

@@ -31,6 +31,11 @@ _TOKEN_RE = re.compile(r"""
 """, re.VERBOSE | re.DOTALL)
 
 
+# A lone surrogate (U+D800..U+DFFF): a Python str may hold one, but no UTF-8 text can, so
+# PTX holding one cannot be handed to a driver or ptxas, nor hashed (``digest.ptx_digest``).
+_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
+
+
 class Token(NamedTuple):
     kind: str
     text: str
@@ -41,6 +46,8 @@ class Token(NamedTuple):
 
 def tokenize(text: str) -> list:
     """The tokens of ``text``, comments and whitespace dropped, ending with an EOF token."""
+    if not text.isascii():
+        _refuse_surrogates(text)
     tokens = []
     append = tokens.append
     line = 1
@@ -71,6 +78,24 @@ def tokenize(text: str) -> list:
         pos = end
     append(Token(EOF, "", line, pos - line_start + 1, pos))
     return tokens
+
+
+def _refuse_surrogates(text: str) -> None:
+    """PtxSyntaxError at the first lone surrogate of ``text``, anywhere (comments included:
+    the whole text goes to the driver). The source line shown has it escaped, so the message
+    itself prints."""
+    m = _SURROGATE_RE.search(text)
+    if m is None:
+        return
+    pos = m.start()
+    line_start = text.rfind("\n", 0, pos) + 1
+    line_end = text.find("\n", pos)
+    src = text[line_start:line_end if line_end >= 0 else len(text)]
+    raise PtxSyntaxError(
+        "a lone surrogate (not a Unicode character; undecodable bytes read with "
+        "errors='surrogateescape' become one): PTX must be UTF-8 text for a GPU driver or "
+        "ptxas, so remove it", text.count("\n", 0, pos) + 1, pos - line_start + 1, text[pos],
+        "UTF-8 text", source_line=src.encode("utf-8", "backslashreplace").decode("utf-8"))
 
 
 def parse_int(text: str) -> tuple:

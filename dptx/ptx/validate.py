@@ -10,6 +10,8 @@ checks them (an illegal program is refused before anything runs, whichever back-
   declared size, so no access reaches past the parameter buffer.
 
 - every label a ``bra`` names is defined once in its function;
+- every symbol a variable's initializer names (``p = x``, ``generic(x)+4``) is declared: a
+  variable or function of the module, or a variable of the same body;
 - the resources a module declares stay within a GPU's limits, checked before anything is
   allocated: registers per function (a virtual-register count, generous: ptxas allocates
   the physical ones), local memory per thread (512 KiB), static shared memory per kernel
@@ -55,6 +57,17 @@ def validate(module: ir.Module, text: str = "") -> None:
         src = lines[line - 1] if 0 < line <= len(lines) else ""
         raise PtxSyntaxError(problem, line, column or 1, found, source_line=src)
 
+    # The names an initializer may take the address of: the module's variables and functions
+    # (and .alias names), and in a function body also that body's own variables. Whether a
+    # back-end can place the one named (an .extern without definition, a .shared variable)
+    # is the back-end's to say; a name declared nowhere is an error of the PTX.
+    module_names = {i.name for i in module.items if isinstance(i, (ir.Variable, ir.Function))}
+    module_names.update(n for a in module.aliases for n in a[1:])
+    scopes = {id(v): module_names for v in module.items if isinstance(v, ir.Variable)}
+    for f in module.functions:
+        if f.body is not None:
+            local = module_names | {v.name for v in f.local_variables}
+            scopes.update((id(v), local) for v in f.local_variables)
     const_bytes = 0
     for v in module.global_variables:
         size = v.size or 0
@@ -68,6 +81,11 @@ def validate(module: ir.Module, text: str = "") -> None:
             fail(f".{v.space} variable {v.name} has {size} bytes; at most {limit}", v.line, 1,
                  v.name)
         named = _addresses(v.init)
+        unknown = [n for n in named if n not in scopes.get(id(v), module_names)]
+        if unknown:
+            fail(f"the initializer of {v.name} names {unknown[0]}, which is not declared: an "
+                 f"initializer may hold the address of a module variable or function",
+                 v.line, 1, unknown[0])
         if named and v.element_size != module.address_size // 8:
             fail(f"{v.name} is initialized with the address of {named[0]}, which needs "
                  f"{module.address_size}-bit elements (.u{module.address_size} or "

@@ -187,3 +187,41 @@ def test_workers_out_of_memory_fail_the_launch_with_a_dptx_error():
             assert (y * 2).get().tolist() == [2.0 * k for k in range(10)]
         finally:
             dptx.shutdown()
+
+
+COUNT = r'''
+__device__ int calls;
+extern "C" __global__ void count(int* a) {
+    a[threadIdx.x] = 1;
+    if (threadIdx.x == 0) atomicAdd(&calls, 1);
+}'''
+
+
+@pytest.mark.timeout(240)
+def test_closing_the_client_dptx_runs_on_loses_its_data_and_hangs_nothing():
+    """The program closes the Client it gave dptx.connect while a module's variables and an
+    array live on that cluster. Reading them back asked for a client, which connected again,
+    which left the closed one by reading them back...: dptx.cpu.launch of the module's kernel
+    hung (issue 40). Now the next call raises ClusterLostError at once, later ones say the
+    data are lost, and none starts a cluster."""
+    kernel = dptx.RawModule(COUNT).get_function("count")
+    with cpu_cluster(1, logging.CRITICAL) as cluster:
+        try:
+            with Client(cluster, set_as_default=False) as client:
+                dptx.connect(client)
+                a = dptx.zeros(4, np.int32)
+                kernel((1,), (4,), (a,))        # the module's variables move to the cluster
+                assert a.get().tolist() == [1, 1, 1, 1]
+            out = np.zeros(4, np.int32)
+            started = time.monotonic()
+            with pytest.raises(dptx.ClusterLostError, match="the distributed.Client dptx ran "
+                                                            "on was closed"):
+                dptx.cpu.launch(kernel, (1,), (4,), (out,))
+            for again in (lambda: dptx.cpu.launch(kernel, (1,), (4,), (out,)), a.get):
+                with pytest.raises(dptx.DptxError, match="bytes are lost: the distributed."
+                                                         "Client that held it was closed"):
+                    again()
+            assert time.monotonic() - started < 30
+            assert not out.any() and not dptx.runtime.is_running()
+        finally:
+            dptx.shutdown()

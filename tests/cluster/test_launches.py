@@ -1,4 +1,5 @@
 """Launches on the cluster: chunking, merges, module globals, chained launches, errors."""
+import re
 import time
 
 import dask.config
@@ -298,3 +299,26 @@ def test_messages_go_without_dasks_batching_delay(client):
     assert to_workers and to_workers == [0] * len(to_workers) and to_client == 0
     intervals = client.run(lambda dask_worker: dask_worker.batched_stream.interval)
     assert list(intervals.values()) == [0] * len(intervals)
+
+
+def test_a_dptx_array_given_to_the_in_process_launch_is_refused(client, saxpy):
+    """dptx.cpu.launch runs in this process on numpy arrays: a dptx array there, for a pointer
+    or a scalar, is refused before anything compiles or waits, with the kernel, the argument
+    and its parameter, and what to do (issue 40)."""
+    x = dptx.asarray(np.ones(10, np.float32))
+    y = np.zeros(10, np.float32)
+    for args, where in [((2.0, x, y, 10), r"argument 1 \(x: .u64\)"),
+                        ((dptx.asarray(np.float32(2)), y, y, 10),
+                         r"argument 0 \(a: .f32\)"),
+                        ((2.0, y, y, dptx.asarray(np.array([10], np.int32))),
+                         r"argument 3 \(n: .u32\)")]:
+        with pytest.raises(dptx.LaunchError) as info:
+            dptx.cpu.launch(saxpy, (1,), (32,), args)
+        message = str(info.value)
+        assert re.search(where + " of kernel saxpy is a dptx cluster array", message), message
+        assert "pass a numpy array (h = a.get())" in message
+        assert "or launch on the cluster: kernel(grid, block, args)" in message
+    assert not y.any()
+    # the cluster launch takes it, as before
+    saxpy((1,), (32,), (2.0, x, x, 10))
+    assert np.array_equal(x.get(), np.full(10, 3, np.float32))

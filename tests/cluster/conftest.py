@@ -21,6 +21,32 @@ def pytest_configure(config):
                             "workers only (skipped on the mixed one)")
 
 
+# The array library's tests run the same generated kernels on both clusters. On the mixed one
+# (what it adds: the GPU path, with ptxas, the block-offset rewrite and the stand-in) the
+# default run keeps a test of each family of kernels: these, the heaviest, repeat families
+# that lighter mixed tests cover (histograms and products, float16 through the corpus's fp16
+# kernels, LU/QR/eigh beside Cholesky, sorts beside unique and quantiles, row and column
+# reductions beside the long reductions across pieces, stacked matmul beside matmul/dot), and
+# run on the mixed cluster with the exhaustive ones (pytest -m exhaustive).
+MIXED_EXHAUSTIVE = {
+    "test_binning_interpolation_and_products_follow_numpy",
+    "test_float16_computes_as_numpys_half_loops",
+    "test_linalg_solve_inv_det_by_lu_on_the_devices",
+    "test_sort_and_argsort_as_numpys_stable_sort",
+    "test_eigh_and_eigvalsh_follow_numpy",
+    "test_qr_is_lapacks_to_rounding",
+    "test_column_reductions_walk_rows_in_order",
+    "test_row_reductions_in_each_mode",
+    "test_matmul_of_stacks_and_dot_of_more_dimensions",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.originalname in MIXED_EXHAUSTIVE and "[mixed" in item.name:
+            item.add_marker(pytest.mark.exhaustive)
+
+
 @pytest.fixture(scope="session", params=KINDS)
 def cluster_kind(request):
     if request.param == "mixed":

@@ -44,6 +44,10 @@ def info_command(address: str = None) -> int:
         print(this_machine())
         return 0
     from distributed import Client
+    refused = _refused(address)
+    if refused:
+        print(f"cannot reach the scheduler at {address}: {refused}", file=sys.stderr)
+        return 1
     try:
         client = Client(address, timeout=10, set_as_default=False)
     except OSError as exc:
@@ -52,6 +56,24 @@ def info_command(address: str = None) -> int:
     with client:
         print(cluster_text(client, address))
     return 0
+
+
+def _refused(address: str):
+    """Why nothing listens at a tcp:// or tls:// ``address`` (a refused connection answers
+    at once, where Dask's Client would retry it for its whole timeout), or None."""
+    import socket
+    from distributed.comm import parse_address, parse_host_port
+    try:
+        scheme, location = parse_address(address)
+        if scheme not in ("tcp", "tls"):
+            return None
+        host, port = parse_host_port(location)
+        socket.create_connection((host, port), timeout=5).close()
+    except ConnectionRefusedError as exc:
+        return f"connection refused ({exc.strerror or exc})"
+    except (OSError, ValueError, TypeError):
+        pass        # unreachable, slow or odd: Dask's Client says what it finds
+    return None
 
 
 def versions() -> str:

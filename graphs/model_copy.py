@@ -13,6 +13,22 @@ from scheduler_plugins.planner import WorkerInfo
 MODEL_TOPIC = "dptx-model"
 
 
+def _laid_over(snapshot: dict, delta: dict) -> dict:
+    """``snapshot`` with the entries of the kernels ``delta`` covers replaced by its own (the
+    plugin publishes the kernels that changed: scheduler_plugins.plugin.publish). The other
+    kernels' entries stay the same objects: ``ModelCopy.profile`` keeps what it built from
+    them."""
+    kernels = delta.get("kernels", ())
+    out = dict(snapshot, workers=delta["workers"], host_replicas=delta.get("host_replicas"))
+    for part in ("rates", "profiles", "overheads"):
+        entries = dict(snapshot.get(part, {}))
+        for kernel in kernels:
+            entries.pop(kernel, None)
+        entries.update(delta.get(part, {}))
+        out[part] = entries
+    return out
+
+
 class ModelCopy:
     def __init__(self, client):
         self.client = client
@@ -21,12 +37,18 @@ class ModelCopy:
         self._plugin = None           # None: not known yet
         self._fallback_at = 0.0
         self._profiles: dict = {}     # (kernel, nblocks) -> (snapshot entry, Learned)
+        self._early: list = []        # deltas that came before the first whole snapshot
 
     # -- the snapshot ----------------------------------------------------------------------------
     def _on_event(self, event) -> None:
         _, msg = event
         with self._lock:
-            self._snapshot = msg
+            if not msg.get("delta"):
+                self._snapshot = msg
+            elif self._snapshot is None:
+                self._early.append(msg)     # before _first's fetch came back
+            else:
+                self._snapshot = _laid_over(self._snapshot, msg)
 
     def _first(self) -> None:
         """First use: subscribe to the plugin's updates and fetch the current model once."""
@@ -42,6 +64,9 @@ class ModelCopy:
         with self._lock:
             if self._snapshot is None:
                 self._snapshot = snapshot
+                for delta in self._early:
+                    self._snapshot = _laid_over(self._snapshot, delta)
+            self._early = []
 
     def snapshot(self) -> dict:
         if self._plugin is None:

@@ -80,11 +80,13 @@ class ThroughputModel:
         known = {w: self.rate(kernel, w) for w in workers if self.rate(kernel, w) is not None}
         return rates_for(known, workers)
 
-    def snapshot(self) -> dict:
-        """kernel -> {worker: [blocks/s per thread, samples]} (what clients plan from)."""
+    def snapshot(self, kernels: set = None) -> dict:
+        """kernel -> {worker: [blocks/s per thread, samples]} (what clients plan from), of
+        every kernel or of ``kernels``."""
         out: dict = {}
         for (kernel, worker), est in self._estimates.items():
-            out.setdefault(kernel, {})[worker] = [est.rate, est.samples]
+            if kernels is None or kernel in kernels:
+                out.setdefault(kernel, {})[worker] = [est.rate, est.samples]
         return out
 
 

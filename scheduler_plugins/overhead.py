@@ -77,10 +77,13 @@ class OverheadModel:
         for key in [k for k in self._runs if k[1] == worker]:
             del self._runs[key]
 
-    def snapshot(self) -> dict:
-        """kernel -> {worker: seconds per chunk} (plain data, for clients)."""
+    def snapshot(self, kernels: set = None) -> dict:
+        """kernel -> {worker: seconds per chunk} (plain data, for clients), of every kernel or
+        of ``kernels``."""
         out: dict = {}
         for (kernel, worker) in self._estimates:
+            if kernels is not None and kernel not in kernels:
+                continue
             value = self.overhead(kernel, worker)
             if value is not None:
                 out.setdefault(kernel, {})[worker] = value

@@ -164,7 +164,8 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         self.fused_samples = 0                      # fused chunks of several kernels learnt from
         self.host_replicas = False
         self.bandwidth = 1e9          # bytes/s between workers (dptx.transfer-bandwidth)
-        self._dirty = True
+        self._changed: set = set()   # kernels learned from since the last publish
+        self._full = True             # the next publish sends the whole model (workers moved)
         self._publisher = None
         self._span_pruner = None
         self.spans_forgotten = 0
@@ -216,7 +217,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
 
     @_contained
     def add_worker(self, scheduler, worker) -> None:
-        self._dirty = True
+        self._full = True
         _quick_stream(scheduler.stream_comms.get(worker))
         _free_orphans(scheduler)
 
@@ -231,7 +232,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         self.model.forget_worker(worker)
         self.profiles.forget_worker(worker)
         self.overheads.forget_worker(worker)
-        self._dirty = True
+        self._full = True
         self.publish()      # now: clients must stop placing data and chunks on it
 
     # -- the device model of the cluster ---------------------------------------------------------
@@ -248,14 +249,17 @@ class DptxSchedulerPlugin(SchedulerPlugin):
             infos.append(WorkerInfo(addr, ws.nthreads, device, gpus, int(ws.memory_limit or 0)))
         return sorted(infos, key=lambda w: w.address)
 
-    def model_snapshot(self) -> dict:
+    def model_snapshot(self, kernels: set = None) -> dict:
         """What clients plan from: the workers able to run chunks, blocks/s per thread with
         sample counts per (kernel, worker), per (kernel, grid size) the cost profile along
         the grid with the workers' speeds in its units and the spread of chunk times around
         them, and per (kernel, worker) the seconds a chunk costs beyond its kernels. Plain
-        data (it travels as an event)."""
+        data (it travels as an event). ``kernels``: only theirs (a delta, ``"delta": True``,
+        that clients lay over what they have: graphs.model_copy)."""
         profiles: dict = {}
         for kernel, nblocks in self.profiles.keys():
+            if kernels is not None and kernel not in kernels:
+                continue
             p = self.profiles.profile(kernel, nblocks)
             if p is not None:
                 profiles.setdefault(kernel, {})[str(nblocks)] = {
@@ -265,10 +269,12 @@ class DptxSchedulerPlugin(SchedulerPlugin):
             "workers": {w.address: {"nthreads": w.nthreads, "device": w.device, "gpus": w.gpus,
                                     "memory": w.memory}
                         for w in self.worker_infos()},
-            "rates": self.model.snapshot(),
+            "rates": self.model.snapshot(kernels),
             "profiles": profiles,
-            "overheads": self.overheads.snapshot(),
+            "overheads": self.overheads.snapshot(kernels),
             "host_replicas": self.host_replicas,
+            "delta": kernels is not None,
+            "kernels": sorted(kernels or ()),
         }
 
     def model_handler(self):
@@ -277,9 +283,14 @@ class DptxSchedulerPlugin(SchedulerPlugin):
 
     @_contained
     def publish(self) -> None:
-        if self._dirty and self.scheduler is not None:
-            self._dirty = False
-            self.scheduler.log_event(MODEL_TOPIC, self.model_snapshot())
+        """Send clients what changed: the whole model after workers came or went, else the
+        entries of the kernels learned from since the last publish. (Rebuilt whole at every
+        change, the snapshot cost the event loop time in proportion to every kernel ever
+        run: a long session's thousands of kernels made each launch slower.)"""
+        if (self._full or self._changed) and self.scheduler is not None:
+            changed, full = self._changed, self._full
+            self._changed, self._full = set(), False
+            self.scheduler.log_event(MODEL_TOPIC, self.model_snapshot(None if full else changed))
             # clients take each snapshot as it comes (graphs.model_copy): Dask would keep the
             # last 1,000 (distributed.admin.low-level-log-length), megabytes of stale models
             topics = getattr(getattr(self.scheduler, "_broker", None), "_topics", {})
@@ -309,7 +320,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
             return
         self._register(info["kernel"], info.get("title"))
         self._learn(info, worker, k, kwargs.get("startstops", ()))
-        self._dirty = True
+        self._changed.add(info["kernel"])
         launch = self.launches.get(info["launch"])
         if launch is None and "nblocks" in info:
             launch = self.launches[info["launch"]] = LaunchState(info["kernel"], int(info["nblocks"]))
@@ -365,7 +376,7 @@ class DptxSchedulerPlugin(SchedulerPlugin):
                 if rate is not None:
                     self.series.append((time.time(), worker, kernel, rate * lanes))
         self.fused_samples += 1
-        self._dirty = True
+        self._changed.update(blocks)
 
     def _learn(self, info: dict, worker: str, key: str, startstops) -> None:
         """A finished chunk's times into the models: blocks/s, the cost along the grid, the

@@ -178,3 +178,21 @@ def test_a_launch_follows_the_latest_split_where_moving_its_data_costs_more():
     planner.plan("mul", grid, block, False, maps)
     got = shares(planner.plan("add", grid, block, False, maps))
     assert abs(got[A] - 9076) <= 2
+
+
+def test_a_published_delta_replaces_only_the_kernels_it_names():
+    from graphs.model_copy import _laid_over
+    a_rates, b_profile = {"w1": [10.0, 3]}, {"64": {"weights": [1.0], "speeds": {}, "spread": None}}
+    whole = {"workers": {"w1": {}}, "rates": {"a": a_rates, "b": {"w1": [5.0, 1]}},
+             "profiles": {"b": b_profile, "c": {"64": {}}}, "overheads": {"b": {"w1": 0.001}},
+             "host_replicas": False, "delta": False}
+    delta = {"workers": {"w1": {}, "w2": {}}, "rates": {"b": {"w1": [6.0, 2]}}, "profiles": {},
+             "overheads": {"b": {"w1": 0.002}}, "host_replicas": True, "delta": True,
+             "kernels": ["b", "c"]}
+    got = _laid_over(whole, delta)
+    assert got["rates"] == {"a": {"w1": [10.0, 3]}, "b": {"w1": [6.0, 2]}}
+    assert got["rates"]["a"] is a_rates                 # untouched entries are the same objects
+    assert got["profiles"] == {}                         # b's and c's profiles are gone
+    assert got["overheads"] == {"b": {"w1": 0.002}}
+    assert set(got["workers"]) == {"w1", "w2"} and got["host_replicas"] is True
+    assert whole["rates"]["b"] == {"w1": [5.0, 1]}       # the old snapshot is not changed

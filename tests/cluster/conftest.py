@@ -21,29 +21,36 @@ def pytest_configure(config):
                             "workers only (skipped on the mixed one)")
 
 
-# The array library's tests run the same generated kernels on both clusters. On the mixed one
-# (what it adds: the GPU path, with ptxas, the block-offset rewrite and the stand-in) the
-# default run keeps a test of each family of kernels: these, the heaviest, repeat families
-# that lighter mixed tests cover (histograms and products, float16 through the corpus's fp16
-# kernels, LU/QR/eigh beside Cholesky, sorts beside unique and quantiles, row and column
-# reductions beside the long reductions across pieces, stacked matmul beside matmul/dot), and
-# run on the mixed cluster with the exhaustive ones (pytest -m exhaustive).
-MIXED_EXHAUSTIVE = {
-    "test_binning_interpolation_and_products_follow_numpy",
-    "test_float16_computes_as_numpys_half_loops",
-    "test_linalg_solve_inv_det_by_lu_on_the_devices",
-    "test_sort_and_argsort_as_numpys_stable_sort",
-    "test_eigh_and_eigvalsh_follow_numpy",
-    "test_qr_is_lapacks_to_rounding",
-    "test_column_reductions_walk_rows_in_order",
-    "test_row_reductions_in_each_mode",
-    "test_matmul_of_stacks_and_dot_of_more_dimensions",
+# The array library's tests run the same generated kernels on both clusters; what the mixed
+# one adds is the GPU path (ptxas, the block-offset rewrite, the stand-in). The default run
+# keeps on it a test of each family of the array library's kernels (the cheapest that covers
+# it; every test runs on the CPU cluster) and the rest run there with the exhaustive ones
+# (pytest -m exhaustive).
+MIXED_SAMPLE = {
+    "test_ufuncs_as_dptx_functions_with_their_methods",          # element-wise, ufunc methods
+    "test_fuse_makes_one_kernel_with_numpys_types",               # fused kernels
+    "test_reductions_on_every_kind_of_worker",                    # reductions
+    "test_long_reductions_across_pieces_and_warps",               # reductions across pieces
+    "test_running_sums_and_products",                             # scans
+    "test_set_operations_follow_numpy",                           # sorts, unique
+    "test_integer_array_indexing_follows_numpy",                  # gathers
+    "test_selecting_where_a_mask_is_true",                        # compaction
+    "test_ufunc_at_of_integers_by_atomics",                       # atomics
+    "test_matmul_and_dot",                                        # products
+    "test_linalg_cholesky_on_the_devices",                        # factorizations
+    "test_histogram2d_and_histogramdd_follow_numpy",              # binning
+    "test_strided_views_follow_numpy",                            # views
+    "test_creation_matches_numpy_bit_for_bit",                    # creation
+    "test_conversions_and_linspace_as_numpy_rounds",              # casts, ranges
+    "test_outputs_that_overlap_inputs_give_numpys_results",       # out= overlaps
 }
+ARRAY_TESTS = ("test_array_api.py", "test_array_functions.py")
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.originalname in MIXED_EXHAUSTIVE and "[mixed" in item.name:
+        if "[mixed" in item.name and item.path.name in ARRAY_TESTS and \
+                item.originalname not in MIXED_SAMPLE:
             item.add_marker(pytest.mark.exhaustive)
 
 

@@ -76,3 +76,33 @@ def test_the_scheduler_keeps_only_the_latest_models(client):
         from scheduler_plugins.plugin import MODEL_TOPIC
         return len(dask_scheduler._broker._topics[MODEL_TOPIC].events)
     assert 1 <= client.run_on_scheduler(kept) <= 4
+
+
+def test_the_plugin_publishes_only_the_kernels_that_changed(client):
+    """Once workers are known, each published model carries the kernels learned from since
+    the one before (a whole model per change cost the event loop time in proportion to
+    every kernel ever run), and the client's copy lays it over what it has."""
+    module = dptx.RawModule(r'''
+    extern "C" __global__ void first_one(float* p) { p[blockIdx.x * blockDim.x + threadIdx.x] += 1.0f; }
+    extern "C" __global__ void second_one(float* p) { p[blockIdx.x * blockDim.x + threadIdx.x] *= 2.0f; }''')
+    first, second = module.get_function("first_one"), module.get_function("second_one")
+    a = dptx.zeros(64 * 256, np.float32)
+    for _ in range(3):
+        first((64,), (256,), (a,))
+        a.get()
+    time.sleep(0.5)                     # (published every 0.2 s)
+    for _ in range(3):
+        second((64,), (256,), (a,))
+        a.get()
+    time.sleep(0.5)
+    np.testing.assert_array_equal(a.get(), np.full(64 * 256, (((1 + 1 + 1) * 8)), np.float32))
+
+    def latest(dask_scheduler):
+        from scheduler_plugins.plugin import MODEL_TOPIC
+        return dask_scheduler._broker._topics[MODEL_TOPIC].events[-1][1]
+    last = client.run_on_scheduler(latest)
+    assert last["delta"] and last["kernels"] == [second.model_key]
+    assert set(last["rates"]) == {second.model_key}
+    copy = dptx.runtime.get_session().planner.model.snapshot()
+    assert {first.model_key, second.model_key} <= set(copy["rates"])
+    assert set(copy["workers"]) == set(client.nthreads())

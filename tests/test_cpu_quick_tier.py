@@ -96,21 +96,22 @@ def test_the_two_forms_are_measured_only_once_both_are_optimized(fresh):
     assert ck.chosen
 
 
-def test_quick_only_builds_the_form_itself_and_caches_it(fresh, monkeypatch):
-    """DPTX_CPU_QUICK_TIER=only (test suites): the kernel's own form at the quick tier, on
-    disk for the next process, and nothing built in the background."""
-    monkeypatch.setenv("DPTX_CPU_QUICK_TIER", "only")
+@pytest.mark.parametrize("setting, tier", [("only", "quick"), ("unoptimized", "unoptimized")])
+def test_one_tier_builds_the_form_itself_and_caches_it(fresh, monkeypatch, setting, tier):
+    """DPTX_CPU_QUICK_TIER=only, =unoptimized (test suites): the kernel's own form at that
+    tier, on disk for the next process, and nothing built in the background."""
+    monkeypatch.setenv("DPTX_CPU_QUICK_TIER", setting)
     monkeypatch.setattr(forms, "build_in_background", None)     # never called
-    k = dptx.RawModule(SOURCE + "// quick only").get_function("poly")
+    k = dptx.RawModule(SOURCE + f"// {setting}").get_function("poly")
     ck = executor.compile_kernel(k)
-    assert ck.tier == "quick" and ck.vector and ck._building is None
+    assert ck.tier == tier and ck.vector and ck._building is None
     x = np.linspace(-1, 1, 64 * 4)
     y = _run(k, x, 11)
     np.testing.assert_allclose(y, reference(x, 11), rtol=1e-12)
     executor._compiled.clear()
     monkeypatch.setattr(forms, "Translation", None)            # never called
     again = executor.compile_kernel(k)
-    assert again.tier == "quick" and again.vector
+    assert again.tier == tier and again.vector
     assert np.array_equal(_run(k, x, 11), y)
 
 
@@ -126,7 +127,8 @@ def test_the_policy_follows_the_kernels_size(monkeypatch):
                          ' p[threadIdx.x] = s[threadIdx.x]; }').get_function("big")
     assert forms.estimated_ir_lines(big.module, "big") > executor.QUICK_TIER_LINES
     assert executor.tier_policy(big.module, "big") == "quick first"
-    for setting, policy in (("0", "optimized"), ("1", "quick first"), ("only", "quick only")):
+    for setting, policy in (("0", "optimized"), ("1", "quick first"), ("only", "quick only"),
+                            ("unoptimized", "unoptimized")):
         monkeypatch.setenv("DPTX_CPU_QUICK_TIER", setting)
         assert executor.tier_policy(small.module, "add") == policy
 

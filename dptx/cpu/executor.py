@@ -60,8 +60,8 @@ class CompiledKernel:
         found, tier = forms.cached(key), forms.OPTIMIZED
         if found is None:
             policy = tier_policy(module, name)
-            if policy == "quick only":
-                tier = forms.QUICK
+            if policy in ("quick only", "unoptimized"):
+                tier = forms.QUICK if policy == "quick only" else forms.UNOPTIMIZED
                 found = forms.build(module, name, vector_mode, param_alignment, tier,
                                     self._key(tier))
             elif policy == "optimized":
@@ -112,12 +112,16 @@ class CompiledKernel:
 def tier_policy(module: ir.Module, name: str) -> str:
     """How a form not in the disk cache is built, by DPTX_CPU_QUICK_TIER: "0": "optimized"
     (O3 here, now); "1": "quick first" (the stand-in, optimized in the background); "only":
-    "quick only" (the form itself at the quick tier, cached; never optimized: test suites,
-    where compile time is most of a cold run); else (default) "quick first" for kernels
-    whose IR would have more than QUICK_TIER_LINES lines, which take about a second at O3."""
+    "quick only" (the form itself at the quick tier, cached, never optimized);
+    "unoptimized": the form itself without LLVM passes, cached (test suites, where compile
+    time is most of a cold run and kernels run little); else (default) "quick first" for
+    kernels whose IR would have more than QUICK_TIER_LINES lines, which take about a second
+    at O3."""
     choice = os.environ.get("DPTX_CPU_QUICK_TIER", "").strip().lower()
-    if choice in ("0", "1", "only"):
-        return {"0": "optimized", "1": "quick first", "only": "quick only"}[choice]
+    policies = {"0": "optimized", "1": "quick first", "only": "quick only",
+                "unoptimized": "unoptimized"}
+    if choice in policies:
+        return policies[choice]
     return "quick first" if forms.estimated_ir_lines(module, name) > QUICK_TIER_LINES \
         else "optimized"
 

@@ -26,7 +26,8 @@ from . import address_space as L
 from . import jit
 from .codegen import Module as Translation
 
-QUICK, OPTIMIZED = "quick", "optimized"
+# LLVM tiers: O3; O1 passes with fast instruction selection; no passes at all
+OPTIMIZED, QUICK, UNOPTIMIZED = "optimized", "quick", "unoptimized"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,7 +108,8 @@ def translate_and_build(module: ir.Module, name: str, vector_mode, param_alignme
     """(object code, Facts) of a form, made here."""
     t = Translation(module, name, vector_mode, param_alignment)
     text = t.translate()
-    return jit.build_locked(text, quick=tier == QUICK), Facts.of(t)
+    return jit.build_locked(text, quick=tier != OPTIMIZED, passes=tier != UNOPTIMIZED), \
+        Facts.of(t)
 
 
 def build(module: ir.Module, name: str, vector_mode, param_alignment: int, tier: str,

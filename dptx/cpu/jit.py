@@ -126,19 +126,21 @@ def verified_module(text: str):
                                   f"(LLVM: {detail})") from None
 
 
-def build_object(text: str, quick: bool = False) -> bytes:
+def build_object(text: str, quick: bool = False, passes: bool = True) -> bytes:
     """Object code for LLVM IR ``text``: optimized at O3 for this CPU, or, ``quick``, with
     LLVM's O1 passes and fast instruction selection (about a tenth of the time on large
-    kernels: the machine-code passes at O3 are most of it)."""
+    kernels: the machine-code passes at O3 are most of it), or with no IR passes at all
+    (``passes=False``, with ``quick``: a third of the quick tier's time again, for code
+    that runs little, as a test suite's)."""
     tm = _target_machine(0 if quick else 3)
     module = verified_module(text)
     module.triple = tm.triple
     module.data_layout = str(tm.target_data)
-    if quick:
+    if quick and passes:
         pto = llvm.create_pipeline_tuning_options(speed_level=1)
         pb = llvm.create_pass_builder(tm, pto)
         pb.getModulePassManager().run(module, pb)
-    else:
+    elif not quick:
         _optimize(module)
     return tm.emit_object(module)
 
@@ -188,11 +190,11 @@ def compile_ir(text: str, key_extra: str = "", quick: bool = False) -> tuple:
     return load_object(obj)
 
 
-def build_locked(text: str, quick: bool = False) -> bytes:
+def build_locked(text: str, quick: bool = False, passes: bool = True) -> bytes:
     """``build_object`` under this process's LLVM lock (LLVM's context is not shared across
     threads)."""
     with _lock:
-        return build_object(text, quick)
+        return build_object(text, quick, passes)
 
 
 # Background builds run in child processes that share two kinds of lock files in the cache

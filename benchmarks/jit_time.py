@@ -15,9 +15,9 @@ optimized forms the background built are all in."""
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import pathlib
-import re
 import subprocess
 import sys
 import tempfile
@@ -43,14 +43,17 @@ def corpus_kernels():
 
 
 def example_kernels():
-    sys.path.insert(0, str(HERE.parent / "examples"))
+    """The CUDA C of each example: its module's strings that define kernels (importing an
+    example runs nothing: each runs from ``main``)."""
     for path in sorted((HERE.parent / "examples").glob("*.py")):
-        text = path.read_text()
-        for var in re.findall(r"^([A-Z_]+) = r'''", text, re.M):
-            code = re.search(rf"^{var} = r'''(.*?)'''", text, re.M | re.S).group(1)
-            module = RawModule(code)
-            for name in module.kernel_names:
-                yield f"examples/{path.stem}.{name}", module, name
+        spec = importlib.util.spec_from_file_location(f"example_{path.stem}", path)
+        example = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(example)
+        for var, code in sorted(vars(example).items()):
+            if var.isupper() and isinstance(code, str) and "__global__" in code:
+                module = RawModule(code)
+                for name in module.kernel_names:
+                    yield f"examples/{path.stem}.{name}", module, name
 
 
 def rodinia_kernels(root: pathlib.Path):

@@ -18,7 +18,9 @@ The CPU executor's files, top of the layers first (each imports only what is bel
 - ``schedulers.py`` and ``runtime_ir.py``: the LLVM IR of the block schedulers and of the
   runtime helpers (address translation, printf records, prmt/lop3, half, warp exchanges).
 - ``address_space.py``: the flat device address space and the context layout; ``jit.py``:
-  LLVM IR -> machine code (llvmlite), cached on disk.
+  LLVM IR -> machine code (llvmlite) at three tiers, and the background builds' locks;
+  ``forms.py``: a kernel's compiled forms and their disk cache (keyed by the PTX, read back
+  without translating); ``executor.py``: launches, and which form and tier runs.
 
 Which family lowers which PTX instruction (each file has the per-thread class
 ``...Lowering`` and, where vectorized, the warp-vectorized ``...VectorLowering`` side by side):

@@ -22,7 +22,6 @@ from ..ptx import ir
 from ..ptx.analysis import reachable_functions
 from ..ptx.cfg import build_cfg, sync_kind
 from ..ptx.digest import ptx_digest
-from . import address_space as L
 from . import jit
 from .codegen import Module as Translation
 

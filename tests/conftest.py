@@ -8,3 +8,14 @@ import os
 # and the results are what the tests check. The other tiers keep their own tests:
 # tests/test_cpu_quick_tier.py, and tests/test_corpus_cpu.py (every corpus kernel at O3).
 os.environ.setdefault("DPTX_CPU_QUICK_TIER", "unoptimized")
+
+import pytest   # noqa: E402 - after the environment is set
+
+
+@pytest.fixture(params=[pytest.param(False, id="sample"),
+                        pytest.param(True, id="every", marks=pytest.mark.exhaustive)])
+def every(request):
+    """False in the default run: the test checks its sample of cases, those that take
+    different code (each test says how it chose them); True under ``pytest -m exhaustive``:
+    every combination it lists."""
+    return request.param

@@ -364,19 +364,35 @@ class Function:
     def is_declaration(self) -> bool:
         return self.body is None
 
+    # The flattened body and its instructions are kept until ``body`` is assigned again (the
+    # translator asks for them per instruction); bodies are never changed in place.
+    def __setattr__(self, name, value):
+        if name == "body":
+            self.__dict__.pop("_statements", None)
+            self.__dict__.pop("_instructions", None)
+        object.__setattr__(self, name, value)
+
     def statements(self) -> Iterator:
         """All statements in order, nested scopes flattened (depth-first)."""
-        def walk(items):
-            for s in items:
-                if isinstance(s, Scope):
-                    yield from walk(s.body)
-                else:
-                    yield s
-        return walk(self.body or [])
+        flat = self.__dict__.get("_statements")
+        if flat is None:
+            def walk(items):
+                for s in items:
+                    if isinstance(s, Scope):
+                        yield from walk(s.body)
+                    else:
+                        yield s
+            flat = self.__dict__["_statements"] = tuple(walk(self.body or []))
+        return iter(flat)
 
     @property
     def instructions(self) -> list:
-        return [s for s in self.statements() if isinstance(s, Instruction)]
+        """The body's instructions in order (one list, shared: do not mutate it)."""
+        cached = self.__dict__.get("_instructions")
+        if cached is None:
+            cached = self.__dict__["_instructions"] = [
+                s for s in self.statements() if isinstance(s, Instruction)]
+        return cached
 
     @property
     def labels(self) -> dict:

@@ -19,6 +19,9 @@ KINDS = [k for k in os.environ.get("DPTX_TEST_CLUSTER", "cpu,mixed").split(",") 
 def pytest_configure(config):
     config.addinivalue_line("markers", "cpu_workers(reason): the test needs a cluster of CPU "
                             "workers only (skipped on the mixed one)")
+    config.addinivalue_line("markers", "client_side(reason): what the test checks happens in "
+                            "the client and the scheduler, the same whatever devices the "
+                            "workers have: its run on the mixed cluster is exhaustive")
 
 
 # The array library's tests run the same generated kernels on both clusters; what the mixed
@@ -45,12 +48,17 @@ MIXED_SAMPLE = {
     "test_outputs_that_overlap_inputs_give_numpys_results",       # out= overlaps
 }
 ARRAY_TESTS = ("test_array_api.py", "test_array_functions.py")
+# Every corpus kernel runs on a mixed cluster in test_mixed_cluster.py already (an even split,
+# the stand-in's launches counted); test_corpus_cluster's own run there is exhaustive.
+MIXED_ELSEWHERE = ("test_corpus_cluster.py",)
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if "[mixed" in item.name and item.path.name in ARRAY_TESTS and \
-                item.originalname not in MIXED_SAMPLE:
+        if "[mixed" not in item.name:
+            continue
+        if item.path.name in MIXED_ELSEWHERE or item.get_closest_marker("client_side") or (
+                item.path.name in ARRAY_TESTS and item.originalname not in MIXED_SAMPLE):
             item.add_marker(pytest.mark.exhaustive)
 
 

@@ -41,7 +41,7 @@ def test_faster_worker_gets_more_blocks():
             y = dptx.zeros(512 * 256, np.float32)
             # enough work per block that compute, not launch overhead, sets the speeds (the
             # warp-vectorized executor runs this loop about 25x faster than per thread)
-            iters = 50000
+            iters = 20000
             # a moderate imbalance moves the split once three new model readings in a row
             # find it (graphs.plan.PERSIST): usually by the fourth launch, later where the
             # scheduler's model reached the client less often than once per launch (a

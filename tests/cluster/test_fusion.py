@@ -236,5 +236,7 @@ def test_fused_chunks_of_several_kernels_leave_no_history(client, fused_groups):
     alive = []
     for _ in range(4):
         alive.append(client.run_on_scheduler(forgotten_alive))
+        if alive[-1] <= before[0] + 10:
+            break
         time.sleep(0.5)
     assert min(alive) <= before[0] + 10, alive

@@ -50,7 +50,7 @@ def test_a_triangular_kernel_is_learned_and_split_at_equal_cost(client):
     y = dptx.zeros(nblocks * threads, np.float32)
     with dask.config.set({"dptx.chunks": None}):
         for _ in range(8):
-            handle = k((nblocks,), (threads,), (y, np.int32(20000)))   # chunks of ~0.2 s
+            handle = k((nblocks,), (threads,), (y, np.int32(8000)))   # chunks of ~0.1 s
             y.get()
     planner = dptx.runtime.get_session().planner
     settle(client, planner)

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 import dptx
+
+pytestmark = pytest.mark.client_side("the progress bar is the client's")
 import dptx.progress
 
 SPIN = r'''extern "C" __global__ void spin2(float* x, int iters) {

@@ -3,8 +3,11 @@ model topic): on the embedded cluster it lives in the user's process."""
 import time
 
 import numpy as np
+import pytest
 
 import dptx
+
+pytestmark = pytest.mark.client_side('what the scheduler and its plugin keep')
 
 
 def _spans_state(dask_scheduler):

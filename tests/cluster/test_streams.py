@@ -9,6 +9,8 @@ import pytest
 
 import dptx
 
+pytestmark = pytest.mark.client_side("streams, events and groups of launches are the client's")
+
 SRC = r'''
 extern "C" __global__ void spin(float* x, int iters) {
     // one thread's long dependent loop: seconds of work in one block

@@ -9,7 +9,9 @@ printed PTX is valid.
 ``ptxas`` comes from the ``nvidia-cuda-nvcc`` and ``nvidia-cuda-nvcc-cu12`` wheels (the ``test``
 extra); no GPU is needed.
 """
+import os
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -28,10 +30,10 @@ def ptxas() -> str:
     return found.path if found else ""
 
 
-def assemble(ptx: str, arch: str, tmp_path, what: str, tool: str = None) -> None:
-    path = tmp_path / "module.ptx"
+def assemble(ptx: str, arch: str, tmp_path, what: str, tool: str = None, name="module") -> None:
+    path = tmp_path / f"{name}.ptx"
     path.write_text(ptx)
-    done = subprocess.run([tool or ptxas(), f"-arch={arch}", str(path), "-o", str(tmp_path / "out.cubin")],
+    done = subprocess.run([tool or ptxas(), f"-arch={arch}", str(path), "-o", str(tmp_path / f"{name}.cubin")],
                           capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
         lines = ptx.splitlines()
@@ -43,6 +45,15 @@ def assemble(ptx: str, arch: str, tmp_path, what: str, tool: str = None) -> None
                     context = f"\n  line {n}: {lines[n - 1].strip()}"
                 break
         pytest.fail(f"ptxas -arch={arch} rejects {what}:\n{done.stderr.strip()}{context}")
+
+
+def assemble_all(jobs: list, arch: str, tmp_path, tool: str = None) -> None:
+    """``assemble`` each (PTX, what) of ``jobs``, ptxas processes side by side (one per core:
+    each is a single-threaded process that the test would otherwise wait for in turn)."""
+    with ThreadPoolExecutor(max(1, len(os.sched_getaffinity(0)))) as pool:
+        for done in [pool.submit(assemble, ptx, arch, tmp_path, what, tool, f"m{i}")
+                     for i, (ptx, what) in enumerate(jobs)]:
+            done.result()
 
 
 MODULES = sorted({(c.file, tuple(c.options)) for c in CASES})
@@ -60,13 +71,13 @@ def test_corpus_module_assembles(file, options, arch, tmp_path):
             raise
         pytest.skip(f"{file} uses what {arch} lacks (the corpus targets sm_80): "
                     f"{str(exc).splitlines()[1].strip() if len(str(exc).splitlines()) > 1 else exc}")
-    assemble(ptx, arch, tmp_path, f"{file} as NVRTC compiled it")
     module = parse(ptx)
-    assemble(print_module(module), arch, tmp_path, f"{file} printed back by dptx")
     kernels = sorted({c.kernel for c in CASES if c.file == file and tuple(c.options) == options})
-    for name in kernels:
-        assemble(print_module(add_block_offset(module, name)), arch, tmp_path,
-                 f"{file}: kernel {name} after the block-offset rewrite")
+    assemble_all([(ptx, f"{file} as NVRTC compiled it"),
+                  (print_module(module), f"{file} printed back by dptx")] +
+                 [(print_module(add_block_offset(module, name)),
+                   f"{file}: kernel {name} after the block-offset rewrite") for name in kernels],
+                 arch, tmp_path)
 
 
 def volta_ptxas() -> str:
@@ -87,9 +98,8 @@ def test_corpus_module_assembles_for_sm_70(file, options, tmp_path):
     assert module.target[0] == "sm_75"
     module.target = ("sm_70",) + tuple(module.target[1:])
     module.version = "8.4"
-    tool = volta_ptxas()
-    assemble(print_module(module), "sm_70", tmp_path, f"{file} printed for sm_70", tool)
     kernels = sorted({c.kernel for c in CASES if c.file == file and tuple(c.options) == options})
-    for name in kernels:
-        assemble(print_module(add_block_offset(module, name)), "sm_70", tmp_path,
-                 f"{file}: kernel {name} after the block-offset rewrite, for sm_70", tool)
+    assemble_all([(print_module(module), f"{file} printed for sm_70")] +
+                 [(print_module(add_block_offset(module, name)),
+                   f"{file}: kernel {name} after the block-offset rewrite, for sm_70")
+                  for name in kernels], "sm_70", tmp_path, volta_ptxas())

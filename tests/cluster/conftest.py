@@ -48,8 +48,8 @@ MIXED_SAMPLE = {
     "test_outputs_that_overlap_inputs_give_numpys_results",       # out= overlaps
 }
 ARRAY_TESTS = ("test_array_api.py", "test_array_functions.py")
-# Every corpus kernel runs on a mixed cluster in test_mixed_cluster.py already (an even split,
-# the stand-in's launches counted); test_corpus_cluster's own run there is exhaustive.
+# test_mixed_cluster.py runs the corpus on a mixed cluster (an even split, the stand-in's
+# launches counted; a sample of it by default): test_corpus_cluster's run there is exhaustive.
 MIXED_ELSEWHERE = ("test_corpus_cluster.py",)
 
 

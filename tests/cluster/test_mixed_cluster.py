@@ -101,7 +101,20 @@ def test_workers_declare_and_report_their_devices(mixed):
     assert gpu_text(by_name["gpu"]) == "1: DPTX CuPy stand-in sm_90 #0"     # the GPU column
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+# The default run takes a sample of the corpus here, each family of kernels (each corpus
+# file: shared memory, warps, atomics, calls, module variables, structs, fp16, printf...)
+# with its uncommon cases; every case runs through the GPU path in-process
+# (tests/test_gpu_standin.py) and through a cluster of CPU workers
+# (tests/cluster/test_corpus_cluster.py); the rest run here under -m exhaustive.
+MIXED_SAMPLE = {"vecadd_f32", "early_exit", "divergent", "matmul_naive_f32", "stencil3d_i32",
+                "matmul_tiled_f32", "scan_blelloch_i32", "warp_reduce_shfl_down", "warp_votes",
+                "block_reduce_warp_shared", "atomic_global_64", "histogram_shared", "recursion",
+                "local_through_call", "const_poly", "struct_param", "half2_ops", "printf_basic",
+                "math_f32", "mandelbrot", "compact_block"}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name, marks=() if c.name in MIXED_SAMPLE
+                                               else pytest.mark.exhaustive) for c in CASES])
 def test_corpus_kernels_on_the_mixed_cluster(mixed, case):
     """The whole corpus: elementwise, shared memory and barriers, warp shuffles, structs by
     value, module variables, reduction atomics, fp16..., each launch shared between the GPU

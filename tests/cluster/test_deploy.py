@@ -37,14 +37,18 @@ def test_local_settings_reach_the_embedded_cluster():
 
 
 def stop_processes(procs) -> None:
-    """Terminate the scheduler and worker processes a test started (kill what lingers)."""
-    for p in procs:
-        p.terminate()
-    for p in procs:
-        try:
-            p.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            p.kill()
+    """Terminate the processes a test started, the scheduler (the first) last: a worker whose
+    scheduler went first may wait out its reconnection (8 s seen) before it exits. Kill what
+    lingers."""
+    workers, scheduler = procs[1:], procs[:1]
+    for group in (workers, scheduler):
+        for p in group:
+            p.terminate()
+        for p in group:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
 
 
 def _free_port():

@@ -25,18 +25,23 @@ def _keys(n, host):
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_flat_reads_and_writes_as_numpys(client, layout):
+def test_flat_reads_and_writes_as_numpys(client, layout, every):
     make = LAYOUTS[layout]
     base = rng.random((6, 8))
     host = make(base)
-    for key in _keys(host.size, host):
+    for k, key in enumerate(_keys(host.size, host)):
         hkey = key.get() if isinstance(key, dptx.ndarray) else key
         got = make(dptx.asarray(base)).flat[key]
         want = host.flat[hkey]
         np.testing.assert_array_equal(got.get() if isinstance(got, dptx.ndarray) else got,
                                       want)
         count = np.size(np.arange(host.size)[hkey])
-        for value in (7, [1.5], [1.0, 2.0], np.arange(100.0), np.arange(count) * 2.0 + 1):
+        values = (7, [1.5], [1.0, 2.0], np.arange(100.0), np.arange(count) * 2.0 + 1)
+        # the sample: two kinds of value per key and layout in turn (a scalar, one item,
+        # fewer items than selected, more, as many): over the four layouts every key meets
+        # every kind
+        turn = k + list(LAYOUTS).index(layout)
+        for value in values if every else (values[turn % 5], values[(turn + 2) % 5]):
             h, d = make(base.copy()), make(dptx.asarray(base))
             try:
                 h.flat[hkey] = value

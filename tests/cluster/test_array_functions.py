@@ -1,6 +1,7 @@
 """numpy's functions beyond the core array API (issue 19, what a CuPy user reaches for next):
 index helpers, NaN-aware statistics, set operations, padding. Each result is checked against
 numpy (dtype, shape, values: exact unless said), errors against numpy's own."""
+import itertools
 import warnings
 
 import numpy as np
@@ -935,7 +936,7 @@ def test_unique_family_and_other_array_api_names(client):
 
 @pytest.mark.cpu_workers("element-wise launches, joins and sorts run on the mixed cluster "
                          "elsewhere")
-def test_numpys_keywords_on_ranges_differences_joins_and_sorts(client):
+def test_numpys_keywords_on_ranges_differences_joins_and_sorts(client, every):
     """linspace/logspace of array endpoints along ``axis`` (numpy's steps: exact for
     linspace, pow's few ulps for logspace), diff's prepend/append, the joins' ``casting``
     (numpy raises for floats joined into an int dtype; dptx converted them silently),
@@ -943,29 +944,30 @@ def test_numpys_keywords_on_ranges_differences_joins_and_sorts(client):
     A, B = np.array([[0.0, 1.5], [-2, 7]]), np.array([10, 3])
     I8, F32 = np.array([1, 9], np.int8), np.array([0.1, 3.3], np.float32)
     dA, dB, dI8, dF32 = (dptx.asarray(v) for v in (A, B, I8, F32))
-    for num in (0, 1, 2, 7):
-        for endpoint in (True, False):
-            for axis in (0, 1, -1):
-                kw = dict(num=num, endpoint=endpoint, axis=axis)
-                got, step = dptx.linspace(dA, dB, retstep=True, **kw)
-                want, wstep = np.linspace(A, B, retstep=True, **kw)
-                _same(got, want)
-                if (num - 1 if endpoint else num) > 0:
-                    _same(step, wstep)
-                else:
-                    assert np.isnan(step) and np.isnan(wstep)
-                _same(dptx.linspace(3, dB, **kw), np.linspace(3, B, **kw))
-                _same(dptx.linspace(dI8, dF32, **kw), np.linspace(I8, F32, **kw))
-                _same(dptx.linspace(dA, 5.5, dtype=np.int16, **kw),
-                      np.linspace(A, 5.5, dtype=np.int16, **kw))
-                for got, want in (
-                        (dptx.logspace(dA, dB, **kw), np.logspace(A, B, **kw)),
-                        (dptx.logspace(0, dF32, base=dptx.asarray([2.0, 3.0]), **kw),
-                         np.logspace(0, F32, base=np.array([2.0, 3.0]), **kw)),
-                        (dptx.logspace(0, dF32, dtype=np.float32, **kw),
-                         np.logspace(0, F32, dtype=np.float32, **kw))):
-                    assert (got.dtype, got.shape) == (want.dtype, want.shape)
-                    np.testing.assert_allclose(got.get(), want, rtol=4 * np.finfo(want.dtype).eps)
+    for j, (num, endpoint) in enumerate(itertools.product((0, 1, 2, 7), (True, False))):
+        # the sample: each count with and without the endpoint (together they set the step),
+        # along one axis in turn
+        for axis in (0, 1, -1) if every else ((0, 1, -1)[j % 3],):
+            kw = dict(num=num, endpoint=endpoint, axis=axis)
+            got, step = dptx.linspace(dA, dB, retstep=True, **kw)
+            want, wstep = np.linspace(A, B, retstep=True, **kw)
+            _same(got, want)
+            if (num - 1 if endpoint else num) > 0:
+                _same(step, wstep)
+            else:
+                assert np.isnan(step) and np.isnan(wstep)
+            _same(dptx.linspace(3, dB, **kw), np.linspace(3, B, **kw))
+            _same(dptx.linspace(dI8, dF32, **kw), np.linspace(I8, F32, **kw))
+            _same(dptx.linspace(dA, 5.5, dtype=np.int16, **kw),
+                  np.linspace(A, 5.5, dtype=np.int16, **kw))
+            for got, want in (
+                    (dptx.logspace(dA, dB, **kw), np.logspace(A, B, **kw)),
+                    (dptx.logspace(0, dF32, base=dptx.asarray([2.0, 3.0]), **kw),
+                     np.logspace(0, F32, base=np.array([2.0, 3.0]), **kw)),
+                    (dptx.logspace(0, dF32, dtype=np.float32, **kw),
+                     np.logspace(0, F32, dtype=np.float32, **kw))):
+                assert (got.dtype, got.shape) == (want.dtype, want.shape)
+                np.testing.assert_allclose(got.get(), want, rtol=4 * np.finfo(want.dtype).eps)
     big = (np.array([-2**63, 5]), np.array([2**63 - 1, 6]))     # converted, then subtracted
     _same(dptx.linspace(*map(dptx.asarray, big), 5), np.linspace(*big, 5))
     _same_error(lambda m: m.linspace(m.asarray(A), 1, 5, axis=3))

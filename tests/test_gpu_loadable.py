@@ -2,10 +2,7 @@
 ptxas of the CUDA release matching the driver: every corpus kernel, as a chunk runs it (the
 block-offset rewrite), lowered to the newest PTX ISA version a CUDA 12.4 and a CUDA 13.0
 driver load; and clear errors where a driver or a device cannot take a kernel."""
-import os
 import re
-import subprocess
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -13,6 +10,7 @@ import dptx
 from dptx.gpu import toolchain
 from dptx.gpu.loadable import driver_for_ptx, max_ptx_version, ptx_for_device
 from dptx.corpus import CASES, source
+from tests.test_ptxas import assemble_all
 
 ELECT = '''.version 9.5
 .target sm_90
@@ -84,23 +82,13 @@ def test_corpus_loads_on_the_driver(file, options, driver, release, tmp_path):
         pytest.skip(f"no ptxas of CUDA {release[0]}.{release[1]} or newer installed")
     raw = dptx.RawModule(source(file), options=options)
     limit = max_ptx_version(driver)
-
-    def assemble(name, text):
-        path = tmp_path / f"{name}.ptx"
-        path.write_text(text)
-        done = subprocess.run([ptxas.path, "-arch=sm_80", str(path), "-o", str(tmp_path / f"{name}.cubin")],
-                              capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, f"ptxas {ptxas.version_text} rejects {name}: {done.stderr}"
-    # (ptxas processes side by side, one per core)
-    with ThreadPoolExecutor(max(1, len(os.sched_getaffinity(0)))) as pool:
-        running = []
-        for name in sorted({c.kernel for c in CASES if c.file == file and tuple(c.options) == options}):
-            text = ptx_for_device(raw.get_function(name), driver_version=driver, arch="sm_80")
-            version = tuple(int(x) for x in re.match(r"\.version (\d+)\.(\d+)", text).groups())
-            assert version <= limit, (name, version)
-            running.append(pool.submit(assemble, name, text))
-        for done in running:
-            done.result()
+    jobs = []
+    for name in sorted({c.kernel for c in CASES if c.file == file and tuple(c.options) == options}):
+        text = ptx_for_device(raw.get_function(name), driver_version=driver, arch="sm_80")
+        version = tuple(int(x) for x in re.match(r"\.version (\d+)\.(\d+)", text).groups())
+        assert version <= limit, (name, version)
+        jobs.append((text, f"{name} (ptxas {ptxas.version_text})"))
+    assemble_all(jobs, "sm_80", tmp_path, ptxas.path)
 
 
 def test_ptx_for_device_is_dptx_gpu_api():

@@ -20,6 +20,7 @@ def using_it_snippets() -> list:
 
 
 def run_script(tmp_path, code: str) -> subprocess.CompletedProcess:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     script = tmp_path / "script.py"
     script.write_text(code)
     return subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
@@ -127,6 +128,9 @@ def test_a_script_ending_with_work_it_did_not_wait_for_exits_cleanly(tmp_path):
     """The last line submits work and the script ends at once: the exit abandons it quietly
     (before the fix, Dask's "cannot schedule new futures after interpreter shutdown" ERROR
     came at about two exits in three; several runs so that a race shows)."""
-    for _ in range(4):
-        done = run_script(tmp_path, "import dptx\nx = dptx.ones(3)\n")
-        assert_clean(done)
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(2) as pool:          # (two at a time: each waits on its cluster)
+        runs = [pool.submit(run_script, tmp_path / str(i), "import dptx\nx = dptx.ones(3)\n")
+                for i in range(4)]
+        for done in runs:
+            assert_clean(done.result())

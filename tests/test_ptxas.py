@@ -33,7 +33,8 @@ def ptxas() -> str:
 def assemble(ptx: str, arch: str, tmp_path, what: str, tool: str = None, name="module") -> None:
     path = tmp_path / f"{name}.ptx"
     path.write_text(ptx)
-    done = subprocess.run([tool or ptxas(), f"-arch={arch}", str(path), "-o", str(tmp_path / f"{name}.cubin")],
+    done = subprocess.run([tool or ptxas(), f"-arch={arch}", str(path),
+                           "-o", str(tmp_path / f"{name}.cubin")],
                           capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
         lines = ptx.splitlines()

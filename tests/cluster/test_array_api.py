@@ -1851,7 +1851,8 @@ def test_histogram_estimators_and_periodic_interp(client, every):
         for j, name in enumerate(("auto", "doane", "fd", "rice", "scott", "sqrt", "sturges")):
             # the sample: each estimator on each input, within a range or not in turn
             # (each estimator sees both, and so does each input)
-            for value_range in (None, (-0.5, 0.7)) if every else ((None, (-0.5, 0.7))[(i + j) % 2],):
+            ranges = (None, (-0.5, 0.7))
+            for value_range in ranges if every else (ranges[(i + j) % 2],):
                 counts, edges = np.histogram(x, bins=name, range=value_range)
                 got_counts, got_edges = np.histogram(d, bins=name, range=value_range)
                 _same(got_counts, counts)

@@ -144,4 +144,23 @@ def _worker_process_class():
             self.process = await asyncio.create_subprocess_exec(
                 *cmd, env=env, stdin=asyncio.subprocess.DEVNULL)
 
+        async def close(self) -> None:
+            # Dask kills the nanny's children first and the nanny last: in between, a
+            # nanny that sees its worker die may start another one, and with it a new
+            # multiprocessing resource tracker ("resource_tracker: process died
+            # unexpectedly, relaunching", printed into the user's terminal at exit, seen
+            # on a loaded machine). The nanny is stopped first, so it cannot react.
+            _stop_before_kill(self.process)
+            await super().close()
+
     return QuietSubprocessWorker
+
+
+def _stop_before_kill(process) -> None:
+    """SIGSTOP a still-running subprocess (SIGKILL, which follows, ends a stopped process)."""
+    import signal
+    if process is not None and process.returncode is None:
+        try:
+            os.kill(process.pid, signal.SIGSTOP)
+        except ProcessLookupError:       # gone already: nothing to stop
+            pass

@@ -134,3 +134,25 @@ def test_a_script_ending_with_work_it_did_not_wait_for_exits_cleanly(tmp_path):
                 for i in range(4)]
         for done in runs:
             assert_clean(done.result())
+
+
+SLOW_TEARDOWN = '''
+import time
+import psutil
+kill = psutil.Process.kill
+def kill_slowly(process):     # widens the window between Dask killing a nanny's children and
+    kill(process)             # the nanny itself, where a CI run once caught the nanny
+    time.sleep(0.5)           # starting a new worker and a new resource tracker
+psutil.Process.kill = kill_slowly
+import dptx
+print(dptx.ones(3).get())
+'''
+
+
+@pytest.mark.timeout(600)
+def test_the_exit_stops_each_nanny_before_killing_its_children(tmp_path):
+    """A nanny left running while its worker is killed restarts it, and the user's terminal
+    gets "resource_tracker: process died unexpectedly" and KeyError tracebacks at exit."""
+    done = run_script(tmp_path, SLOW_TEARDOWN)
+    assert_clean(done)
+    assert done.stdout.strip() == "[1. 1. 1.]"

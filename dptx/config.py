@@ -60,6 +60,11 @@ DEFAULTS = {
         # launches and synchronizes in a loop grows by about 7 KB per operation. The
         # dashboard's span views then cover this many. None: keep them all (Dask's way).
         "span-history": 100,
+        # What the CPU executor multiplies every nanosleep's duration by, in this process
+        # (a worker reads its own): kernels that model their compute with nanosleep then
+        # run as on a node that much slower (0.25: a node 4 times faster). For emulated
+        # clusters and capacity planning (benchmarks/scale_out.py).
+        "nanosleep-scale": 1.0,
     }
 }
 

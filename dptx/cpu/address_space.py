@@ -80,6 +80,8 @@ CTX_FIELDS = [
                       # blocks after it to another thread: schedulers.scheduler_resumable)
     "stalled",        # set by the call when a block's threads spun without progress for
                       # STALL_SWEEPS sweeps (waiting, perhaps, on a later block)
+    "sleep_scale",    # a double: what nanosleep durations are multiplied by (the process's
+                      # dptx.nanosleep-scale; lowering/sleep.py)
 ]
 # Native stack that nested device-function calls may use per call of dptx_run: recursion
 # deeper than that is a call stack overflow (ERR_STACK), not a crash of the process. (A GPU's

@@ -443,6 +443,19 @@ def resident_blocks(threads_per_block: int) -> int:
 MAX_COOPERATIVE_BLOCKS = 256
 
 
+def nanosleep_scale() -> float:
+    """The ``dptx.nanosleep-scale`` setting (what nanosleep durations are multiplied by)."""
+    value = config.get("nanosleep-scale", 1.0)
+    try:
+        scale = float(1.0 if value is None else value)
+    except (TypeError, ValueError):
+        scale = -1.0
+    if not scale >= 0 or scale == float("inf"):
+        raise DptxError(f"dptx.nanosleep-scale={value!r}: a factor >= 0 (1: as the kernel "
+                        f"asks; 0.25: a node 4 times faster)")
+    return scale
+
+
 @_naming_source_lines
 def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=None,
            threads=None, printf_capacity: int = 4096, cooperative: bool = False,
@@ -575,6 +588,7 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     base[L.CTX["stop"]] = stop_request.ctypes.data
     thread_ids = L.thread_id_table(tuple(b))     # (cached per block shape: lives on)
     base[L.CTX["thread_ids"]] = thread_ids.ctypes.data
+    base.view(np.float64)[L.CTX["sleep_scale"]] = nanosleep_scale()
 
     def execute(form, blocks_range):
         """Run ``blocks_range`` with compiled ``form`` on ``workers`` threads that take pieces

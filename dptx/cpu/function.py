@@ -35,6 +35,7 @@ from .lowering.sync import SyncLowering
 from .lowering.matrix import MatrixLowering
 from .lowering.wmma import WmmaLowering
 from .lowering.async_barrier import AsyncBarrierLowering
+from .lowering.sleep import SleepLowering
 
 
 def window_fields(origin, windows: dict) -> list:
@@ -960,6 +961,6 @@ class FunctionCore(AlignmentChecks, StopPolls):
 class Function(FunctionCore, ControlLowering, MemoryLowering, ArithmeticLowering,
                FloatMathLowering, BitsLowering, VideoLowering, CompareLowering,
                ConversionLowering, AtomicLowering, SyncLowering, MatrixLowering,
-               WmmaLowering, AsyncBarrierLowering, ScalarVideoLowering):
+               WmmaLowering, AsyncBarrierLowering, ScalarVideoLowering, SleepLowering):
     """One PTX function body translated per thread: the core and the lowerings of every
     instruction family (``lowering/``), dispatched through ``lowering.registry``."""

@@ -45,6 +45,7 @@ from .lowering.sync import SyncVectorLowering
 from .lowering.matrix import MatrixVectorLowering
 from .lowering.float_math import FloatMathVectorLowering
 from .lowering.atomics import AtomicVectorLowering
+from .lowering.sleep import SleepVectorLowering
 
 
 # Warp bodies of up to this many lines of IR are always inlined into the scheduler's loop
@@ -55,7 +56,7 @@ ALWAYS_INLINE_LINES = 12000
 class VectorFunction(VectorMemoryAccess, RebuiltAddresses, FullWarpLoops, MemoryVectorLowering, ArithmeticVectorLowering,
                      BitsVectorLowering, CompareVectorLowering, ConversionVectorLowering,
                      SyncVectorLowering, MatrixVectorLowering, FloatMathVectorLowering,
-                     AtomicVectorLowering,
+                     AtomicVectorLowering, SleepVectorLowering,
                      Function):
     """The kernel body for one warp: ``@thread(ctx, ti, null, 0, frame, kw)`` returns 0 when
     the warp is done, ST_BAR at a barrier (to be called again) or ST_ERR on a fault."""

@@ -86,7 +86,7 @@ class MemoryLowering:
             raise unsupported(inst)
         self.write(inst.operands[0], r, "i1", inst)
 
-    @lower("prefetch", "prefetchu", "griddepcontrol", "nanosleep", "pmevent")
+    @lower("prefetch", "prefetchu", "griddepcontrol", "pmevent")
     def op_prefetch(self, inst):
         pass
 

@@ -49,9 +49,22 @@ class CostProfile:
         hi = np.clip(end, self.edges[:-1], self.edges[1:])
         return (hi - lo).astype(float)
 
+    def overlaps(self, firsts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """``overlap`` of many ranges at once: chunks x bins (one numpy call for a fit's
+        hundreds of chunks, not one each)."""
+        lo = np.clip(np.asarray(firsts)[:, None], self.edges[:-1], self.edges[1:])
+        hi = np.clip(np.asarray(ends)[:, None], self.edges[:-1], self.edges[1:])
+        return (hi - lo).astype(float)
+
     def cost(self, first: int, end: int) -> float:
         """The cost of blocks [first, end), in block-equivalents."""
         return float(self.overlap(first, end) @ self.weights)
+
+    def costs(self, chunks) -> np.ndarray:
+        """The cost of each chunk's blocks (anything with ``first`` and ``end``)."""
+        if not chunks:
+            return np.zeros(0)
+        return self.overlaps([c.first for c in chunks], [c.end for c in chunks]) @ self.weights
 
     def total(self) -> float:
         return float(self.sizes @ self.weights)
@@ -104,6 +117,7 @@ class _Kernel:
     profile: CostProfile = None
     speeds: dict = field(default_factory=dict)       # worker -> block-equivalents/s per lane
     stale: bool = False
+    covered: dict = field(default_factory=dict)      # launch id -> blocks its chunks ran
     judged: str = None       # the newest launch judged whole (see ``ProfileModel``)
     disagreed: str = None    # the last launch judged that the fit missed
     uneven: bool = False     # the profile kept is not flat (``_prefer_uniform``)
@@ -142,12 +156,21 @@ class ProfileModel:
         if k is None:
             k = self._kernels[(kernel, nblocks)] = _Kernel(nblocks)
         if launch not in k.launches:
+            if k.launches and k.covered.get(k.launches[-1], 0) < nblocks:
+                k.stale = True      # the launch before never covered the grid: fit what came
             k.launches.append(launch)
             if len(k.launches) > self.history:
                 old = k.launches.pop(0)
                 k.chunks = deque((c for c in k.chunks if c.launch != old), maxlen=512)
+                k.covered.pop(old, None)
         k.chunks.append(_Chunk(launch, int(first), int(end), worker, float(seconds)))
-        k.stale = True
+        # Refit when a launch's chunks have covered the grid, not at every chunk: a fit
+        # costs milliseconds, a launch on 32 workers brings dozens of chunks, and a part of
+        # a launch says little a plan could use (profiles wait for whole launches anyway).
+        before = k.covered.get(launch, 0)
+        k.covered[launch] = before + int(end) - int(first)
+        if before < nblocks <= k.covered[launch]:
+            k.stale = True
 
     def profile(self, kernel: str, nblocks: int):
         """The fitted CostProfile, or None until ``min_launches`` launches of that grid size
@@ -181,8 +204,8 @@ class ProfileModel:
             return None
         age = {launch: len(k.launches) - 1 - i for i, launch in enumerate(k.launches)}
         weight = np.array([self.decay ** age.get(c.launch, len(k.launches)) for c in chunks])
-        misfit = np.array([abs(np.log(max(profile.cost(c.first, c.end), 1e-12)
-                                      / speeds[c.worker] / c.seconds)) for c in chunks])
+        rate = np.array([speeds[c.worker] * c.seconds for c in chunks])
+        misfit = np.abs(np.log(np.maximum(profile.costs(chunks), 1e-12) / rate))
         order = np.argsort(misfit)
         cumulative = np.cumsum(weight[order])
         return float(misfit[order][np.searchsorted(cumulative, cumulative[-1] / 2)])
@@ -268,16 +291,24 @@ def _share_deviations(chunks, profile: CostProfile) -> np.ndarray:
     """Per chunk, |log(cost / seconds)| about its (worker, launch) share's median: how well
     ``profile`` explains the chunk's time relative to the others of its share, whatever
     speed the worker ran that launch at. NaN for a chunk alone in its share."""
-    logs = np.array([np.log(max(profile.cost(c.first, c.end), 1e-12) / c.seconds)
-                     for c in chunks])
+    seconds = np.array([c.seconds for c in chunks])
+    logs = np.log(np.maximum(profile.costs(chunks), 1e-12) / seconds)
     shares: dict = {}
     for i, c in enumerate(chunks):
         shares.setdefault((c.worker, c.launch), []).append(i)
     out = np.full(len(chunks), np.nan)
     for members in shares.values():
         if len(members) > 1:
-            out[members] = np.abs(logs[members] - np.median(logs[members]))
+            mine = logs[members]
+            out[members] = np.abs(mine - _median(mine))
     return out
+
+
+def _median(values: np.ndarray) -> float:
+    """np.median of a few values, without its overhead (a fit takes hundreds of shares)."""
+    ordered = sorted(values.tolist())
+    n = len(ordered)
+    return ordered[n // 2] if n % 2 else 0.5 * (ordered[n // 2 - 1] + ordered[n // 2])
 
 
 def _shape_misfits(chunks, uniform: CostProfile, learned: CostProfile, cap: float = 0.5):
@@ -301,8 +332,9 @@ def _misfit(chunks, profile: CostProfile, speeds: dict) -> float:
     chunks = [c for c in chunks if c.worker in speeds]
     if not chunks:
         return 0.0
-    errors = [abs(profile.cost(c.first, c.end) / speeds[c.worker] - c.seconds) for c in chunks]
-    return sum(errors) / sum(c.seconds for c in chunks)
+    seconds = np.array([c.seconds for c in chunks])
+    predicted = profile.costs(chunks) / np.array([speeds[c.worker] for c in chunks])
+    return float(np.abs(predicted - seconds).sum() / seconds.sum())
 
 
 def fit(chunks: list, nblocks: int, launches: list, decay: float, smoothness: float,
@@ -321,7 +353,7 @@ def fit(chunks: list, nblocks: int, launches: list, decay: float, smoothness: fl
         profile.weights = start.weights.copy()
     age = {launch: len(launches) - 1 - i for i, launch in enumerate(launches)}
     weight = np.array([decay ** age.get(c.launch, len(launches)) for c in chunks])
-    overlap = np.array([profile.overlap(c.first, c.end) for c in chunks])   # chunks x bins
+    overlap = profile.overlaps([c.first for c in chunks], [c.end for c in chunks])
     log_t = np.log([c.seconds for c in chunks])
     workers = sorted({c.worker for c in chunks})
     index = np.array([workers.index(c.worker) for c in chunks])
@@ -377,7 +409,7 @@ class _LogFit:
                 # the step keeps the mean cost: sizes . step = 0
                 1e3 * np.concatenate([self.sizes / self.nblocks, np.zeros(nworkers)])[None]])
             rhs = -np.concatenate([root_w * self.residual(c, log_s), self.penalty @ c, [0.0]])
-            step, *_ = np.linalg.lstsq(rows, rhs, rcond=None)
+            step = _least_squares(rows, rhs)
             for damping in (1.0, 0.5, 0.25, 0.125, 0.0625):
                 trial_c = np.maximum(c + damping * step[:nbins], 1e-3)
                 trial_c *= self.nblocks / (self.sizes @ trial_c)
@@ -392,6 +424,22 @@ class _LogFit:
             if done:
                 break
         return c, log_s
+
+
+def _least_squares(rows: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """argmin |rows . x - rhs|, through the normal equations: rows has a few hundred rows
+    (chunks) and ~100 columns (bins, workers), and the smoothness penalty and the mean-cost
+    row keep it well conditioned, so a Cholesky solve of the small square system does what
+    an SVD (``lstsq``) does at a tenth of its time (the scheduler refits on its event loop:
+    at 32 workers, lstsq took 40% of the scheduler's CPU). Falls back to lstsq where the
+    system is singular (a worker whose chunks say nothing)."""
+    gram = rows.T @ rows
+    try:
+        factor = np.linalg.cholesky(gram + 1e-12 * np.trace(gram) * np.eye(len(gram)))
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(rows, rhs, rcond=None)[0]
+    y = np.linalg.solve(factor, rows.T @ rhs)
+    return np.linalg.solve(factor.T, y)
 
 
 def _worker_fit(cost, seconds, weight, index, nworkers) -> np.ndarray:

@@ -221,3 +221,41 @@ def test_a_profile_is_kept_where_most_chunks_lie_where_the_cost_barely_varies():
                     assert np.corrcoef(dense, true)[0, 1] > 0.9, (launch, learned.weights)
                 else:
                     assert np.allclose(learned.weights, 1.0), (launch, learned.weights)
+
+
+def test_a_launch_is_fitted_once_its_chunks_cover_the_grid(monkeypatch):
+    """The scheduler asks for the profile at every publish (5 times a second) while chunks
+    come in; a fit costs milliseconds, so it runs when a launch's chunks have covered the
+    grid (or a new launch begins after one that never did), not per chunk."""
+    from scheduler_plugins import profile as module
+    fits = []
+    real = module.fit
+    monkeypatch.setattr(module, "fit", lambda *a, **k: fits.append(1) or real(*a, **k))
+    model = ProfileModel()
+    workers = [f"w{i}" for i in range(32)]
+    for launch in range(4):
+        cuts = np.linspace(0, N, 65).round().astype(int)
+        for i, (a, b) in enumerate(zip(cuts, cuts[1:])):
+            model.observe("k", N, f"L{launch}", a, b, workers[i // 2], (b - a) * 1e-3)
+            model.profile("k", N)                    # as a publish does
+        assert len(fits) <= launch + 2, fits        # the first chunk, then once per launch
+    assert model.profile("k", N) is not None
+    model.observe("k", N, "L4", 0, 10, "w0", 0.01)  # part of a launch: no refit
+    model.profile("k", N)
+    n = len(fits)
+    model.observe("k", N, "L5", 0, 10, "w0", 0.01)  # L4 never covered the grid: fit it now
+    model.profile("k", N)
+    assert len(fits) == n + 1
+
+
+def test_the_normal_equations_solve_as_lstsq_does():
+    from scheduler_plugins.profile import _least_squares
+    rng = np.random.default_rng(3)
+    rows = rng.normal(size=(300, 96))
+    rhs = rng.normal(size=300)
+    np.testing.assert_allclose(_least_squares(rows, rhs),
+                               np.linalg.lstsq(rows, rhs, rcond=None)[0], rtol=1e-8, atol=1e-10)
+    singular = np.hstack([rows[:, :5], rows[:, :1]])      # two equal columns
+    np.testing.assert_allclose(singular @ _least_squares(singular, rhs),     # the same fit
+                               singular @ np.linalg.lstsq(singular, rhs, rcond=None)[0],
+                               atol=1e-6)

@@ -30,6 +30,14 @@ import tempfile
 import time
 
 PREFIX = "dptxe"                # names of everything made here start with it
+# What an idle Dask worker costs is its own node's business on real machines (2-3% of a
+# core here: 20-30 ms/s, most of it the statistical profiler sampling every 10 ms, the event
+# loop's 20 ms tick and the system monitor); 32 emulated nodes share 2 cores, so that upkeep
+# would be taken from the others' work. Emulated nodes run with the profiler off, a 1 s tick
+# and a 2 s system monitor (6-9 ms/s per idle worker).
+IDLE_UPKEEP = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
+               "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL": "2s",
+               "DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "1s"}
 START_TIMEOUT = 300             # seconds for the scheduler and all workers to come up
 
 
@@ -162,7 +170,7 @@ class EmulatedCluster:
         delay = (f"{self.delay_us:g} us one way" if self.netem else
                  "no added delay (this kernel has no netem)")
         return (f"{self.n} emulated nodes (a network namespace each), links {self.rate}, "
-                f"{delay}")
+                f"{delay}; workers' idle upkeep reduced (IDLE_UPKEEP)")
 
     # -- set-up ------------------------------------------------------------------------------
     def __enter__(self):
@@ -223,8 +231,8 @@ class EmulatedCluster:
         return proc
 
     def _env(self, extra=None) -> dict:
-        env = dict(os.environ, **(extra or {}))
-        env.setdefault("DASK_DISTRIBUTED__WORKER__DAEMON", "False")
+        env = dict(os.environ, **IDLE_UPKEEP)
+        env.update(extra or {})
         return env
 
     def _scheduler(self) -> None:
@@ -249,7 +257,7 @@ class EmulatedCluster:
             host = self.node_ips[i] if self.emulated else "127.0.0.1"
             cmd = [sys.executable, "-m", "dask", "worker", self.address, "--nthreads", "1",
                    "--no-nanny", "--preload", "dptx.worker", "--host", host, "--name",
-                   f"node-{i}", "--dashboard-address", ":0", "--memory-limit", "0"]
+                   f"node-{i}", "--no-dashboard", "--memory-limit", "0"]
             self._spawn(cmd, self._env(self.node_env[i]),
                         ns=self.namespaces[i] if self.emulated else None, name=f"node-{i}")
 

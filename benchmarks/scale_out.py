@@ -12,6 +12,7 @@ Workloads:
   jacobi      2-D 5-point Jacobi, 20 iterations, halos exchanged over the links, each block
               modelling its sweep at a node's memory bandwidth (the real stencil runs too)
   triangular  block b costs in proportion to b + 1/2 (mean 1 ms): balanced by the plugin
+  overhead    launches of empty blocks in 2 chunks per node: CPU per chunk, scheduler and workers
   metg        the smallest chunk duration at which efficiency is >= 50% (at 8 and 32 nodes)
   hetero      a quarter of the nodes 4 times faster (dptx.nanosleep-scale = 0.25 there)
 
@@ -104,6 +105,9 @@ class Workloads:
     def scheduler_cpu(self) -> float:
         return self.client.run_on_scheduler(process_cpu_seconds)
 
+    def workers_cpu(self) -> float:
+        return sum(self.client.run(process_cpu_seconds).values())
+
     def timed(self, launch, check, learn: int = LEARN, repeat: int = 2) -> dict:
         """Best of ``repeat`` runs of ``launch()`` + synchronize, after ``learn`` runs (the
         result checked after the first); the scheduler's CPU seconds per timed run beside
@@ -114,7 +118,7 @@ class Workloads:
             if k == 0:
                 check()
         best, chunks = math.inf, 0
-        cpu0 = self.scheduler_cpu()
+        cpu0, wcpu0 = self.scheduler_cpu(), self.workers_cpu()
         for _ in range(repeat):
             t0 = time.perf_counter()
             handles = launch()
@@ -122,9 +126,11 @@ class Workloads:
             best = min(best, time.perf_counter() - t0)
             chunks = sum(len(h.futures) for h in handles)
         sched = (self.scheduler_cpu() - cpu0) / repeat
-        return {"seconds": best, "scheduler_cpu": sched, "tasks": chunks}
+        workers = (self.workers_cpu() - wcpu0) / repeat
+        return {"seconds": best, "scheduler_cpu": sched, "workers_cpu": workers,
+                "tasks": chunks}
 
-    def uniform(self, blocks=None, ns=None) -> dict:
+    def uniform(self, blocks=None, ns=None, repeat: int = 2) -> dict:
         blocks = blocks or self.opts.uniform_blocks
         ns = UNIFORM_NS if ns is None else ns
         out = dptx.zeros(blocks * THREADS, np.float32)
@@ -133,7 +139,8 @@ class Workloads:
         def check():
             assert np.array_equal(out.get(), want), "uniform: a wrong result"
         return self.timed(lambda: [self.k["uniform"]((blocks,), (THREADS,),
-                                                     (out, np.uint64(ns)))], check)
+                                                     (out, np.uint64(ns)))], check,
+                          repeat=repeat)
 
     def triangular(self) -> dict:
         blocks = self.opts.triangle_blocks
@@ -167,6 +174,12 @@ class Workloads:
             got = (u if iters % 2 == 0 else v).get()
             assert np.array_equal(got, want), "jacobi: a wrong result"
         return self.timed(sweeps, check, learn=1)
+
+    def overhead(self) -> dict:
+        """A launch of empty blocks cut into 2 chunks per node: what a chunk costs the
+        scheduler and the workers in CPU, and the launch's time."""
+        with dask.config.set({"dptx.chunks": 2 * self.n}):
+            return self.uniform(blocks=64 * self.n, ns=0, repeat=10)
 
     def metg(self) -> list:
         """(blocks per node, seconds, tasks) for launches of n * b blocks of METG_BLOCK_NS."""
@@ -237,6 +250,12 @@ def run_on(n: int, opts, client, calibration, results: dict) -> None:
                 results.setdefault(name, {})[n] = r = getattr(w, name)()
                 print(f"  {name:<11} {n:>3} nodes: {r['seconds']:8.3f} s, {r['tasks']:>5} "
                       f"tasks, scheduler CPU {r['scheduler_cpu']:.3f} s/run", flush=True)
+            elif name == "overhead":
+                results.setdefault(name, {})[n] = r = w.overhead()
+                print(f"  overhead    {n:>3} nodes: {r['seconds'] * 1e3:7.1f} ms a launch of "
+                      f"{r['tasks']} chunks; CPU per chunk: scheduler "
+                      f"{r['scheduler_cpu'] / r['tasks'] * 1e3:.2f} ms, workers "
+                      f"{r['workers_cpu'] / r['tasks'] * 1e3:.2f} ms", flush=True)
             elif name == "metg" and (n in (8, 32) or n == max(opts.nodes)):
                 results.setdefault("metg", {})[n] = rows = w.metg()
                 m, _ = metg_of(rows, calibration["metg_block"], n)
@@ -292,6 +311,12 @@ def report(opts, results, calibration, described: str) -> None:
     for w in names:
         print(f"  {w:<11}" + " ".join(f"{n}:{results[w][n]['scheduler_cpu']:.3f}"
                                       for n in sorted(results[w])))
+    if "overhead" in results:
+        print("per-chunk overhead (launches of empty blocks, 2 chunks per node, best of 10):")
+        for n, r in sorted(results["overhead"].items()):
+            print(f"{n:>6} nodes: {r['seconds'] * 1e3:7.1f} ms a launch, CPU per chunk: "
+                  f"scheduler {r['scheduler_cpu'] / r['tasks'] * 1e3:.2f} ms, workers "
+                  f"{r['workers_cpu'] / r['tasks'] * 1e3:.2f} ms")
     if "metg" in results:
         print(f"METG (a chunk's mean duration where efficiency reaches 50%; blocks of "
               f"{METG_BLOCK_NS / 1e3:.0f} us modelled, {calibration['metg_block'] * 1e3:.3f} ms "
@@ -355,7 +380,7 @@ def parse(argv=None):
     p.add_argument("--rate", default="10gbit", help="each link's rate (tc tbf; default 10gbit)")
     p.add_argument("--delay-us", type=float, default=50.0,
                    help="one-way delay per link, where the kernel has netem (default 50)")
-    p.add_argument("--workloads", default="uniform,jacobi,triangular,metg,hetero",
+    p.add_argument("--workloads", default="uniform,jacobi,triangular,overhead,metg,hetero",
                    type=lambda s: [w for w in s.split(",") if w])
     p.add_argument("--plot", default="scale_out.png", help="the PNG written (default "
                    "scale_out.png)")
@@ -371,7 +396,7 @@ def parse(argv=None):
     p.add_argument("--jacobi-bandwidth", type=float, default=10e9,
                    help="a node's memory bandwidth the Jacobi blocks model, bytes/s (10e9)")
     opts = p.parse_args(argv)
-    known = {"uniform", "jacobi", "triangular", "metg", "hetero"}
+    known = {"uniform", "jacobi", "triangular", "overhead", "metg", "hetero"}
     if set(opts.workloads) - known:
         p.error(f"unknown workloads {sorted(set(opts.workloads) - known)}; known: {sorted(known)}")
     opts.uniform_blocks = 256 if opts.quick else UNIFORM_BLOCKS

@@ -431,19 +431,32 @@ def run_chunk(chunk: ChunkPlan, *inputs):
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
+REPORT = "dptx-chunk"     # the task metadata entry (and event topic) of a chunk's kernel time
+
+
 def _report(kernel_seconds: float, sample: bool) -> None:
     """Tell the scheduler plugin how long the kernels of this chunk ran: it learns each
     worker's speed from that alone, not from the task's whole time, which also counts JIT
     compiles and the copies that build windows (first-touch page faults can make those cost
     more than the kernel, and would make a worker that just received data look slow).
-    ``sample`` False: the time is not the worker's speed (see ``_run_step``)."""
+    ``sample`` False: the time is not the worker's speed (see ``_run_step``).
+
+    The figures ride in the task's metadata, which Dask sends with the task-finished
+    message (the plugin's ``transition`` reads it): no message of their own (an event per
+    chunk was a second message per chunk for the scheduler to take in; 32 workers send many).
+    """
     try:
         from distributed import get_worker
         from distributed.worker import thread_state
-        get_worker().log_event("dptx-chunk", {"key": str(thread_state.key),
-                                              "seconds": kernel_seconds, "sample": sample})
+        worker, key = get_worker(), thread_state.key
     except Exception:  # not on a Dask worker (a direct call): nothing to report
-        pass
+        return
+    figures = {"seconds": kernel_seconds, "sample": sample}
+    ts = worker.state.tasks.get(key)
+    if ts is not None:
+        ts.metadata[REPORT] = figures
+    else:       # (a task the worker's state does not know: say it the older way)
+        worker.log_event(REPORT, {"key": str(key), **figures})
 
 
 _NUMPY_TYPES = {

@@ -28,6 +28,7 @@ from .spans import install as install_span_bounds, prune as prune_spans
 logger = logging.getLogger("scheduler_plugins.dptx")
 
 CHUNK_PREFIX = "dptx-chunk-"
+CHUNK_REPORT = "dptx-chunk"    # a chunk's kernel time, in its task metadata (graphs.tasks.REPORT)
 OWN_PREFIXES = (CHUNK_PREFIX, "dptx-batch-")
 MODEL_TOPIC = "dptx-model"
 PUBLISH_SECONDS = 0.2
@@ -314,12 +315,13 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         if "kernel" not in info:
             # a fused chunk of several kernels (or a batch): their time together
             if "steps" in info:
-                self._learn_fused(info["steps"], worker, k, kwargs.get("startstops", ()))
+                self._learn_fused(info["steps"], worker, k, kwargs.get("startstops", ()),
+                                  kwargs.get("metadata"))
             else:
                 self.kernel_seconds.pop(k, None)
             return
         self._register(info["kernel"], info.get("title"))
-        self._learn(info, worker, k, kwargs.get("startstops", ()))
+        self._learn(info, worker, k, kwargs.get("startstops", ()), kwargs.get("metadata"))
         self._changed.add(info["kernel"])
         launch = self.launches.get(info["launch"])
         if launch is None and "nblocks" in info:
@@ -337,22 +339,26 @@ class DptxSchedulerPlugin(SchedulerPlugin):
                 self.overheads.finish(info["launch"])
         self.rebalance(info["launch"], worker)
 
-    def _chunk_seconds(self, key: str, computes: list) -> tuple:
+    def _chunk_seconds(self, key: str, computes: list, metadata=None) -> tuple:
         """(seconds the chunk's kernels ran, whether that is a sample of the worker's speed
         rather than a first run or a trial, whether the worker reported it): the worker's
-        report, or else the task's compute time (an older worker)."""
+        report (in the task's metadata, or as an event from an older worker), or else the
+        task's compute time."""
         reported = self.kernel_seconds.pop(key, None)
+        figures = (metadata or {}).get(CHUNK_REPORT)
+        if isinstance(figures, dict):
+            reported = (float(figures.get("seconds", 0.0)), bool(figures.get("sample", True)))
         if reported is None:
             return sum(s["stop"] - s["start"] for s in computes), True, False
         return reported[0], reported[1], True
 
-    def _learn_fused(self, steps, worker: str, key: str, startstops) -> None:
+    def _learn_fused(self, steps, worker: str, key: str, startstops, metadata=None) -> None:
         """A fused chunk of several kernels: its time shared out by what the model expects
         of each on this worker, so a worker that has become slower (or faster) is seen in
         every kernel's speed while launches keep running fused; by blocks while some kernel
         has no speed there yet (what the split needs is how the workers compare)."""
         computes = [s for s in startstops if s.get("action") == "compute"]
-        seconds, sample, _ = self._chunk_seconds(key, computes)
+        seconds, sample, _ = self._chunk_seconds(key, computes, metadata)
         blocks: dict = {}
         for kernel, count, *title in steps:
             blocks[kernel] = blocks.get(kernel, 0) + int(count)
@@ -378,11 +384,11 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         self.fused_samples += 1
         self._changed.update(blocks)
 
-    def _learn(self, info: dict, worker: str, key: str, startstops) -> None:
+    def _learn(self, info: dict, worker: str, key: str, startstops, metadata=None) -> None:
         """A finished chunk's times into the models: blocks/s, the cost along the grid, the
         overhead per chunk."""
         computes = [s for s in startstops if s.get("action") == "compute"]
-        seconds, sample, reported = self._chunk_seconds(key, computes)
+        seconds, sample, reported = self._chunk_seconds(key, computes, metadata)
         if not sample:          # a first run or a trial: not this worker's speed
             return
         ws = self.scheduler.workers.get(worker)

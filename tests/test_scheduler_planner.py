@@ -254,9 +254,12 @@ def test_rebalance_leaves_alone_what_it_should():
     assert plugin.rebalance("L3", A) == 0             # GPU chunks never go to a CPU-only worker
 
 
-def test_first_runs_and_trials_do_not_set_the_speed():
+@pytest.mark.parametrize("way", ["metadata", "event"])
+def test_first_runs_and_trials_do_not_set_the_speed(way):
     """A chunk time the worker flags as no sample (a kernel's first run there, or the CPU
-    executor's trial of both forms) counts its blocks as done but teaches no model."""
+    executor's trial of both forms) counts its blocks as done but teaches no model. Workers
+    put the time in the task's metadata (sent with its finished message); older ones sent
+    an event."""
     worker = FakeWorker(A)
     plugin = make_plugin([worker])
     plugin.scheduler.tasks = {}
@@ -266,9 +269,12 @@ def test_first_runs_and_trials_do_not_set_the_speed():
         ts.annotations["dptx"].update(first=100 * i, end=100 * i + 100, nblocks=200)
         ts.nbytes = 0
         plugin.scheduler.tasks[key] = ts
-        plugin.log_event("dptx-chunk", {"key": key, "seconds": seconds, "sample": sample})
+        figures = {"seconds": seconds, "sample": sample}
+        if way == "event":
+            plugin.log_event("dptx-chunk", {"key": key, **figures})
         plugin.transition(key, "processing", "memory", worker=A,
-                          startstops=[{"action": "compute", "start": 0.0, "stop": seconds}])
+                          startstops=[{"action": "compute", "start": 0.0, "stop": 1.0}],
+                          metadata={"dptx-chunk": figures} if way == "metadata" else {})
         if i == 0:
             assert plugin.model.rate("k", A) is None
     assert plugin.model.rate("k", A) == pytest.approx(1000.0)     # 100 blocks in 0.1 s

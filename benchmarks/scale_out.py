@@ -89,8 +89,9 @@ THREADS = 64
 JACOBI_BLOCK = (32, 8)
 METG_BLOCK_NS = 250_000                 # an OS sleep: the core stays free
 METG_BLOCKS_PER_NODE = (1, 2, 4, 8, 16, 32, 64, 128)
+METG_STEPS = 8                          # launches back to back per measurement
 HETERO_FAST, HETERO_SPEED = 4, 4.0      # every 4th node runs 4 times faster
-LEARN = 3                               # launches the plugin learns from before timing
+LEARN = 5                               # launches the plugin learns from before timing
 
 
 class Workloads:
@@ -182,11 +183,25 @@ class Workloads:
             return self.uniform(blocks=64 * self.n, ns=0, repeat=10)
 
     def metg(self) -> list:
-        """(blocks per node, seconds, tasks) for launches of n * b blocks of METG_BLOCK_NS."""
+        """(blocks per node, seconds, tasks, scheduler CPU) per launch, for launches of
+        n * b blocks of METG_BLOCK_NS, METG_STEPS of them back to back and one
+        synchronization (as Task Bench runs time steps: a program's launch stream, not a
+        round trip per launch)."""
         rows = []
         for b in METG_BLOCKS_PER_NODE:
-            r = self.uniform(blocks=self.n * b, ns=METG_BLOCK_NS)
-            rows.append((b, r["seconds"], r["tasks"], r["scheduler_cpu"]))
+            blocks = self.n * b
+            out = dptx.zeros(blocks * THREADS, np.float32)
+            want = 0.5 * np.arange(blocks * THREADS, dtype=np.float32) + np.float32(1)
+
+            def steps():
+                return [self.k["uniform"]((blocks,), (THREADS,), (out, np.uint64(METG_BLOCK_NS)))
+                        for _ in range(METG_STEPS)]
+
+            def check():
+                assert np.array_equal(out.get(), want), "metg: a wrong result"
+            r = self.timed(steps, check)
+            rows.append((b, r["seconds"] / METG_STEPS, r["tasks"] / METG_STEPS,
+                         r["scheduler_cpu"] / METG_STEPS))
         return rows
 
 
@@ -224,21 +239,24 @@ def calibrate(opts) -> dict:
 
 
 def metg_of(rows, block_seconds, n) -> tuple:
-    """(METG in seconds or None, [(granularity, efficiency)]): a chunk's mean duration
-    (modelled work / tasks) against efficiency (ideal time / measured), and the smallest
-    granularity at which the efficiency reaches 50%, interpolated on a log scale."""
+    """(METG in seconds or None, [(granularity, efficiency)] in the order of the rows, by
+    growing work per launch). Granularity: a task's mean duration (the modelled work of a
+    launch / its tasks); efficiency: the ideal time / the measured one. METG: where the
+    efficiency reaches 50% for good (from that size of launch on, every larger one is at
+    least 50% efficient), interpolated on a log scale from the size before."""
     points = []
     for b, seconds, tasks, _ in rows:
         work = n * b * block_seconds
         points.append((work / max(tasks, 1), min(1.0, b * block_seconds / seconds)))
-    points.sort()
-    for (g0, e0), (g1, e1) in zip(points, points[1:]):
-        if e0 < 0.5 <= e1:
-            f = (0.5 - e0) / (e1 - e0)
-            return math.exp(math.log(g0) + f * (math.log(g1) - math.log(g0))), points
-    if points and points[0][1] >= 0.5:
+    first = next((i for i in range(len(points)) if all(e >= 0.5 for _, e in points[i:])),
+                 None)
+    if first is None:
+        return None, points
+    if first == 0:
         return points[0][0], points          # (at most this: the smallest measured)
-    return None, points
+    (g0, e0), (g1, e1) = points[first - 1], points[first]
+    f = (0.5 - e0) / (e1 - e0)
+    return math.exp(math.log(g0) + f * (math.log(g1) - math.log(g0))), points
 
 
 def run_on(n: int, opts, client, calibration, results: dict) -> None:
@@ -324,8 +342,9 @@ def report(opts, results, calibration, described: str) -> None:
         for n, rows in sorted(results["metg"].items()):
             m, points = metg_of(rows, calibration["metg_block"], n)
             print(f"{n:>6} nodes: METG " + (f"{m * 1e3:.2f} ms" if m else "not reached") +
-                  "   (granularity ms: efficiency) " +
-                  ", ".join(f"{g * 1e3:.2f}: {e:.0%}" for g, e in points))
+                  "   (blocks per node: task ms, efficiency) " +
+                  ", ".join(f"{row[0]}: {g * 1e3:.2f} {e:.0%}"
+                            for row, (g, e) in zip(rows, points)))
     if "hetero" in results:
         h = results["hetero"]
         n = h["n"]

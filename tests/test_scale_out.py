@@ -104,3 +104,9 @@ def test_metg_is_read_where_efficiency_crosses_half(emulation):
     assert [round(e, 2) for _, e in points] == [0.25, 0.40, 0.60, 0.90]
     # between the 40% and 60% points, halfway on a log scale
     assert np.isclose(metg, np.sqrt(grains[1] * grains[2]))
+    # a dip below 50% after a point above it: METG is where it stays above
+    rows[0] = (1, 1 * block / 0.55, 8, 0.0)
+    metg, _ = scale_out.metg_of(rows, block, 8)
+    assert np.isclose(metg, np.sqrt(grains[1] * grains[2]))
+    rows[-1] = (8, 8 * block / 0.3, 8, 0.0)             # never for good
+    assert scale_out.metg_of(rows, block, 8)[0] is None

@@ -32,6 +32,8 @@ LARGE_IMBALANCE = 1.5      # a makespan this much over the balanced one moves at
 MOVE_MARGIN = 2.0          # the gain must beat the cost of moving by this factor
 PERSIST = 3                # model updates in a row that must find the imbalance to move
 SMALL_BYTES = 1 << 20      # a launch touching less than this may run away from its data
+DISPATCH_SECONDS = 0.001   # the scheduler's time per chunk it hands out (0.8-1.9 ms measured
+                           # on 1-32 emulated nodes: benchmarks/scale_out.py's overhead line)
 
 
 @dataclass
@@ -145,9 +147,8 @@ class LaunchPlanner:
         tuning = {} if split == "even" else self.model.tuning(kernel, nblocks)
         near, share = holder(maps, by_address)
         small = sum(p.nbytes for p in maps) <= SMALL_BYTES
-        min_seconds = tuning.get(near, Tuning()).min_chunk_seconds
-        if nblocks == 1 or (is_measured and nblocks / throughput[near] < min_seconds
-                            and (small or share >= 0.9)):
+        if nblocks == 1 or (is_measured and (small or share >= 0.9) and
+                            self._sooner_alone(nblocks, throughput, near, tuning, maps, share)):
             # too little work to split, and the data is in one place: run there
             return [self._chunk(0, nblocks, near, by_address)]
 
@@ -181,6 +182,23 @@ class LaunchPlanner:
         chunks = split_shares(order, counts, rates, is_measured, unit,
                               learned.profile if learned is not None else None, tuning)
         return [self._chunk(c.first, c.end, c.worker, by_address) for c in chunks]
+
+    def _sooner_alone(self, nblocks: int, throughput: dict, near: str, tuning: dict,
+                      maps: list, share: float) -> bool:
+        """Whether the worker that holds the data finishes the launch before all the workers
+        would: alone it pays one chunk's overhead; split, each worker pays one, the scheduler
+        hands out a chunk per worker one after another (DISPATCH_SECONDS each), and the
+        others' shares of the data held by ``near`` travel. (A launch used to run alone
+        whenever its work was under 20 overheads: on 32 workers, a launch of 170 ms of work
+        ran 170 ms on one worker rather than about 10 ms on all.)"""
+        overhead = tuning.get(near, Tuning()).overhead
+        alone = nblocks / throughput[near] + overhead
+        total = sum(throughput.values())
+        others = 1.0 - throughput[near] / total
+        moved = share * sum(p.nbytes for p in maps) * others / self.bandwidth
+        split = (nblocks / total + max(t.overhead for t in tuning.values()) if tuning else
+                 nblocks / total + overhead) + DISPATCH_SECONDS * len(throughput) + moved
+        return alone <= split
 
     def _keep_or_move(self, previous: Shares, bounds: list, order: list, throughput: dict,
                       nblocks: int, maps: list, grid: tuple, cost=lambda a, b: b - a) -> list:

@@ -196,3 +196,22 @@ def test_a_published_delta_replaces_only_the_kernels_it_names():
     assert got["overheads"] == {"b": {"w1": 0.002}}
     assert set(got["workers"]) == {"w1", "w2"} and got["host_replicas"] is True
     assert whole["rates"]["b"] == {"w1": [5.0, 1]}       # the old snapshot is not changed
+
+
+def test_a_launch_runs_alone_only_where_that_finishes_sooner():
+    """A launch whose data is all on one worker runs there alone when splitting it would
+    not finish sooner (the overheads of more chunks and the scheduler's handing out); with
+    enough work per worker, all the workers share it (before: alone whenever the work was
+    under 20 chunk overheads, 170 ms of work on one of 32 workers)."""
+    from graphs.plan import LaunchPlanner
+    from scheduler_plugins.planner import Tuning
+    planner = LaunchPlanner(model=None)
+    workers = [f"w{i}" for i in range(32)]
+    throughput = {w: 1000.0 for w in workers}                   # blocks per second each
+    tuning = {w: Tuning(0.005) for w in workers}                 # 5 ms a chunk
+    assert planner._sooner_alone(5, throughput, "w0", tuning, [], 1.0)           # 5 ms
+    assert not planner._sooner_alone(170, throughput, "w0", tuning, [], 1.0)     # 170 ms
+    # where the data is large and all on w0, moving 31/32 of it counts against splitting
+    class Map:
+        nbytes = 400 << 20
+    assert planner._sooner_alone(170, throughput, "w0", tuning, [Map()], 1.0)

@@ -62,11 +62,16 @@ __device__ void model(unsigned long long ns) {
             ns -= step;
         }
 }
-extern "C" __global__ void uniform(float* out, unsigned long long ns) {
+__device__ void fill(float* out, unsigned long long ns) {
     model(ns);
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     out[i] = 0.5f * i + 1.0f;
 }
+extern "C" __global__ void uniform(float* out, unsigned long long ns) { fill(out, ns); }
+// the overhead and METG sweeps have kernels of their own: the plugin learns a speed per
+// kernel, and blocks of another cost under the same name would teach it wrong ones
+extern "C" __global__ void empty(float* out, unsigned long long ns) { fill(out, ns); }
+extern "C" __global__ void step(float* out, unsigned long long ns) { fill(out, ns); }
 extern "C" __global__ void triangular(float* out, unsigned long long mean_ns) {
     // block b costs mean * (2b + 1) / nblocks: a triangle along the grid
     model(mean_ns * (2ull * blockIdx.x + 1) / gridDim.x);
@@ -101,7 +106,7 @@ class Workloads:
         self.n, self.opts, self.client = n, opts, client
         self.module = dptx.RawModule(SOURCE)
         self.k = {name: self.module.get_function(name) for name in
-                  ("uniform", "triangular", "jacobi")}
+                  ("uniform", "empty", "step", "triangular", "jacobi")}
 
     def scheduler_cpu(self) -> float:
         return self.client.run_on_scheduler(process_cpu_seconds)
@@ -131,7 +136,7 @@ class Workloads:
         return {"seconds": best, "scheduler_cpu": sched, "workers_cpu": workers,
                 "tasks": chunks}
 
-    def uniform(self, blocks=None, ns=None, repeat: int = 2) -> dict:
+    def uniform(self, blocks=None, ns=None, repeat: int = 2, kernel: str = "uniform") -> dict:
         blocks = blocks or self.opts.uniform_blocks
         ns = UNIFORM_NS if ns is None else ns
         out = dptx.zeros(blocks * THREADS, np.float32)
@@ -139,9 +144,8 @@ class Workloads:
 
         def check():
             assert np.array_equal(out.get(), want), "uniform: a wrong result"
-        return self.timed(lambda: [self.k["uniform"]((blocks,), (THREADS,),
-                                                     (out, np.uint64(ns)))], check,
-                          repeat=repeat)
+        return self.timed(lambda: [self.k[kernel]((blocks,), (THREADS,),
+                                                  (out, np.uint64(ns)))], check, repeat=repeat)
 
     def triangular(self) -> dict:
         blocks = self.opts.triangle_blocks
@@ -180,7 +184,7 @@ class Workloads:
         """A launch of empty blocks cut into 2 chunks per node: what a chunk costs the
         scheduler and the workers in CPU, and the launch's time."""
         with dask.config.set({"dptx.chunks": 2 * self.n}):
-            return self.uniform(blocks=64 * self.n, ns=0, repeat=10)
+            return self.uniform(blocks=64 * self.n, ns=0, repeat=10, kernel="empty")
 
     def metg(self) -> list:
         """(blocks per node, seconds, tasks, scheduler CPU) per launch, for launches of
@@ -194,7 +198,7 @@ class Workloads:
             want = 0.5 * np.arange(blocks * THREADS, dtype=np.float32) + np.float32(1)
 
             def steps():
-                return [self.k["uniform"]((blocks,), (THREADS,), (out, np.uint64(METG_BLOCK_NS)))
+                return [self.k["step"]((blocks,), (THREADS,), (out, np.uint64(METG_BLOCK_NS)))
                         for _ in range(METG_STEPS)]
 
             def check():
@@ -267,7 +271,8 @@ def run_on(n: int, opts, client, calibration, results: dict) -> None:
             if name in ("uniform", "triangular", "jacobi"):
                 results.setdefault(name, {})[n] = r = getattr(w, name)()
                 print(f"  {name:<11} {n:>3} nodes: {r['seconds']:8.3f} s, {r['tasks']:>5} "
-                      f"tasks, scheduler CPU {r['scheduler_cpu']:.3f} s/run", flush=True)
+                      f"tasks, CPU s/run: scheduler {r['scheduler_cpu']:.3f}, workers "
+                      f"{r['workers_cpu']:.3f}", flush=True)
             elif name == "overhead":
                 results.setdefault(name, {})[n] = r = w.overhead()
                 print(f"  overhead    {n:>3} nodes: {r['seconds'] * 1e3:7.1f} ms a launch of "
@@ -325,9 +330,10 @@ def report(opts, results, calibration, described: str) -> None:
             ideal = calibration["triangle_total"] / n
             print(f"{n:>6} nodes: {r['seconds']:.3f} s, ideal {ideal:.3f} s: "
                   f"{r['seconds'] / ideal:.2f}x the ideal")
-    print("scheduler CPU seconds per run (its process, over the timed runs):")
+    print("CPU seconds per run, scheduler / all workers (their processes, over the timed runs):")
     for w in names:
-        print(f"  {w:<11}" + " ".join(f"{n}:{results[w][n]['scheduler_cpu']:.3f}"
+        print(f"  {w:<11}" + " ".join(f"{n}:{results[w][n]['scheduler_cpu']:.3f}/"
+                                      f"{results[w][n]['workers_cpu']:.3f}"
                                       for n in sorted(results[w])))
     if "overhead" in results:
         print("per-chunk overhead (launches of empty blocks, 2 chunks per node, best of 10):")
@@ -381,6 +387,9 @@ def plot(opts, results, path: str, described: str) -> None:
         ax.plot([n], [s], "s", ms=7, label=f"{label}: {s:g}x on {n}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
+    ax.set_xticks(opts.nodes, [str(n) for n in opts.nodes])
+    ticks = [t for t in (0.25, 0.5, 1, 2, 4, 8, 16, 32, 64) if t <= 2 * top]
+    ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
     ax.set_xlabel("nodes")
     ax.set_ylabel("speed-up over one node")
     ax.set_title("dptx scale-out (" + described.split(",")[0] + ")", fontsize=9)

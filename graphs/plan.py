@@ -196,8 +196,8 @@ class LaunchPlanner:
         total = sum(throughput.values())
         others = 1.0 - throughput[near] / total
         moved = share * sum(p.nbytes for p in maps) * others / self.bandwidth
-        split = (nblocks / total + max(t.overhead for t in tuning.values()) if tuning else
-                 nblocks / total + overhead) + DISPATCH_SECONDS * len(throughput) + moved
+        slowest = max((t.overhead for t in tuning.values()), default=overhead)
+        split = nblocks / total + slowest + DISPATCH_SECONDS * len(throughput) + moved
         return alone <= split
 
     def _keep_or_move(self, previous: Shares, bounds: list, order: list, throughput: dict,

@@ -414,7 +414,8 @@ def parse(argv=None):
                    "scale_out.png)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="a deployed cluster (dask scheduler --preload scheduler_plugins, "
-                        "workers --preload dptx.worker): the workloads on all its workers")
+                        "workers --preload dptx.worker): the workloads on 1, 2, 4... of its "
+                        "workers and on all of them")
     p.add_argument("--loopback", action="store_true", help="no namespaces, even as root")
     p.add_argument("--quick", action="store_true", help="smaller workloads (a smoke run)")
     p.add_argument("--cleanup", action="store_true",
@@ -441,11 +442,19 @@ def main(argv=None):
     calibration = calibrate(opts)
     results = {}
     if opts.scheduler:
+        # the same table on real machines: 1, 2, 4... of the cluster's workers, each size
+        # through the dptx.workers setting (launches and uploads go only there)
         with Client(opts.scheduler, set_as_default=False) as client:
-            n = len(client.scheduler_info(n_workers=-1)["workers"])
-            opts.nodes = [n]
-            run_on(n, opts, client, calibration, results)
-        described = f"a deployed cluster of {n} workers at {opts.scheduler}"
+            addresses = sorted(client.scheduler_info(n_workers=-1)["workers"])
+            opts.nodes = sorted({n for n in opts.nodes if n <= len(addresses)} |
+                                {len(addresses)})
+            for n in opts.nodes:
+                print(f"{n} of the {len(addresses)} workers at {opts.scheduler}", flush=True)
+                with dask.config.set({"dptx.workers": addresses[:n]}):
+                    run_on(n, opts, client, calibration, results)
+        described = f"N of the {len(addresses)} workers of the cluster at {opts.scheduler}"
+        if "hetero" in opts.workloads:
+            print("(hetero needs emulated nodes: a real cluster's speeds are its own)")
     else:
         described = ""
         for n in opts.nodes:

@@ -60,6 +60,9 @@ DEFAULTS = {
         # launches and synchronizes in a loop grows by about 7 KB per operation. The
         # dashboard's span views then cover this many. None: keep them all (Dask's way).
         "span-history": 100,
+        # The workers this client's launches and uploads use (addresses: a list, or one
+        # string separated by commas or spaces); None: every worker of the cluster.
+        "workers": None,
         # What the CPU executor multiplies every nanosleep's duration by, in this process
         # (a worker reads its own): kernels that model their compute with nanosleep then
         # run as on a node that much slower (0.25: a node 4 times faster). For emulated

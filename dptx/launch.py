@@ -8,6 +8,7 @@ once, and the call returns without waiting (stream order).
 """
 from __future__ import annotations
 
+import itertools
 import logging
 
 import numpy as np
@@ -47,11 +48,17 @@ logger = logging.getLogger("dptx.launch")
 
 
 def _fixed_chunks(nblocks: int) -> list:
-    """``dptx.chunks`` set: that many equal chunks, placed by Dask."""
+    """``dptx.chunks`` set: that many equal chunks, placed by Dask (round robin on the
+    workers ``dptx.workers`` names, where it is set)."""
     from graphs.launch import Chunk
     from scheduler_plugins.planner import split
     count = max(1, min(int(config.get("chunks")), nblocks))
-    return [Chunk(c.first, c.end) for c in split(None, 0, nblocks, count)]
+    pieces = split(None, 0, nblocks, count)
+    if config.get("workers") is None:
+        return [Chunk(c.first, c.end) for c in pieces]
+    workers = runtime.get_session().model.workers()
+    return [Chunk(c.first, c.end, w.address, "gpu" if w.device == "gpu" else "cpu")
+            for c, w in zip(pieces, itertools.cycle(workers))]
 
 
 class LaunchOp(Operation):

@@ -8,6 +8,9 @@ from __future__ import annotations
 import threading
 import time
 
+import dask.config
+
+from dptx.errors import DptxError
 from scheduler_plugins.planner import WorkerInfo
 
 MODEL_TOPIC = "dptx-model"
@@ -27,6 +30,22 @@ def _laid_over(snapshot: dict, delta: dict) -> dict:
         entries.update(delta.get(part, {}))
         out[part] = entries
     return out
+
+
+def allowed(workers: list) -> list:
+    """The workers the ``dptx.workers`` setting names (addresses), in order; all where it is
+    None. For a part of a cluster (benchmarks/scale_out.py's speed-up table on a deployed
+    cluster, a worker kept for other work): chunks and uploads go only there."""
+    names = dask.config.get("dptx.workers", None)
+    if names is None:
+        return workers
+    if isinstance(names, str):
+        names = [n for n in names.replace(",", " ").split() if n]
+    chosen = [w for w in workers if w.address in set(names)]
+    if not chosen:
+        raise DptxError(f"dptx.workers={list(names)!r} names none of the cluster's workers "
+                        f"({', '.join(w.address for w in workers) or 'none'})")
+    return chosen
 
 
 class ModelCopy:
@@ -92,11 +111,12 @@ class ModelCopy:
 
     # -- views ---------------------------------------------------------------------------------
     def workers(self) -> list:
-        """WorkerInfo of every worker that can run chunks, sorted by address."""
+        """WorkerInfo of every worker that can run chunks, sorted by address (those the
+        ``dptx.workers`` setting names, where it is set)."""
         snap = self.snapshot()
-        return [WorkerInfo(addr, int(w["nthreads"]), w["device"], int(w["gpus"]),
-                           int(w.get("memory", 0)))
-                for addr, w in sorted(snap["workers"].items())]
+        return allowed([WorkerInfo(addr, int(w["nthreads"]), w["device"], int(w["gpus"]),
+                                   int(w.get("memory", 0)))
+                        for addr, w in sorted(snap["workers"].items())])
 
     def profile(self, kernel: str, nblocks: int):
         """The ``scheduler_plugins.profile.Learned`` profile of the kernel at this grid size

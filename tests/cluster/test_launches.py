@@ -322,3 +322,26 @@ def test_a_dptx_array_given_to_the_in_process_launch_is_refused(client, saxpy):
     # the cluster launch takes it, as before
     saxpy((1,), (32,), (2.0, x, x, 10))
     assert np.array_equal(x.get(), np.full(10, 3, np.float32))
+
+
+@pytest.mark.client_side("which workers a client plans on is the client's choice")
+def test_the_workers_setting_keeps_launches_and_uploads_on_those_workers(client, chunks8,
+                                                                         saxpy):
+    """``dptx.workers`` names the workers this client uses (a part of a cluster: the
+    scale-out benchmark's table on a deployed cluster); a name that matches none is an error
+    that says which workers there are."""
+    one = sorted(client.scheduler_info()["workers"])[-1]
+    n = 20_000
+    with dask.config.set({"dptx.workers": [one]}):
+        x = dptx.asarray(np.ones(n, np.float32))
+        y = dptx.asarray(np.arange(n, dtype=np.float32))
+        saxpy(((n + 127) // 128,), (128,), (2.0, x, y, n))
+        np.testing.assert_array_equal(y.get(), np.arange(n, dtype=np.float32) + 2)
+        # (the scheduler may copy host uploads to a second worker: replicas, not placement)
+        assert {p.worker for p in x._buffer.pieces.pieces} == {one}
+        ran = {w for p in y._buffer.pieces.pieces for w in client.who_has([p.future])[p.future.key]}
+        assert ran == {one}, ran
+    with dask.config.set({"dptx.workers": "tcp://10.255.255.1:1"}):
+        with pytest.raises(dptx.DptxError, match=r"dptx.workers=.*names none of the "
+                                                 r"cluster's workers \(tcp://"):
+            dptx.asarray(np.ones(n, np.float32))

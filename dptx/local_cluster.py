@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 
 from . import config
@@ -158,7 +159,6 @@ def _worker_process_class():
 
 def _stop_before_kill(process) -> None:
     """SIGSTOP a still-running subprocess (SIGKILL, which follows, ends a stopped process)."""
-    import signal
     if process is not None and process.returncode is None:
         try:
             os.kill(process.pid, signal.SIGSTOP)

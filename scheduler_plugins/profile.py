@@ -45,12 +45,10 @@ class CostProfile:
 
     def overlap(self, first: int, end: int) -> np.ndarray:
         """Blocks of [first, end) in each bin."""
-        lo = np.clip(first, self.edges[:-1], self.edges[1:])
-        hi = np.clip(end, self.edges[:-1], self.edges[1:])
-        return (hi - lo).astype(float)
+        return self.overlaps([first], [end])[0]
 
-    def overlaps(self, firsts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-        """``overlap`` of many ranges at once: chunks x bins (one numpy call for a fit's
+    def overlaps(self, firsts, ends) -> np.ndarray:
+        """``overlap`` of many ranges at once: ranges x bins (one numpy call for a fit's
         hundreds of chunks, not one each)."""
         lo = np.clip(np.asarray(firsts)[:, None], self.edges[:-1], self.edges[1:])
         hi = np.clip(np.asarray(ends)[:, None], self.edges[:-1], self.edges[1:])

@@ -124,7 +124,7 @@ def test_a_warp_sleeps_once_for_its_shortest_delay(sleeps, mode):
 
 @pytest.mark.parametrize("scale", [4, 0.5, 0])
 def test_the_sleep_scale_multiplies_every_sleep(sleeps, scale):
-    t = 400_000
+    t = 1_000_000           # (the longest: a scaled-down sleep stays well apart from t)
     with dask.config.set({"dptx.nanosleep-scale": scale}):
         elapsed = slept(sleeps["timed"], t)
     assert (elapsed >= t * scale).all(), elapsed

@@ -57,8 +57,7 @@ def _fixed_chunks(nblocks: int) -> list:
     if config.get("workers") is None:
         return [Chunk(c.first, c.end) for c in pieces]
     workers = runtime.get_session().model.workers()
-    return [Chunk(c.first, c.end, w.address, "gpu" if w.device == "gpu" else "cpu")
-            for c, w in zip(pieces, itertools.cycle(workers))]
+    return [Chunk.on(c.first, c.end, w) for c, w in zip(pieces, itertools.cycle(workers))]
 
 
 class LaunchOp(Operation):

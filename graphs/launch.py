@@ -55,6 +55,11 @@ class Chunk:
     worker: str = None      # planned worker (a loose restriction), None: anywhere
     device: str = "cpu"
 
+    @classmethod
+    def on(cls, first: int, end: int, worker) -> "Chunk":
+        """Blocks [first, end) planned on ``worker`` (a WorkerInfo), run by its device."""
+        return cls(first, end, worker.address, "gpu" if worker.device == "gpu" else "cpu")
+
 
 @dataclass
 class Slot:

@@ -271,8 +271,7 @@ class LaunchPlanner:
 
     @staticmethod
     def _chunk(first: int, end: int, address: str, by_address: dict) -> Chunk:
-        w = by_address[address]
-        return Chunk(first, end, address, "gpu" if w.device == "gpu" else "cpu")
+        return Chunk.on(first, end, by_address[address])
 
 
 def blocks_changing_worker(workers_a, bounds_a, workers_b, bounds_b) -> int:

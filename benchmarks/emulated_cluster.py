@@ -18,6 +18,7 @@ shaping, and says so (``EmulatedCluster.emulated``, ``.why``).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import ipaddress
 import json
 import os
@@ -193,14 +194,19 @@ class EmulatedCluster:
         raise KeyboardInterrupt(f"signal {signum}")
 
     def _network(self) -> None:
-        net = free_subnet()
-        hosts = net.hosts()
-        self.host_ip = str(next(hosts))
-        self.bridge = f"{self.short}br"
-        _run("ip", "link", "add", self.bridge, "type", "bridge")
-        self.links.append(self.bridge)
-        _run("ip", "addr", "add", f"{self.host_ip}/{net.prefixlen}", "dev", self.bridge)
-        _run("ip", "link", "set", self.bridge, "up")
+        # two emulations starting at once (two benchmarks, or tests side by side) must not
+        # pick the same subnet: the choice holds a machine-wide lock until the bridge's
+        # address and route are in place, where the next chooser sees them
+        with open(os.path.join(tempfile.gettempdir(), f"{PREFIX}-subnet.lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            net = free_subnet()
+            hosts = net.hosts()
+            self.host_ip = str(next(hosts))
+            self.bridge = f"{self.short}br"
+            _run("ip", "link", "add", self.bridge, "type", "bridge")
+            self.links.append(self.bridge)
+            _run("ip", "addr", "add", f"{self.host_ip}/{net.prefixlen}", "dev", self.bridge)
+            _run("ip", "link", "set", self.bridge, "up")
         self.node_ips = []
         for i in range(self.n):
             ns, outer, inner = f"{self.tag}-{i}", f"{self.short}v{i}", f"{self.short}p{i}"

@@ -16,6 +16,8 @@ import dptx
 from dptx import cpu
 from dptx.cpu import executor
 
+pytestmark = pytest.mark.alone("bounds on the lengths of sleeps")
+
 ROOT = Path(__file__).resolve().parents[1]
 
 SLEEPS = r'''

@@ -15,6 +15,8 @@ import pytest
 import dptx
 from dptx import cpu
 
+pytestmark = pytest.mark.alone("time limits and Ctrl-C, bounded in seconds")
+
 SLOW = r'''extern "C" __global__ void slow(float* a, int iters) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     float x = a[i];

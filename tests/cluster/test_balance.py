@@ -12,6 +12,8 @@ from distributed import Client, LocalCluster
 import dptx
 from dptx.pinning import pin_process_to, start_busy_process
 
+pytestmark = pytest.mark.alone("pins workers to cores and times their speeds")
+
 POLY = r'''
 extern "C" __global__ void poly(float* y, int iters) {
     // the same work for every block: blocks per second is a fair speed measure

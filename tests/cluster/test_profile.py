@@ -41,6 +41,7 @@ def plugin_profile(client, kernel, nblocks):
     return client.run_on_scheduler(look)
 
 
+@pytest.mark.alone("splits by the chunks' measured times")
 @pytest.mark.cpu_workers("the stand-in GPU takes nearly the whole grid in one chunk per device "
                          "(a GPU's prior speed): too few chunk times along the grid to learn "
                          "a profile from")

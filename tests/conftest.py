@@ -1,6 +1,10 @@
 """Settings of the whole suite, made before any test (or cluster worker, which inherits the
 environment) compiles a kernel."""
+import contextlib
+import fcntl
 import os
+import shutil
+import tempfile
 
 # Every kernel's own form without LLVM's passes, cached on disk, never optimized in the
 # background (dptx/cpu/executor.py, tier_policy): compile time is most of a cold run (the
@@ -39,11 +43,6 @@ def every(request):
 # test holds a shared lock on a file of this run while it runs, an ``alone`` test an
 # exclusive one; a turnstile lock taken before either keeps the shared holders from starving
 # a waiting ``alone`` test (the other worker waits at the turnstile, not in a test).
-import fcntl       # noqa: E402
-import shutil      # noqa: E402
-import tempfile    # noqa: E402
-import contextlib  # noqa: E402
-
 LOCK_DIR_KEY = "dptx_test_lock_dir"
 
 

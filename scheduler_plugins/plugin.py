@@ -289,6 +289,8 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         change, the snapshot cost the event loop time in proportion to every kernel ever
         run: a long session's thousands of kernels made each launch slower.)"""
         if (self._full or self._changed) and self.scheduler is not None:
+            if self._a_subscriber_is_leaving():
+                return      # the next publish, once the scheduler has removed it, sends this
             changed, full = self._changed, self._full
             self._changed, self._full = set(), False
             self.scheduler.log_event(MODEL_TOPIC, self.model_snapshot(None if full else changed))
@@ -298,6 +300,19 @@ class DptxSchedulerPlugin(SchedulerPlugin):
             topic = topics.get(MODEL_TOPIC)
             if topic is not None and topic.events.maxlen != MODEL_EVENTS_KEPT:
                 topic.events = deque(topic.events, maxlen=MODEL_EVENTS_KEPT)
+
+    def _a_subscriber_is_leaving(self) -> bool:
+        """Whether a client subscribed to the model has closed its connection and the
+        scheduler has not removed it yet: an event sent to it now makes Dask log a CRITICAL
+        "Closed comm ... while trying to write" with the whole model (seen at the end of
+        scripts that close their own Client)."""
+        topics = getattr(getattr(self.scheduler, "_broker", None), "_topics", {})
+        topic = topics.get(MODEL_TOPIC)
+        for client in getattr(topic, "subscribers", ()):
+            comm = self.scheduler.client_comms.get(client)
+            if comm is not None and comm.comm is not None and comm.comm.closed():
+                return True
+        return False
 
     # -- learning ------------------------------------------------------------------------------
     @_contained

@@ -311,3 +311,28 @@ def test_a_fused_chunk_of_several_kernels_is_shared_out_by_the_expected_times():
     plugin.kernel_seconds["dptx-chunk-fused-L-2"] = (5.0, False)
     plugin.transition("dptx-chunk-fused-L-2", "processing", "memory", worker=A, startstops=())
     assert plugin.fused_samples == 2 and plugin.model.rate("kc", A) == pytest.approx(800)
+
+
+def test_no_model_is_sent_to_a_client_whose_connection_closed_until_it_is_removed():
+    """A client that closed its connection stays subscribed until the scheduler removes it;
+    an event sent in between makes Dask log a CRITICAL "Closed comm" with the whole model.
+    The plugin holds the publish, and sends it once the client is gone."""
+    from types import SimpleNamespace
+
+    from scheduler_plugins.plugin import MODEL_TOPIC
+    plugin = make_plugin([FakeWorker(A)])
+    sent = []
+    closed = SimpleNamespace(comm=SimpleNamespace(closed=lambda: True))
+    topic = SimpleNamespace(subscribers={"client-1"}, events=__import__("collections").deque())
+    plugin.scheduler.client_comms = {"client-1": closed}
+    plugin.scheduler._broker = SimpleNamespace(_topics={MODEL_TOPIC: topic})
+    plugin.scheduler.log_event = lambda name, msg: sent.append((name, msg))
+    plugin.model_snapshot = lambda kernels: {"kernels": sorted(kernels)}
+    plugin._full = False                        # (a delta, as once workers are known)
+    plugin._changed.add("k")
+    plugin.publish()
+    assert sent == [] and plugin._changed == {"k"}
+    topic.subscribers.clear()                   # the scheduler removed the client
+    del plugin.scheduler.client_comms["client-1"]
+    plugin.publish()
+    assert sent == [(MODEL_TOPIC, {"kernels": ["k"]})] and not plugin._changed

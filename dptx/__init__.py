@@ -89,7 +89,7 @@ from .numpy_names import names as _numpy_names  # noqa: E402
 _NUMPY_NAMES = _numpy_names()
 globals().update(_NUMPY_NAMES)
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402
 
 # The executors and the front-end as attributes of the package, imported on first use
 # (``import dptx; dptx.cpu.launch(...)``): dptx.cpu brings in LLVM, which a program that only

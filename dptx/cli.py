@@ -80,7 +80,7 @@ def versions() -> str:
     import llvmlite
     import numpy
     import distributed
-    from . import __version__
+    from ._version import __version__
     from .nvrtc import version as nvrtc_version
     from .gpu import toolchain
     ptxas = ", ".join(p.version_text for p in toolchain.installed()) or "none (pip install " \

@@ -16,7 +16,7 @@ import numpy as np
 from . import config, runtime
 from .demangle import name_in_source
 from .errors import FootprintViolation, LaunchError
-from .launch_config import check_arg_count, check_shape, convert_scalar
+from .device.launch_config import check_arg_count, check_shape, convert_scalar
 from .groups import BatchGroup, FusedGroup
 from .handle import LaunchHandle
 from .stream import Operation, Submitted, stream_for

@@ -245,7 +245,7 @@ class RawKernel:
 
     @max_dynamic_shared_size_bytes.setter
     def max_dynamic_shared_size_bytes(self, value: int) -> None:
-        from .launch_config import MAX_SHARED_BYTES
+        from .device.launch_config import MAX_SHARED_BYTES
         value = int(value)
         room = MAX_SHARED_BYTES - self.shared_size_bytes
         if not 0 <= value <= room:

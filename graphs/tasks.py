@@ -323,7 +323,7 @@ def _argument(kind: str, value, step: Step, views: list):
     slot, offset = value
     if not offset:
         return views[step.slots[slot]]
-    from dptx.pointer import Pointer
+    from dptx.device.pointer import Pointer
     return Pointer(views[step.slots[slot]], offset)
 
 
@@ -373,7 +373,7 @@ def run_chunk(chunk: ChunkPlan, *inputs):
     """Run the chunk's steps on this worker's CPU (or GPU) over the windows of
     ``chunk.slots``; returns the outputs described in the module docstring (one value, or a
     tuple when there are several). An error of a step carries ``dptx_step``, its index."""
-    from dptx.cpu.address_space import Window
+    from dptx.device.window import Window
 
     inputs = _arrays(chunk.views, inputs)
     datas, kept, views = [], {}, []

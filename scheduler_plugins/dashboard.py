@@ -153,28 +153,45 @@ def dptx_doc(scheduler, extra, doc):
     doc.template_variables.update(extra)
 
 
-def register_page() -> None:
-    """Add the page to the dashboard's applications. Effective when done before the scheduler
-    builds its dashboard, which is the case for ``--preload scheduler_plugins`` (preloads are
-    imported first), and then the page is in the "More" menu too."""
-    try:
-        from distributed.dashboard import scheduler as dashboard_scheduler
-    except ImportError:  # no bokeh
-        return
-    dashboard_scheduler.applications.setdefault(PAGE, dptx_doc)
+def _menu_entry() -> dict:
+    # as distributed.dashboard.scheduler.template_variables lists an "individual-" page
+    return {"url": PAGE.strip("/"), "name": "Dptx"}
+
+
+def _add_to_menus(app) -> None:
+    """List the page in the "More" menu of the dashboard already built: the menu is the
+    "plots" list its pages' template variables share (made once, when the scheduler built
+    its dashboard, from the applications registered then)."""
+    for tornado_app in getattr(app, "applications", ()):
+        for context in getattr(tornado_app, "_applications", {}).values():
+            bokeh_app = getattr(context, "application", context)     # (an ApplicationContext)
+            for handler in getattr(bokeh_app, "handlers", ()):
+                func = getattr(handler, "_func", None)
+                extra = (getattr(func, "args", ()) or (None, None))[-1]
+                plots = extra.get("plots") if isinstance(extra, dict) else None
+                if isinstance(plots, list) and _menu_entry() not in plots:
+                    plots.append(_menu_entry())
 
 
 def install(scheduler, plugin) -> None:
     """JSON route, and the Bokeh page if the dashboard was built without it (a plugin
     registered from a client after the scheduler started)."""
+    try:
+        from distributed.dashboard import scheduler as dashboard_scheduler
+    except ImportError:  # no bokeh: the JSON route only
+        dashboard_scheduler = None
+    if dashboard_scheduler is not None:
+        # for dashboards built later in this process (a scheduler started after this one)
+        dashboard_scheduler.applications.setdefault(PAGE, dptx_doc)
     app = getattr(scheduler, "http_application", None)
     if app is None:
         return
     app.add_handlers(r".*", [(API, StateHandler, {"scheduler": scheduler})])
     served = any(PAGE in getattr(a, "_applications", {}) for a in app.applications)
-    if served:
+    if served or dashboard_scheduler is None:
         return
     try:
+        _add_to_menus(app)
         from distributed.dashboard.core import BokehApplication
         from distributed.dashboard.scheduler import template_variables
         from tornado.ioloop import IOLoop

@@ -6,7 +6,7 @@ import pytest
 
 import dptx
 from dptx import cpu
-from dptx.cpu.address_space import Window
+from dptx.device.window import Window
 from dptx.errors import FootprintViolation
 
 SRC = r'''

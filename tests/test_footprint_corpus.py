@@ -19,7 +19,7 @@ import pytest
 
 import dptx
 from dptx import cpu
-from dptx.launch_config import convert_scalar
+from dptx.device.launch_config import convert_scalar
 from dptx.ptx.footprint import kernel_footprint
 from dptx.corpus import CASES, source
 
@@ -66,7 +66,7 @@ def _run(kernel, grid, block, args, buffers, b0, b1, shared_mem):
 def _run_in_windows(kernel, grid, block, args, footprint, sizes, b0, b1, shared_mem):
     """Run the range with every buffer given as the window the runtime would give a chunk:
     an access outside it raises FootprintViolation in the executor."""
-    from dptx.cpu.address_space import Window
+    from dptx.device.window import Window
     from graphs.launch import window_of
 
     def window(target, buf):

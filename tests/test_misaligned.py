@@ -213,7 +213,7 @@ extern "C" __global__ void copy(const float* a, float* out) {
 def test_a_pointer_parameter_off_its_alignment(mode):
     """A view 4 bytes into a buffer, given where a float4* is expected, is misaligned (the
     issue's *(float4*)(a + 1)); given to a float* it is not, and runs."""
-    from dptx.pointer import Pointer
+    from dptx.device.pointer import Pointer
     mod = dptx.RawModule(POINTERS)
     buf = np.arange(4 * 32 + 8, dtype=np.float32)
     out = np.zeros(32, np.float32)

@@ -147,22 +147,6 @@ def alignment(size) -> int:
 PRINTF_RECORD_BYTES = 8 + 8 + 256   # format address, argument count bytes, argument bytes
 
 
-@dataclass(frozen=True)
-class Window:
-    """Bytes [offset, offset + data.size) of a device buffer of ``nbytes`` bytes, given to a
-    launch in place of the whole buffer (a chunk's access footprint, DESIGN.md point 6).
-    Addresses keep their meaning (the buffer's base plus an offset into the whole buffer); an
-    access inside the buffer but outside the window raises ``FootprintViolation``."""
-    data: np.ndarray        # uint8, C-contiguous, writeable
-    offset: int
-    nbytes: int
-
-    def __post_init__(self):
-        if not (0 <= self.offset and self.offset + self.data.size <= self.nbytes):
-            raise ValueError(f"window [{self.offset}, {self.offset + self.data.size}) is not "
-                             f"inside a buffer of {self.nbytes} bytes")
-
-
 def buffer_address(window: int, offset: int = 0) -> int:
     return (window << WINDOW_SHIFT) | offset
 

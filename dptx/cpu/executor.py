@@ -18,8 +18,9 @@ import numpy as np
 from .. import config
 from ..demangle import name_in_source
 from ..errors import DptxError, DptxMemoryError, DptxTimeoutError, FootprintViolation, LaunchError
-from ..launch_config import check_arg_count, check_shape, convert_scalar
-from ..pointer import Pointer
+from ..device.launch_config import check_arg_count, check_shape, convert_scalar
+from ..device.pointer import Pointer
+from ..device.window import Window
 from ..ptx import ir, print_module
 from ..ptx.digest import ptx_digest
 from ..ptx.source_lines import with_source_lines
@@ -319,7 +320,7 @@ class _Buffers:
 
     def add(self, buf, name: str) -> int:
         """Append a buffer; returns its window number."""
-        if isinstance(buf, L.Window):
+        if isinstance(buf, Window):
             self.data.append(buf.data)
             self.offsets.append(int(buf.offset))
         else:
@@ -512,13 +513,13 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     param_buf = np.zeros(max(kernel.function.param_size, 8), np.uint8)
     pointer_values = []     # each parameter's 64-bit value (0 for narrower ones)
     for i, ((p, off), a) in enumerate(zip(kernel.function.param_layout(), args)):
-        if isinstance(a, (np.ndarray, L.Window, Pointer)):
+        if isinstance(a, (np.ndarray, Window, Pointer)):
             if p.size != 8:
                 raise LaunchError(f"argument {i} ({p.name}: .{p.type}) of kernel {kernel.name} "
                                   f"is not a pointer, got a numpy array")
             # a Pointer (a view, d_ptr + n) maps its whole buffer: it may reach any byte of it
             whole = a.base if isinstance(a, Pointer) else a
-            data = whole.data if isinstance(whole, L.Window) else whole
+            data = whole.data if isinstance(whole, Window) else whole
             if data.dtype.hasobject:
                 raise LaunchError(f"argument {i} ({p.name}) of kernel {kernel.name}: an array "
                                   f"of dtype {data.dtype} holds Python objects, not device "

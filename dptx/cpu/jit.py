@@ -14,6 +14,8 @@ import time
 
 import llvmlite.binding as llvm
 
+from .._version import __version__
+
 try:
     import fcntl
 except ImportError:     # Windows: no lock files; builds are then neither shared nor bounded
@@ -37,7 +39,6 @@ def _target_machine(opt: int = 3):
 
 @functools.lru_cache(maxsize=None)
 def host_key() -> str:
-    from .. import __version__
     return f"{llvm.get_host_cpu_name()}|{llvm.get_host_cpu_features().flatten()}|{__version__}|{llvm.llvm_version_info}"
 
 

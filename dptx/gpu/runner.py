@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import DptxError, LaunchError
-from ..launch_config import check_arg_count, check_shape, convert_scalar
-from ..pointer import Pointer
+from ..device.launch_config import check_arg_count, check_shape, convert_scalar
+from ..device.pointer import Pointer
 from ..ptx.rewrite import sub_grid_arguments
 
 logger = logging.getLogger("dptx.gpu")
@@ -377,7 +377,7 @@ def _value(param, index: int, value, kernel_name: str) -> np.ndarray:
 
 
 def _plan(kernel, args, globals, writes) -> _Plan:
-    from ..cpu.address_space import Window
+    from ..device.window import Window
     arrays, where, shifts = {}, {}, {}
     for i, ((p, _), a) in enumerate(zip(kernel.function.param_layout(), args)):
         what = f"argument {i} ({p.name}) of kernel {kernel.name}"

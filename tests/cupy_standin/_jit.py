@@ -152,7 +152,7 @@ def _argument(process: Process, ctx, param, raw: bytes):
         ptr = int.from_bytes(raw, "little")
         alloc = process.find(ctx, ptr) if ptr else None
         if alloc is not None:
-            from dptx.pointer import Pointer
+            from dptx.device.pointer import Pointer
             return Pointer(alloc.data, ptr - alloc.ptr) if ptr != alloc.ptr else alloc.data
     return value
 

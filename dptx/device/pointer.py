@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Pointer:
-    base: object            # numpy uint8 array or dptx.cpu.address_space.Window: the buffer
+    base: object            # numpy uint8 array or dptx.device.Window: the buffer
     offset: int             # bytes from the buffer's start
 
     @property

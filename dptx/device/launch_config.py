@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from .errors import LaunchError
+from ..errors import LaunchError
 
 MAX_THREADS_PER_BLOCK = 1024
 MAX_BLOCK = (1024, 1024, 64)

@@ -13,19 +13,13 @@ checked against numpy.
 """
 from __future__ import annotations
 
-import os as _os
-import sys as _sys
 
-# benchmarks/distributed.py has the name of the package these scripts import, and Python puts
-# a script's folder first on the import path: take this folder off it.
-_sys.path[:] = [p for p in _sys.path
-                if _os.path.abspath(p or _os.curdir) != _os.path.dirname(_os.path.abspath(__file__))]
-import argparse  # noqa: E402
-import time  # noqa: E402
+import argparse
+import time
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import dptx  # noqa: E402
+import dptx
 
 
 def best(fn, repeat=7):

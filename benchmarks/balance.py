@@ -10,13 +10,7 @@ beside its ideal share (where the cost measured along the grid splits at the spe
 
     python benchmarks/balance.py [--quick] [--scheduler tcp://127.0.0.1:8786]
 """
-import os as _os
-import sys as _sys
 
-# benchmarks/distributed.py has the name of the package these scripts import, and Python puts
-# a script's folder first on the import path: take this folder off it.
-_sys.path[:] = [p for p in _sys.path
-                if _os.path.abspath(p or _os.curdir) != _os.path.dirname(_os.path.abspath(__file__))]
 import argparse
 import contextlib
 import logging

@@ -20,11 +20,8 @@ cluster work, and its times say nothing about a GPU.
 import os as _os
 import sys as _sys
 
-# benchmarks/ has no package of the names these scripts import, but Python puts a script's
-# folder first on the import path: take this folder off it, and put the repository on it (the
-# stand-in lives in tests/).
+# the repository on the import path: the CuPy stand-in lives in tests/
 _here = _os.path.dirname(_os.path.abspath(__file__))
-_sys.path[:] = [p for p in _sys.path if _os.path.abspath(p or _os.curdir) != _here]
 _sys.path.insert(0, _os.path.dirname(_here))
 
 import argparse  # noqa: E402

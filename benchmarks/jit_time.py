@@ -19,17 +19,15 @@ import importlib.util
 import os
 import pathlib
 import subprocess
-import sys
 import tempfile
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if pathlib.Path(p or ".").resolve() != HERE]
 
-from dptx.corpus import CASES, source  # noqa: E402
-from dptx.cpu import executor  # noqa: E402
-from dptx.module import RawModule  # noqa: E402
-from dptx.nvrtc import compile_to_ptx  # noqa: E402
+from dptx.corpus import CASES, source
+from dptx.cpu import executor
+from dptx.module import RawModule
+from dptx.nvrtc import compile_to_ptx
 
 
 def corpus_kernels():

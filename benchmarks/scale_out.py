@@ -22,12 +22,8 @@ Workloads:
     sudo python benchmarks/scale_out.py --cleanup     # what a killed run left behind
 """
 import os as _os
-import sys as _sys
 
-# benchmarks/distributed.py has the name of the package these scripts import, and Python puts
-# a script's folder first on the import path: take this folder off it.
 _HERE = _os.path.dirname(_os.path.abspath(__file__))
-_sys.path[:] = [p for p in _sys.path if _os.path.abspath(p or _os.curdir) != _HERE]
 import argparse
 import importlib.util
 import math

@@ -6,25 +6,19 @@ results (checked bitwise), runs of the two taken in turn. Data is on the cluster
 and every kernel has been compiled on every worker. Also: the bytes workers fetched from each other during each run,
 against what the halos need, and queued one-block launches per second.
 
-    python benchmarks/distributed.py [--quick] [--runs N]
+    python benchmarks/cluster_vs_in_process.py [--quick] [--runs N]
 """
-import os as _os
-import sys as _sys
 
-# benchmarks/distributed.py has the name of the package these scripts import, and Python puts
-# a script's folder first on the import path: take this folder off it.
-_sys.path[:] = [p for p in _sys.path
-                if _os.path.abspath(p or _os.curdir) != _os.path.dirname(_os.path.abspath(__file__))]
 
 import argparse
 import logging
 import time
 
-import numpy as np  # noqa: E402
-from distributed import Client, LocalCluster  # noqa: E402
+import numpy as np
+from distributed import Client, LocalCluster
 
-import dptx  # noqa: E402
-from dptx import cpu  # noqa: E402
+import dptx
+from dptx import cpu
 
 SOURCE = r'''
 extern "C" __global__ void jacobi1d(const float* in, float* out, int n) {

@@ -77,9 +77,10 @@ def on_cluster(n_workers):
             x.get()
             fetched = transferred_bytes(client) - before
 
-            def returned(dask_scheduler):
+            def returned(dask_scheduler, key=touch.model_key):
+                # (the plugin knows a kernel by its model key: name@module digest)
                 plugin = dask_scheduler.plugins["dptx"]
-                last = plugin.launches[plugin.last_launch["touch"]]
+                last = plugin.launches[plugin.last_launch[key]]
                 return last.bytes_returned
             moved = (client.run_on_scheduler(returned), fetched)
             return t_poly, timings, moved

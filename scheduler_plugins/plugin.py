@@ -296,19 +296,21 @@ class DptxSchedulerPlugin(SchedulerPlugin):
             self.scheduler.log_event(MODEL_TOPIC, self.model_snapshot(None if full else changed))
             # clients take each snapshot as it comes (graphs.model_copy): Dask would keep the
             # last 1,000 (distributed.admin.low-level-log-length), megabytes of stale models
-            topics = getattr(getattr(self.scheduler, "_broker", None), "_topics", {})
-            topic = topics.get(MODEL_TOPIC)
+            topic = self._model_topic()
             if topic is not None and topic.events.maxlen != MODEL_EVENTS_KEPT:
                 topic.events = deque(topic.events, maxlen=MODEL_EVENTS_KEPT)
+
+    def _model_topic(self):
+        """Dask's record of the model's event topic (its events, its subscribers), or None."""
+        topics = getattr(getattr(self.scheduler, "_broker", None), "_topics", {})
+        return topics.get(MODEL_TOPIC)
 
     def _a_subscriber_is_leaving(self) -> bool:
         """Whether a client subscribed to the model has closed its connection and the
         scheduler has not removed it yet: an event sent to it now makes Dask log a CRITICAL
         "Closed comm ... while trying to write" with the whole model (seen at the end of
         scripts that close their own Client)."""
-        topics = getattr(getattr(self.scheduler, "_broker", None), "_topics", {})
-        topic = topics.get(MODEL_TOPIC)
-        for client in getattr(topic, "subscribers", ()):
+        for client in getattr(self._model_topic(), "subscribers", ()):
             comm = self.scheduler.client_comms.get(client)
             if comm is not None and comm.comm is not None and comm.comm.closed():
                 return True

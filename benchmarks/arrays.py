@@ -54,7 +54,7 @@ def dask_floors(a):
     import dask
     from distributed import wait
 
-    from dptx.runtime import get_client
+    from dptx.runtime.cluster import get_client
     client = get_client()
     workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
 

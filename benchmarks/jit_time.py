@@ -26,8 +26,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 from dptx.corpus import CASES, source
 from dptx.cpu import executor
-from dptx.module import RawModule
-from dptx.nvrtc import compile_to_ptx
+from dptx.runtime.module import RawModule
+from dptx.runtime.nvrtc import compile_to_ptx
 
 
 def corpus_kernels():

@@ -9,7 +9,7 @@ Target: a 5,000-line PTX parses in under 0.5 s. Prints figures; asserts nothing.
 import statistics
 import time
 
-from dptx.nvrtc import compile_to_ptx
+from dptx.runtime.nvrtc import compile_to_ptx
 from dptx.ptx import parse, print_module
 from dptx.ptx.cfg import build_cfg
 

@@ -8,84 +8,85 @@ from .errors import (CompileError, DptxError, DptxMemoryError, KernelNotFoundErr
                      WorkerDiedError, DptxTimeoutError,
                      LaunchError, PtxSyntaxError, PtxUnsupportedError)
 from . import config  # registers the dptx.* settings with dask.config
-from .array import (array, asarray, asnumpy, ascontiguousarray, asfortranarray, copy, empty,
-                    empty_like, expand_dims, full, full_like, may_share_memory, ndarray, ones,
-                    ones_like, ravel, reshape, squeeze, swapaxes, transpose, zeros, zeros_like)
-from .array_api import copyto, count_nonzero, where
-from .ranges import arange, geomspace, linspace, logspace
-from .joining import block, column_stack, concatenate, dstack, hstack, stack, vstack
-from .scan import cumprod, cumsum
-from .sorting import (argpartition, argsort, lexsort, partition, searchsorted, sort,
-                      unique)
-from .binning import bincount, digitize, histogram, histogram_bin_edges
-from .histogramdd import histogram2d, histogramdd
-from .interpolation import interp
-from .tensor_products import cross, inner, kron, tensordot, vdot
-from .contractions import einsum
+from .runtime.ndarray import (array, asarray, asnumpy, ascontiguousarray, asfortranarray, copy,
+                              empty, empty_like, expand_dims, full, full_like, may_share_memory,
+                              ndarray, ones, ones_like, ravel, reshape, squeeze, swapaxes,
+                              transpose, zeros, zeros_like)
+from ._ndarray_surface import copyto, count_nonzero, where
+from ._creation.ranges import arange, geomspace, linspace, logspace
+from ._manipulation.joining import block, column_stack, concatenate, dstack, hstack, stack, vstack
+from ._core.scan import cumprod, cumsum
+from ._sorting.sorting import argpartition, argsort, lexsort, partition, searchsorted, sort, unique
+from ._statistics.binning import bincount, digitize, histogram, histogram_bin_edges
+from ._statistics.histogramdd import histogram2d, histogramdd
+from ._math.interpolation import interp
+from .linalg._products import cross, inner, kron, tensordot, vdot
+from .linalg._einsum import einsum
 from . import linalg
-from .matrices import (diag, diagflat, diagonal, eye, fill_diagonal, identity, outer, trace, tri,
-                       tril, triu, vander)
-from .rearranging import diff, ediff1d, flip, fliplr, flipud, repeat, roll, tile
-from .views import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays,
-                    broadcast_to, dsplit, hsplit, meshgrid, moveaxis, rollaxis, rot90, split,
-                    vsplit)
-from .statistics import average, median, percentile, ptp, quantile
-from .nanfunctions import (nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean,
-                           nanmedian, nanmin, nanpercentile, nanprod, nanquantile, nanstd,
-                           nansum, nanvar)
+from ._creation.matrices import (diag, diagflat, diagonal, eye, fill_diagonal, identity, outer,
+                                 trace, tri, tril, triu, vander)
+from ._manipulation.rearranging import diff, ediff1d, flip, fliplr, flipud, repeat, roll, tile
+from ._manipulation.views import (array_split, atleast_1d, atleast_2d, atleast_3d,
+                                  broadcast_arrays, broadcast_to, dsplit, hsplit, meshgrid,
+                                  moveaxis, rollaxis, rot90, split, vsplit)
+from ._statistics.statistics import average, median, percentile, ptp, quantile
+from ._statistics.nanfunctions import (nanargmax, nanargmin, nancumprod, nancumsum, nanmax,
+                                       nanmean, nanmedian, nanmin, nanpercentile, nanprod,
+                                       nanquantile, nanstd, nansum, nanvar)
 from . import random  # noqa: E402  (dptx.random, as cupy.random)
-from .numeric import (allclose, angle, around, array_equal, array_equiv, fix, imag, isclose, isneginf,
-                      isposinf, nan_to_num, polyfit, polyval, real, round_ as round, sinc, std,
-                      unwrap, var)
-from .indexing import put, take
-from .index_tricks import (choose, compress, diag_indices, diag_indices_from, extract,
-                           indices, ix_, mask_indices, place, put_along_axis, putmask,
-                           ravel_multi_index, select, take_along_axis, tril_indices,
-                           tril_indices_from, triu_indices, triu_indices_from, unravel_index)
-from .array_queries import (get_array_module, iscomplex, iscomplexobj, isfortran, isreal,
-                            isrealobj, shares_memory)
-from .construction import frombuffer, fromfunction
-from .conversions import asanyarray, asarray_chkfinite, require
-from .formatting import array2string, array_repr, array_str
-from .npyio import (NpzFile, fromfile, fromiter, fromstring, genfromtxt, load, loadtxt, save,
-                    savetxt, savez, savez_compressed)
-from .windows import bartlett, blackman, hamming, hanning, i0, kaiser
-from .functional import apply_along_axis, apply_over_axes, piecewise
-from .selection import argwhere, flatnonzero, nonzero
-from .setops import intersect1d, isin, setdiff1d, setxor1d, union1d
-from .padding import pad
-from .convolution import convolve, correlate
-from .covariance import corrcoef, cov
-from .calculus import gradient, trapezoid
-from .editing import append, delete, insert, resize, trim_zeros
-from .array_api_standard import (astype, concat, cumulative_prod, cumulative_sum,
-                                 matrix_transpose, matvec, permute_dims, unique_all,
-                                 unique_counts, unique_inverse, unique_values, unstack, vecdot,
-                                 vecmat)
-from .bits import packbits, unpackbits
-from .polynomials import polyadd, polyder, polyint, polymul, polysub
-from .elementwise import ElementwiseKernel
-from .fusion import fuse
-from .reductions import (ReductionKernel, all_ as all, any_ as any, argmax, argmin, dot,
-                         matmul, max_ as max, max_ as amax, mean, min_ as min,
-                         min_ as amin, prod, sum_ as sum)
-from .ufuncs import clip
-from .module import KernelParam, RawKernel, RawModule
-from .handle import LaunchHandle
-from .runtime import client, connect, dashboard_link, shutdown
-from .stream import Event, Stream, get_current_stream, get_elapsed_time, synchronize
+from ._math.numeric import (allclose, angle, around, array_equal, array_equiv, fix, imag, isclose,
+                            isneginf, isposinf, nan_to_num, polyfit, polyval, real,
+                            round_ as round, sinc, std, unwrap, var)
+from ._indexing.indexing import put, take
+from ._indexing.index_tricks import (choose, compress, diag_indices, diag_indices_from, extract,
+                                     indices, ix_, mask_indices, place, put_along_axis, putmask,
+                                     ravel_multi_index, select, take_along_axis, tril_indices,
+                                     tril_indices_from, triu_indices, triu_indices_from,
+                                     unravel_index)
+from ._logic.array_queries import (get_array_module, iscomplex, iscomplexobj, isfortran, isreal,
+                                   isrealobj, shares_memory)
+from ._creation.construction import frombuffer, fromfunction
+from ._creation.conversions import asanyarray, asarray_chkfinite, require
+from ._io.formatting import array2string, array_repr, array_str
+from ._io.npyio import (NpzFile, fromfile, fromiter, fromstring, genfromtxt, load, loadtxt, save,
+                        savetxt, savez, savez_compressed)
+from ._math.window_functions import bartlett, blackman, hamming, hanning, i0, kaiser
+from ._math.functional import apply_along_axis, apply_over_axes, piecewise
+from ._core.selection import argwhere, flatnonzero, nonzero
+from ._sorting.setops import intersect1d, isin, setdiff1d, setxor1d, union1d
+from ._manipulation.padding import pad
+from ._math.convolution import convolve, correlate
+from ._statistics.covariance import corrcoef, cov
+from ._math.calculus import gradient, trapezoid
+from ._manipulation.editing import append, delete, insert, resize, trim_zeros
+from ._array_api.standard import (astype, concat, cumulative_prod, cumulative_sum,
+                                  matrix_transpose, matvec, permute_dims, unique_all,
+                                  unique_counts, unique_inverse, unique_values, unstack, vecdot,
+                                  vecmat)
+from ._math.bit_packing import packbits, unpackbits
+from ._math.polynomials import polyadd, polyder, polyint, polymul, polysub
+from ._core.elementwise import ElementwiseKernel
+from ._core.fuse import fuse
+from ._core.reductions import (ReductionKernel, all_ as all, any_ as any, argmax, argmin, dot,
+                               matmul, max_ as max, max_ as amax, mean, min_ as min, min_ as amin,
+                               prod, sum_ as sum)
+from ._core.ufuncs import clip
+from .runtime.module import KernelParam, RawKernel, RawModule
+from .runtime.handle import LaunchHandle
+from .runtime.cluster import client, connect, dashboard_link, shutdown
+from .runtime.stream import Event, Stream, get_current_stream, get_elapsed_time, synchronize
 from . import cuda  # noqa: E402  (CuPy's cupy.cuda names for the virtual GPU)
 from .cuda import get_default_memory_pool, get_default_pinned_memory_pool
-from .ufunc_api import ufunc, ufuncs_by_name as _ufuncs_by_name
+from ._ufunc.ufunc_objects import ufunc, ufuncs_by_name as _ufuncs_by_name
 
 # numpy's ufuncs under their numpy names and aliases, as CuPy's (dptx.sqrt, dptx.add,
 # dptx.maximum.reduce, dptx.abs...): one ``ufunc`` object each, made from the list of those
-# the array API computes (dptx.ufuncs.SUPPORTED), so the two cannot drift apart
+# the array API computes (dptx._core.ufuncs.SUPPORTED), so the two cannot drift apart
 _UFUNCS = _ufuncs_by_name()
 globals().update(_UFUNCS)
 # numpy's types, constants and type queries, as CuPy re-exports them (dptx.float32 is
 # numpy.float32, dptx.newaxis, dptx.pi, dptx.finfo...)
-from .numpy_names import names as _numpy_names  # noqa: E402
+from ._numpy_names import names as _numpy_names  # noqa: E402
 _NUMPY_NAMES = _numpy_names()
 globals().update(_NUMPY_NAMES)
 

@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from . import cpu, gpu
-from .module import RawModule
+from .runtime.module import RawModule
 from .ptx import print_module
 from .ptx.rewrite import add_block_offset, sub_grid_arguments
 

@@ -81,7 +81,7 @@ def versions() -> str:
     import numpy
     import distributed
     from ._version import __version__
-    from .nvrtc import version as nvrtc_version
+    from .runtime.nvrtc import version as nvrtc_version
     from .gpu import toolchain
     ptxas = ", ".join(p.version_text for p in toolchain.installed()) or "none (pip install " \
         "nvidia-cuda-nvcc to check PTX for GPUs)"
@@ -92,7 +92,7 @@ def versions() -> str:
 
 
 def this_machine() -> str:
-    from .local_cluster import sizes
+    from .runtime.local_cluster import sizes
     from .worker import device_facts
     facts = device_facts(1)
     n_workers, threads = sizes()

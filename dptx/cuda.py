@@ -6,7 +6,7 @@ synchronizes or asks about its device runs against ``dptx`` as it is:
 
 The cluster is one device, device 0 (DESIGN.md: a cluster that behaves as one virtual GPU):
 ``Device(1)`` is CUDA's invalid-device error. Its compute capability is the architecture
-dptx compiles CUDA C for (``dptx.nvrtc``'s ``compute_80``). Memory has no pool to cache
+dptx compiles CUDA C for (``dptx.runtime.nvrtc``'s ``compute_80``). Memory has no pool to cache
 blocks in: an array's device memory is released when the array is (its Dask futures), so
 ``used_bytes`` and ``total_bytes`` are the bytes of the live arrays and freeing blocks
 frees nothing more."""
@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import types
 
-from . import runtime as _cluster
+from .runtime import cluster as _cluster
 from .errors import DptxError
-from .stream import Event, Stream, get_current_stream, get_elapsed_time, synchronize
+from .runtime.stream import Event, Stream, get_current_stream, get_elapsed_time, synchronize
 
 __all__ = ["Device", "Event", "MemoryPool", "PinnedMemoryPool", "Stream", "get_current_stream",
            "get_device_id", "get_elapsed_time", "runtime", "stream"]
 
-COMPUTE_CAPABILITY = "80"       # dptx.nvrtc's default architecture, compute_80
+COMPUTE_CAPABILITY = "80"       # dptx.runtime.nvrtc's default architecture, compute_80
 
 
 def _check_device(device: int) -> int:

@@ -7,7 +7,7 @@ import functools
 
 import numpy.testing as _npt
 
-from .array import ndarray
+from .runtime.ndarray import ndarray
 
 __all__ = ["assert_allclose", "assert_array_almost_equal", "assert_array_almost_equal_nulp",
            "assert_array_equal", "assert_array_less", "assert_array_list_equal",

@@ -101,7 +101,7 @@ def _device_lost(worker, device: int, message: str) -> None:
     worker.loop.add_callback(restart)
 
 
-# Set by the embedded cluster (dptx.local_cluster): its workers share the program's terminal,
+# Set by the embedded cluster (dptx.runtime.local_cluster): its workers share the program's terminal,
 # where every chunk's error is raised by the program itself.
 QUIET_CHUNK_ERRORS = "DPTX_QUIET_CHUNK_ERRORS"
 

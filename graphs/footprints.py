@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from .digest import ptx_digest
+from dptx.ptx.digest import ptx_digest
 
 logger = logging.getLogger("dptx")
 

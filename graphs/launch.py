@@ -71,8 +71,10 @@ class Slot:
     key: object = None      # the buffer's identity (a batch joins slots of one buffer)
 
 
+# What one launch's graph gives the runtime (its stream operation wraps it in a
+# dptx.runtime.stream.Submitted, with the buffers it replaced)
 @dataclass
-class Submitted:
+class SubmittedGraph:
     pieces: list            # per slot: the new PieceMap, or None where nothing is written
     futures: list           # everything the launch produces (to wait on and to hold)
 
@@ -237,7 +239,7 @@ def _outputs(key: str, outs: list) -> dict:
 
 
 def submit_launch(client, request: Request, chunks: list, footprints: list, launch: str,
-                  annotations: dict, page_bytes: int) -> Submitted:
+                  annotations: dict, page_bytes: int) -> SubmittedGraph:
     """Build and submit the graph of one launch cut into ``chunks``. ``footprints[c][s]`` is
     the (reads, writes) intervals of chunk c on slot s, None (or a None row, or None as a
     whole) for whole buffers; ``annotations`` the ``dptx`` annotation shared by the chunks
@@ -318,7 +320,7 @@ def submit_launch(client, request: Request, chunks: list, footprints: list, laun
             new.append(slot.pieces.replaced(made))
         else:
             new.append(None)
-    return Submitted(new, [futures[k] for k in wanted])
+    return SubmittedGraph(new, [futures[k] for k in wanted])
 
 
 def submit_batch(client, requests: list, footprints: list, worker, device: str, batch: str,

@@ -11,7 +11,7 @@ the scheduler plugin's model, with no call to the scheduler.
 - A kernel's first launch orders the workers along the grid by where the data it touches
   lies (host uploads are spread in the same order), so that each range starts near its data.
 - A launch too small to be worth splitting runs as one chunk on the worker holding its data
-  (such launches in a row then run as one task, see ``dptx.stream``); launches whose chunks
+  (such launches in a row then run as one task, see ``dptx.runtime.stream``); launches whose chunks
   cannot be merged run as one chunk on the fastest worker.
 - In 2-D and 3-D grids cuts fall on whole rows (planes) of blocks where possible, so that a
   chunk's footprint is a band of rows that no other chunk writes.
@@ -242,7 +242,7 @@ class LaunchPlanner:
         time than moving the bytes of the blocks that change worker costs (the latest launch
         left its data in its split), or where they are within the noise (IMBALANCE) of each
         other: consecutive array operations (``a * 2 + b``) then keep one split, so their
-        data stays where the previous one wrote it and they can run fused (``dptx.stream``).
+        data stays where the previous one wrote it and they can run fused (``dptx.runtime.stream``).
         Kernels measured at slightly different speeds would otherwise each keep a split of
         their own (8192 vs 9076 of 16384 blocks seen for float32 multiply and add, each
         measured on two workers sharing two cores). Else this kernel's (order, bounds)."""

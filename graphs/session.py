@@ -6,14 +6,14 @@ from __future__ import annotations
 import threading
 
 from . import tasks
-from .digest import ptx_digest
+from dptx.ptx.digest import ptx_digest
 from .model_copy import ModelCopy
 from .plan import LaunchPlanner
 
 
 class Session:
     def __init__(self, client, bandwidth: float = 1e9):
-        self.client = client        # (its batching interval: dptx.runtime._quick_messages)
+        self.client = client        # (its batching interval: dptx.runtime.cluster._quick_messages)
         self.model = ModelCopy(client)
         self.planner = LaunchPlanner(self.model, bandwidth)
         self._images: dict = {}

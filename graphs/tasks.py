@@ -25,8 +25,8 @@ import numpy as np
 
 from dptx.errors import FootprintViolation
 
-from .digest import ptx_digest
-from .memory import pool
+from dptx.ptx.digest import ptx_digest
+from .worker_memory import pool
 
 # ----------------------------------------------------------------------------------------------
 # memcpys, slices, the kernel image

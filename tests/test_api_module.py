@@ -6,7 +6,7 @@ import time
 import pytest
 
 import dptx
-from dptx import nvrtc
+from dptx.runtime import nvrtc
 
 SAXPY = r'''
 struct Params { float a; int n; double bias; };

@@ -2,13 +2,13 @@
 only the elements its blocks reduce. On a cluster the footprint decides what a chunk is
 given; a loose one (a loop bounded by a data-dependent end) made every chunk of ``a.sum()``
 receive, and copy, the whole array. The reference is the block-to-elements map
-``dptx.reductions.pieces`` promises, computed here with plain integers."""
+``dptx._core.reductions.pieces`` promises, computed here with plain integers."""
 import numpy as np
 import pytest
 
 import dptx
-from dptx import reductions
-from dptx.module import RawModule
+from dptx._core import reductions
+from dptx.runtime.module import RawModule
 from graphs.footprints import chunk_footprints
 
 F32 = np.dtype(np.float32)
@@ -81,7 +81,7 @@ def _strided_assign(ndim: int, wide: bool):
 
 def _strided_writes(shape, wide, ranges, block):
     """Per block range, the write hull of ``out[..., :W] = x`` where out's last axis is 2W."""
-    from dptx.elementwise import fast_divisor
+    from dptx._core.elementwise import fast_divisor
     idx = np.int64 if wide else np.int32
     n = int(np.prod(shape))
     scalars = [("scalar", idx(n))] + [("scalar", idx(d)) for d in shape]
@@ -154,7 +154,7 @@ def test_a_strided_chunk_in_three_dimensions_stays_within_its_planes():
 
 
 def test_fast_divisors_divide_every_index_exactly():
-    from dptx.elementwise import fast_divisor
+    from dptx._core.elementwise import fast_divisor
     rng = np.random.default_rng(7)
     for d in list(range(1, 2049)) + [4095, 4097, 65535, 65537, 3 ** 19, 2 ** 30 + 1, 2 ** 31 - 1]:
         m, shift = fast_divisor(d)
@@ -169,7 +169,7 @@ def test_a_chunk_of_a_running_sum_touches_only_its_pieces():
     read and write its own pieces only; with loops from a start to an end that both depend
     on the thread, the footprint reached about twice as far and every chunk's window was the
     whole array, diffed byte by byte (cumsum of 16M floats: 441 -> 101 ms on the cluster)."""
-    from dptx import scan
+    from dptx._core import scan
     L = scan.PIECE * 40 + 123
     P = -(-L // scan.PIECE)
     mod = scan._module(F32, F32, "sum", False)
@@ -202,7 +202,7 @@ def test_a_selection_writes_its_output_and_nothing_else():
     output is written anywhere, but the footprint must know the stored-to offsets for
     numbers, not pointers that might reach the inputs (64-bit ones were, and every input was
     then diffed as if written)."""
-    from dptx import selection
+    from dptx._core import selection
     n = selection.PIECE * 10 + 5
     P = -(-n // selection.PIECE)
     kernel = selection._module(F32, np.dtype(bool), False).get_function("dptx_mask_select")
@@ -250,7 +250,7 @@ def test_a_chunk_of_the_sorts_first_launches_touches_only_its_slices(name):
     levels in one launch, between the two buffers), on a row of a 1-D sort: a chunk reads
     and writes exactly its own slices of every buffer, so that its writes land directly
     (windows merged byte by byte cost 50-170 ms per launch at 4M floats before)."""
-    from dptx import sorting
+    from dptx._sorting import sorting
     if name == "dptx_sort_runs":
         n = sorting.RUN * 7 - 10                         # seven runs, the last one short
         grid, block = (7, 1, 1), (sorting.RUN, 1, 1)

@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 
-from dptx.nvrtc import compile_to_ptx
+from dptx.runtime.nvrtc import compile_to_ptx
 from dptx.corpus import CASES, copy_args, source
 
 ARCH = "compute_80"

@@ -3,7 +3,7 @@ and yields a CFG whose blocks tile the body."""
 import pytest
 
 import dptx
-from dptx.nvrtc import compile_to_ptx
+from dptx.runtime.nvrtc import compile_to_ptx
 from dptx.ptx import parse, print_module
 from dptx.ptx.cfg import build_cfg
 from dptx.corpus import CASES, source

@@ -15,7 +15,7 @@ from dptx.corpus import HERE as CORPUS
 from dptx.cpu.codegen import Module
 from dptx.cpu.jit import verified_module
 from dptx.errors import DptxError
-from dptx.nvrtc import compile_module
+from dptx.runtime.nvrtc import compile_module
 from dptx.ptx.ir import Function
 from dptx.ptx.parser import parse
 

@@ -2,7 +2,7 @@
 view of it is alive."""
 import numpy as np
 
-from graphs.memory import MIN_BYTES, BytePool
+from graphs.worker_memory import MIN_BYTES, BytePool
 
 
 def test_pool_recycles_free_arrays_only():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dptx
-from dptx.module_variables import declared_types
+from dptx.runtime.module_variables import declared_types
 
 SOURCE = r'''
 __constant__ float taps[4] = {1.0f, 2.0f, 3.0f, 4.0f};
@@ -46,7 +46,7 @@ def test_get_global_takes_the_declaration():
 def test_set_is_seen_by_cpu_launches_without_a_cluster():
     """A plain script: set a __constant__ filter, run in-process, read the device counter."""
     script = "\n".join([
-        "import numpy as np, dptx, dptx.runtime",
+        "import numpy as np, dptx, dptx.runtime.cluster",
         f"mod = dptx.RawModule({SOURCE!r})",
         "k = mod.get_function('conv')",
         "x = np.arange(8, dtype=np.float32)",
@@ -55,7 +55,7 @@ def test_set_is_seen_by_cpu_launches_without_a_cluster():
         "dptx.cpu.launch(k, 1, 8, [x, y, np.int32(8)])",
         "dptx.cpu.launch(k, 1, 8, [x, y, np.int32(8)])",
         "print([y.tolist(), int(mod.get_global('counter').get()), mod.get_global('taps').get().tolist()])",
-        "print(dptx.runtime.is_running())",
+        "print(dptx.runtime.cluster.is_running())",
     ])
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr

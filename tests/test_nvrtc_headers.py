@@ -61,7 +61,7 @@ def test_compiling_leaves_the_interpreters_bytes_alone(tmp_path):
     fresh process (a regression would poison this one), with an empty NVRTC cache so that
     NVRTC runs."""
     code = (
-        "import dptx.nvrtc as n\n"
+        "import dptx.runtime.nvrtc as n\n"
         "ptx, _ = n.compile_module('extern \"C\" __global__ void k(int* p) { *p = 1; }')\n"
         "assert '.entry k' in ptx, ptx\n"
         "print(list(' '.encode()), list(bytes([32])), list('x'.encode()))\n")

@@ -1,7 +1,7 @@
 """CFG construction, dominators, post-dominators and sync points."""
 import networkx as nx
 
-from dptx.nvrtc import compile_to_ptx
+from dptx.runtime.nvrtc import compile_to_ptx
 from dptx.ptx import parse
 from dptx.ptx.cfg import ENTRY, EXIT, build_cfg
 

@@ -17,7 +17,7 @@ import pytest
 
 from dptx.errors import CompileError
 from dptx.gpu import toolchain
-from dptx.nvrtc import compile_to_ptx
+from dptx.runtime.nvrtc import compile_to_ptx
 from dptx.ptx import parse, print_module
 from dptx.ptx.rewrite import add_block_offset
 from dptx.corpus import CASES, source

@@ -91,7 +91,7 @@ def test_the_embedded_clusters_teardown_reports_are_dropped():
     the same logger do."""
     import logging
 
-    from dptx.local_cluster import _quiet_teardown
+    from dptx.runtime.local_cluster import _quiet_teardown
     _quiet_teardown()
     logger = logging.getLogger("distributed.batched")
     seen = []

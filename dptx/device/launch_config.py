@@ -109,7 +109,7 @@ def convert_scalar(param, index: int, value, kernel_name: str):
     raise LaunchError(f"{where}: expected a scalar, got {type(value).__name__}")
 
 
-# A dptx array (``dptx.array.ndarray``, a layer above this one, not imported here) says it is
+# A dptx array (``dptx.runtime.ndarray.ndarray``, a layer above this one, not imported here) says it is
 # an array on the cluster by this class attribute, set to True; it is looked up on the type,
 # so that numpy's arrays (which lack it) and objects whose attribute access raises cost nothing.
 CLUSTER_ARRAY_MARKER = "__dptx_cluster_array__"

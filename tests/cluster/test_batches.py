@@ -18,7 +18,7 @@ def addone():
 
 
 def test_small_launches_run_as_batches(client, addone, monkeypatch):
-    from dptx.groups import Batch
+    from dptx.runtime.groups import Batch
     sizes = []
     submit = Batch.submit
 
@@ -42,10 +42,10 @@ def test_open_batch_starts_without_synchronization(client, addone):
         addone((1,), (32,), (y, 0))
     deadline = time.time() + 10
     while time.time() < deadline:
-        if dptx.stream.default_stream._open is None and dptx.stream.default_stream._pending:
+        if dptx.runtime.stream.default_stream._open is None and dptx.runtime.stream.default_stream._pending:
             break
         time.sleep(0.01)
-    assert dptx.stream.default_stream._open is None
+    assert dptx.runtime.stream.default_stream._open is None
     assert np.array_equal(y.get(), np.full(32, 5, np.int32))
 
 

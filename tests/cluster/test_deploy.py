@@ -28,7 +28,7 @@ def test_examples_run_on_the_embedded_cluster(example):
 
 
 def test_local_settings_reach_the_embedded_cluster():
-    code = ("import dptx, dptx.runtime as r; c = r.get_client(); "
+    code = ("import dptx, dptx.runtime.cluster as r; c = r.get_client(); "
             "print(len(c.nthreads()), sorted(set(c.nthreads().values())))")
     proc = run_python(["-c", code], {"DASK_DPTX__LOCAL__N_WORKERS": "3",
                                      "DASK_DPTX__LOCAL__THREADS_PER_WORKER": "1"}, timeout=120)
@@ -74,7 +74,7 @@ def test_deployed_cluster_with_dask_cli(tmp_path):
                  "--preload", "dptx.worker", "--no-dashboard", "--local-directory", str(tmp_path)],
                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         code = (
-            "import time, dptx, dptx.runtime as r\n"
+            "import time, dptx, dptx.runtime.cluster as r\n"
             "c = r.get_client()\n"
             "deadline = time.time() + 60\n"
             "while len(c.nthreads()) < 2 and time.time() < deadline: time.sleep(0.2)\n"

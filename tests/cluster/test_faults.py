@@ -153,7 +153,7 @@ def test_uploads_right_after_a_worker_leaves():
             Client(cluster, set_as_default=False) as client:
         dptx.connect(client)
         try:
-            session = dptx.runtime.get_session()
+            session = dptx.runtime.cluster.get_session()
             before = session.model.workers()
             assert len(before) == 2
             gone = before[0].address
@@ -222,6 +222,6 @@ def test_closing_the_client_dptx_runs_on_loses_its_data_and_hangs_nothing():
                                                          "Client that held it was closed"):
                     again()
             assert time.monotonic() - started < 30
-            assert not out.any() and not dptx.runtime.is_running()
+            assert not out.any() and not dptx.runtime.cluster.is_running()
         finally:
             dptx.shutdown()

@@ -10,7 +10,7 @@ import pytest
 
 import dptx
 from dptx import cpu
-from dptx.groups import Batch, Fused
+from dptx.runtime.groups import Batch, Fused
 
 pytestmark = pytest.mark.cpu_workers("launches fuse across CPU workers' shares only (GPU "
                                      "chunks take whole buffers: no ghost zones)")
@@ -149,7 +149,7 @@ def test_allocating_between_launches_keeps_them_fused(client, fused_groups, monk
         init(self, worker, ops, device)
     monkeypatch.setattr(Batch, "__init__", recording)
     # what each launch was planned as, for the message of a failure
-    from dptx.launch import LaunchOp
+    from dptx.runtime.kernel_launch import LaunchOp
     plans = []
     open_group = LaunchOp.open_group
 

@@ -182,7 +182,7 @@ ADD = r'''extern "C" __global__ void add_one(int* y) { y[threadIdx.x] += 1; }'''
 def test_small_launches_on_the_gpu_worker_run_as_gpu_batches(mixed, monkeypatch):
     """Small launches in a row on data the GPU worker holds run there as one task (a batch
     of GPU steps, like a CUDA graph), not one Dask round trip each."""
-    from dptx.groups import Batch
+    from dptx.runtime.groups import Batch
     devices = []
     submit = Batch.submit
 
@@ -260,7 +260,7 @@ def test_gpu_fault_restarts_the_worker_and_the_next_launch_runs_there(mixed):
     assert old not in mixed.scheduler_info()["workers"], "the GPU worker did not restart"
     mixed.wait_for_workers(2, timeout=120)
     new = gpu_worker(mixed)
-    planner = dptx.runtime.get_session().planner
+    planner = dptx.runtime.cluster.get_session().planner
     while time.time() < deadline and not any(w.address == new and w.device == "gpu"
                                              for w in planner.model.workers()):
         time.sleep(0.1)     # the client plans from the plugin's model, published every 0.2 s

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import dptx
-from dptx import formatting
+from dptx._io import formatting
 
 pytestmark = pytest.mark.cpu_workers("host-side formatting and files; the few launches "
                                      "are gathers and copies that other tests cover on GPUs")

@@ -53,7 +53,7 @@ def test_a_triangular_kernel_is_learned_and_split_at_equal_cost(client):
         for _ in range(8):
             handle = k((nblocks,), (threads,), (y, np.int32(8000)))   # chunks of ~0.1 s
             y.get()
-    planner = dptx.runtime.get_session().planner
+    planner = dptx.runtime.cluster.get_session().planner
     settle(client, planner)
     weights, sizes = plugin_profile(client, k.model_key, nblocks)
     dense = np.repeat(weights, sizes)

@@ -8,7 +8,7 @@ import pytest
 import dptx
 
 pytestmark = pytest.mark.client_side("the progress bar is the client's")
-import dptx.progress
+import dptx.runtime.progress
 
 SPIN = r'''extern "C" __global__ void spin2(float* x, int iters) {
     float v = x[threadIdx.x];
@@ -19,7 +19,7 @@ SPIN = r'''extern "C" __global__ void spin2(float* x, int iters) {
 
 @pytest.fixture
 def quick_bar(monkeypatch):
-    monkeypatch.setattr(dptx.progress, "SHOW_AFTER", 0.2)
+    monkeypatch.setattr(dptx.runtime.progress, "SHOW_AFTER", 0.2)
 
 
 def long_launch():
@@ -38,7 +38,7 @@ def test_a_long_wait_shows_a_bar_when_asked(client, quick_bar, capsys):
 
 
 def test_auto_shows_nothing_when_output_is_not_a_terminal(client, quick_bar, capsys):
-    assert dptx.config.get("progress") == "auto" and not dptx.progress.wanted()
+    assert dptx.config.get("progress") == "auto" and not dptx.runtime.progress.wanted()
     long_launch()
     dptx.synchronize()
     assert "Completed" not in capsys.readouterr().out

@@ -106,6 +106,6 @@ def test_the_plugin_publishes_only_the_kernels_that_changed(client):
     last = client.run_on_scheduler(latest)
     assert last["delta"] and last["kernels"] == [second.model_key]
     assert set(last["rates"]) == {second.model_key}
-    copy = dptx.runtime.get_session().planner.model.snapshot()
+    copy = dptx.runtime.cluster.get_session().planner.model.snapshot()
     assert {first.model_key, second.model_key} <= set(copy["rates"])
     assert set(copy["workers"]) == set(client.nthreads())

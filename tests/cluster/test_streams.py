@@ -255,7 +255,7 @@ def test_a_group_is_submitted_while_another_thread_holds_the_runtime(client, mod
     still in its group hung at exit so (1 run in 20)."""
     import threading
 
-    from dptx import runtime
+    from dptx.runtime import cluster as runtime
     n = 1 << 16
     x = dptx.asarray(np.arange(n, dtype=np.float32))
     kernel = mod.get_function("addk")

@@ -1,0 +1,1 @@
+"""numpy's chapter "Input and output": files (``npyio``) and text (``formatting``)."""

@@ -1,0 +1,1 @@
+"""numpy's chapter "Logic functions": the array type queries (``iscomplex``, ``isfortran``...)."""

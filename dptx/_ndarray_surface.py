@@ -1,0 +1,322 @@
+"""The numpy / CuPy array API on ``dptx.ndarray``: operators and the ufunc protocol
+(``ufuncs``), reductions and products (``reductions``), ``__array_function__``, ``astype``,
+device-to-device assignment, and the creation functions that run kernels (``arange``,
+``linspace``).
+
+``dptx.runtime.ndarray`` keeps the array itself (buffers, views, copies); this layer sits above the kernel
+machinery (``elementwise`` -> ``module``/``launch`` -> ``array``) and attaches its methods to
+``ndarray`` when ``dptx`` is imported, so that imports go one way down the layers."""
+from __future__ import annotations
+
+import numpy as np
+
+from ._array_api import standard as array_api_standard
+from ._logic import array_queries
+from ._statistics import binning, covariance, histogramdd, nanfunctions, statistics
+from ._math import (bit_packing as bits, calculus, convolution, functional, interpolation, numeric,
+                    polynomials, window_functions as windows)
+from ._creation import construction, conversions, matrices
+from .linalg import _einsum as contractions, _products as tensor_products
+from . import cuda, linalg
+from ._manipulation import editing, joining, padding, rearranging, views
+from ._indexing import flat_iterator, index_tricks, indexing
+from ._io import formatting, npyio
+from ._core import reductions, scan, selection, ufuncs
+from ._sorting import setops, sorting
+from ._ufunc import ufunc_objects as ufunc_api, ufunc_at
+from .runtime.ndarray import (asarray, copy, expand_dims, install_device_indexing,
+                              may_share_memory, ndarray, ravel, reshape, squeeze, swapaxes,
+                              transpose, zeros)
+from .errors import DptxError
+from .runtime.layout import new_strides, same_layout
+
+
+def where(condition, x=None, y=None):
+    """numpy.where: ``x`` where ``condition`` else ``y`` (one launch, broadcast); with the
+    condition alone, ``nonzero(condition)``."""
+    if x is None and y is None:
+        return selection.nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")
+    return ufuncs.where(condition, x, y)
+
+
+def copyto(dst, src, casting="same_kind", where=True) -> None:
+    """numpy.copyto: ``src`` broadcast and converted into ``dst`` (where ``where`` is True),
+    one launch on the devices; numpy's casting rule for the conversion."""
+    if not isinstance(dst, ndarray):
+        raise TypeError(f"copyto() argument 1 must be a dptx array, not {type(dst).__name__}")
+    # numpy decides the casting rule on a 0-d host array of dst's type (its errors, and
+    # its weak handling of Python scalars)
+    probe = np.empty((1,), src.dtype) if isinstance(src, (ndarray, np.ndarray)) else src
+    np.copyto(np.empty((), dst.dtype), probe, casting=casting)
+    if isinstance(src, np.ndarray):
+        src = asarray(src) if src.ndim else src[()]
+    if where is True:
+        dst[...] = src
+        return
+    dst[...] = ufuncs.where(asarray(where) if not isinstance(where, ndarray) else where,
+                            src, dst)
+
+
+def count_nonzero(a, axis=None, *, keepdims=False):
+    """numpy.count_nonzero as a device array (an int64 0-d array where numpy gives an int, as
+    CuPy's): the sum of ``a != 0`` (NaN counts)."""
+    return reductions.sum_(ufuncs.apply(np.not_equal, asarray(a), 0), axis=axis,
+                           keepdims=keepdims)
+
+
+# -- ndarray methods ------------------------------------------------------------------------------
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """numpy's ufuncs and their ``reduce``, ``accumulate``, ``outer`` (``dptx._ufunc.ufunc_objects``) and
+    ``at`` (``dptx._ufunc.ufunc_at``) on dptx arrays; ``reduceat`` is numpy's TypeError."""
+    if method == "__call__":
+        return ufunc_api.call(ufunc, *inputs, **kwargs)
+    if method == "reduce":
+        return ufunc_api.reduce(ufunc, *inputs, **kwargs)
+    if method == "outer":
+        return ufunc_api.outer(ufunc, *inputs, **kwargs)
+    if method == "accumulate":
+        return ufunc_api.accumulate(ufunc, *inputs, **kwargs)
+    if method == "at" and isinstance(inputs[0], ndarray):
+        return ufunc_at.at(ufunc, *inputs, **kwargs)
+    return NotImplemented
+
+
+_FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsort,
+              np.unique: sorting.unique, np.searchsorted: sorting.searchsorted, np.diagonal: matrices.diagonal, np.diag: matrices.diag,
+              np.trace: matrices.trace, np.tril: matrices.tril, np.triu: matrices.triu,
+              np.outer: matrices.outer, np.flip: rearranging.flip,
+              np.fliplr: rearranging.fliplr, np.flipud: rearranging.flipud,
+              np.roll: rearranging.roll, np.repeat: rearranging.repeat,
+              np.tile: rearranging.tile, np.diff: rearranging.diff,
+              np.ediff1d: rearranging.ediff1d, np.block: joining.block, np.cumsum: scan.cumsum, np.cumprod: scan.cumprod, np.round: numeric.around, np.around: numeric.around,
+              np.isclose: numeric.isclose, np.allclose: numeric.allclose,
+              np.array_equal: numeric.array_equal, np.array_equiv: numeric.array_equiv,
+              np.var: numeric.var, np.std: numeric.std,
+              np.concatenate: joining.concatenate, np.stack: joining.stack,
+              np.vstack: joining.vstack, np.hstack: joining.hstack,
+              np.column_stack: joining.column_stack, np.take: indexing.take, np.nonzero: selection.nonzero,
+              np.flatnonzero: selection.flatnonzero, np.argwhere: selection.argwhere,
+              np.count_nonzero: count_nonzero, np.clip: ufuncs.clip, np.reshape: reshape,
+              np.transpose: transpose, np.swapaxes: swapaxes, np.squeeze: squeeze,
+              np.expand_dims: expand_dims,
+              np.ravel: ravel, np.sum: reductions.sum_, np.prod: reductions.prod,
+              np.min: reductions.min_, np.max: reductions.max_, np.amin: reductions.min_,
+              np.amax: reductions.max_, np.mean: reductions.mean,
+              np.argmin: reductions.argmin, np.argmax: reductions.argmax,
+              np.any: reductions.any_, np.all: reductions.all_, np.dot: reductions.dot,
+              np.matmul: reductions.matmul, np.copy: copy,
+              np.may_share_memory: may_share_memory, np.dstack: joining.dstack,
+              np.copyto: copyto, np.nan_to_num: numeric.nan_to_num,
+              np.partition: sorting.partition, np.argpartition: sorting.argpartition,
+              np.lexsort: sorting.lexsort, np.put: indexing.put,
+              np.fill_diagonal: matrices.fill_diagonal, np.diagflat: matrices.diagflat,
+              np.vander: matrices.vander, np.sinc: numeric.sinc, np.fix: numeric.fix,
+              np.isposinf: numeric.isposinf, np.isneginf: numeric.isneginf,
+              np.real: numeric.real, np.imag: numeric.imag, np.angle: numeric.angle,
+              np.polyval: numeric.polyval, np.polyfit: numeric.polyfit,
+              np.unwrap: numeric.unwrap,
+              # what numpy reads of an array's description only (nothing moves)
+              np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim,
+              np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis],
+              np.result_type: lambda *xs: np.result_type(
+                  *[x.dtype if isinstance(x, ndarray) else x for x in xs])}
+
+
+# modules whose public functions are numpy's of the same names (each lists them in __all__)
+for _module in (array_api_standard, array_queries, binning, bits, calculus, construction,
+                contractions, conversions, convolution, covariance, editing, formatting,
+                functional, histogramdd, index_tricks, interpolation, nanfunctions, npyio,
+                padding, polynomials, setops, statistics, tensor_products, views, windows):
+    _FUNCTIONS.update({getattr(np, name): getattr(_module, name) for name in _module.__all__})
+_FUNCTIONS.update({getattr(np.linalg, name): getattr(linalg, name) for name in linalg.__all__})
+
+
+def _array_function(self, func, types, args, kwargs):
+    handler = _FUNCTIONS.get(func)
+    if handler is None:
+        return NotImplemented
+    return handler(*args, **kwargs)
+
+
+def _binary(ufunc):
+    def method(self, other):
+        return ufuncs.apply(ufunc, self, other)
+
+    def reflected(self, other):
+        return ufuncs.apply(ufunc, other, self)
+
+    def inplace(self, other):
+        ufuncs.apply(ufunc, self, other, out=self)
+        return self
+    return method, reflected, inplace
+
+
+def _fast_power(self, exponent):
+    """The ufunc numpy's ``a ** exponent`` uses instead of ``power`` (ufuncs.operator_power)."""
+    return ufuncs.operator_power(self.dtype, exponent)
+
+
+def _power_methods():
+    method, reflected, inplace = _binary(np.power)
+
+    def power(self, other):
+        fast = _fast_power(self, other)
+        return ufuncs.apply(fast, self) if fast else method(self, other)
+
+    def inplace_power(self, other):
+        fast = _fast_power(self, other)
+        if fast is None:
+            return inplace(self, other)
+        ufuncs.apply(fast, self, out=self)
+        return self
+    return power, reflected, inplace_power
+
+
+def _unary(ufunc):
+    return lambda self: ufuncs.apply(ufunc, self)
+
+
+def _astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    """numpy's ``astype``: values converted as numpy converts them (``ufuncs.conversion``),
+    into a new array laid out in ``order`` ("K": as this one); ``casting`` checked as numpy
+    does; with ``copy=False``, this array itself where nothing would change."""
+    dt = np.dtype(dtype)
+    if casting is not None and not np.can_cast(self.dtype, dt, casting):
+        raise TypeError(f"Cannot cast array data from {self.dtype!r} to {dt!r} according to "
+                        f"the rule {casting!r}")
+    strides = new_strides(self.shape, dt.itemsize, order, self)
+    if dt == self.dtype:
+        if not copy and same_layout(self.shape, strides, self.strides):
+            return self
+        return self.copy(order)
+    return ufuncs.astype(self, dt, ndarray(self.shape, dt, _strides=strides))
+
+
+def _reduction(fn, with_dtype: bool):
+    if with_dtype:
+        def method(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+            return fn(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
+    else:
+        def method(self, axis=None, out=None, keepdims=False, **kwargs):
+            return fn(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
+    method.__doc__ = f"numpy's ``{fn.__name__.rstrip('_')}`` on the devices (dptx._core.reductions)."
+    return method
+
+
+def _partition_in_place(self, kth, axis=-1, kind="introselect", order=None) -> None:
+    """``a.partition(kth)``: in place (a sort, see ``sorting.partition``)."""
+    self[...] = sorting.partition(self, kth, axis, kind, order)
+
+
+def _inplace_matmul(self, other):
+    """``a @= b``: numpy's, where the product has a's shape (into a through a temporary)."""
+    reductions.matmul(self, other, out=self)
+    return self
+
+
+def _no_complex(a):
+    if a.dtype.kind == "c":
+        raise DptxError("complex dtypes are not supported on dptx arrays yet")
+
+
+def _conj(self):
+    """The complex conjugate: of a real array, a copy (numpy's ``conjugate`` ufunc)."""
+    _no_complex(self)
+    return self.copy()
+
+
+def _real(self):
+    """The real part: of a real array, the array itself (a view, as numpy's)."""
+    _no_complex(self)
+    return self[...]
+
+
+def _imag(self):
+    """The imaginary part: of a real array, zeros (a new array)."""
+    _no_complex(self)
+    return zeros(self.shape, self.dtype)
+
+
+def _to_device(self, device, /, *, stream=None):
+    """The array API's ``to_device``: this array, on the one device there is."""
+    if not isinstance(device, cuda.Device):
+        raise ValueError(f"unsupported device {device!r}: dptx arrays live on the cluster, "
+                         f"dptx.cuda.Device(0) (a.get() copies one to the host)")
+    return self
+
+
+def _install():
+    ndarray.__array_ufunc__ = _array_ufunc
+    ndarray.__array_function__ = _array_function
+    for op, name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
+                     ("truediv", "true_divide"), ("floordiv", "floor_divide"),
+                     ("mod", "remainder"), ("pow", "power"), ("and", "bitwise_and"),
+                     ("or", "bitwise_or"), ("xor", "bitwise_xor"), ("lshift", "left_shift"),
+                     ("rshift", "right_shift")):
+        f, r, i = _power_methods() if op == "pow" else _binary(getattr(np, name))
+        setattr(ndarray, f"__{op}__", f)
+        setattr(ndarray, f"__r{op}__", r)
+        setattr(ndarray, f"__i{op}__", i)
+    for op, name in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"),
+                     ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal")):
+        setattr(ndarray, f"__{op}__", _binary(getattr(np, name))[0])
+    ndarray.__hash__ = None          # == is element-wise, as numpy's
+    for op, name in (("neg", "negative"), ("pos", "positive"), ("abs", "absolute"),
+                     ("invert", "invert")):
+        setattr(ndarray, f"__{op}__", _unary(getattr(np, name)))
+    ndarray.astype = _astype
+    for name, fn, dt in (("sum", reductions.sum_, True), ("prod", reductions.prod, True),
+                         ("mean", reductions.mean, True), ("min", reductions.min_, False),
+                         ("max", reductions.max_, False), ("argmin", reductions.argmin, False),
+                         ("argmax", reductions.argmax, False), ("any", reductions.any_, False),
+                         ("all", reductions.all_, False)):
+        setattr(ndarray, name, _reduction(fn, dt))
+    ndarray.nonzero = selection.nonzero
+    ndarray.sort = sorting.sort_in_place
+    ndarray.argsort = sorting.argsort
+    ndarray.searchsorted = lambda self, v, side="left", sorter=None: sorting.searchsorted(
+        self, v, side, sorter)
+    ndarray.diagonal = matrices.diagonal
+    ndarray.trace = matrices.trace
+    ndarray.repeat = rearranging.repeat
+    ndarray.round = numeric.around
+    ndarray.cumsum = scan.cumsum
+    ndarray.cumprod = scan.cumprod
+    ndarray.var = numeric.var
+    ndarray.std = numeric.std
+    ndarray.take = indexing.take
+    ndarray.dot = lambda self, other, out=None: reductions.dot(self, other, out)
+    ndarray.choose = lambda self, choices, out=None, mode="raise": index_tricks.choose(
+        self, choices, out, mode)
+    ndarray.compress = lambda self, condition, axis=None, out=None: index_tricks.compress(
+        condition, self, axis, out)
+    ndarray.__matmul__ = lambda self, other: reductions.matmul(self, other)
+    ndarray.__rmatmul__ = lambda self, other: reductions.matmul(other, self)
+    ndarray.__imatmul__ = _inplace_matmul
+    ndarray.__divmod__ = lambda self, other: (ufuncs.apply(np.floor_divide, self, other),
+                                              ufuncs.apply(np.remainder, self, other))
+    ndarray.__rdivmod__ = lambda self, other: (ufuncs.apply(np.floor_divide, other, self),
+                                               ufuncs.apply(np.remainder, other, self))
+    ndarray.__contains__ = lambda self, value: bool(reductions.any_(
+        ufuncs.apply(np.equal, self, value)))
+    ndarray.__round__ = lambda self, ndigits=None: numeric.around(self, ndigits or 0)
+    ndarray.clip = lambda self, min=None, max=None, out=None: ufuncs.clip(self, min, max, out)
+    ndarray.ptp = statistics.ptp            # gone from numpy 2's ndarray, kept by CuPy
+    ndarray.put = indexing.put
+    ndarray.argpartition = sorting.argpartition
+    ndarray.partition = _partition_in_place
+    ndarray.conj = ndarray.conjugate = _conj
+    ndarray.real = property(_real)
+    ndarray.imag = property(_imag)
+    install_device_indexing(ufuncs.assign, indexing)
+    flat_iterator.install()
+    ndarray.device = property(lambda self: cuda.Device(0), doc="The device the array is on "
+                              "(the array API's and CuPy's ``device``): the cluster, device 0.")
+    ndarray.to_device = _to_device
+    formatting.install()
+    npyio.install()
+
+
+_install()

@@ -1,0 +1,1 @@
+"""numpy's chapters "Sorting, searching, and counting" and "Set routines"."""

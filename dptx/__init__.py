@@ -1,7 +1,7 @@
 """dptx: a distributed PTX virtual machine.
 
 Runs unmodified CUDA kernels (PTX, or CUDA C through NVRTC) on CPUs through LLVM and on a Dask
-cluster of CPU and GPU workers. See README.md and DESIGN.md.
+cluster of CPU and GPU workers. See README.md and docs/architecture.md.
 """
 from .errors import (CompileError, DptxError, DptxMemoryError, KernelNotFoundError,
                      OutOfMemoryError, VariableNotFoundError, ClusterLostError, DataLostError,

@@ -72,7 +72,7 @@ def install_replicas(scheduler) -> bool:
     """Swap the AMM's ``ReduceReplicas`` for one that spares dptx's copies and add
     ``KeepCopies`` (host pieces: 2 copies; results: ``dptx.result-copies``). False when the
     scheduler runs no Active Memory Manager (then everything lives on one worker; see
-    README)."""
+    docs/cluster.md)."""
     amm = scheduler.extensions.get("amm")
     if amm is None:
         return False

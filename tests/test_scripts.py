@@ -8,15 +8,21 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+# where the programs users copy are written: the README's first kernel and first array
+# program, then the kernels and arrays pages
+PAGES = [ROOT / "README.md", ROOT / "docs" / "kernels.md", ROOT / "docs" / "arrays.md"]
 
 
 def using_it_snippets() -> list:
-    """The Python blocks of the README's "Using it" section, as written there."""
-    text = README.read_text()
-    section = text[text.index("## Using it"):]
-    section = section[:section.index("\n## ", 1)]
-    return re.findall(r"```python\n(.*?)```", section, re.S)
+    """The Python blocks of the README and of the kernels and arrays pages, as written there
+    (the README's first kernel first)."""
+    return [block for page in PAGES
+            for block in re.findall(r"```python\n(.*?)```", page.read_text(), re.S)]
+
+
+def snippet_with(text: str) -> str:
+    return next(c for c in using_it_snippets() if text in c)
 
 
 def run_script(tmp_path, code: str) -> subprocess.CompletedProcess:
@@ -44,7 +50,7 @@ def test_readme_snippet_runs_as_a_plain_script(tmp_path):
 
 @pytest.mark.timeout(600)
 def test_readme_templates_views_streams_and_handle_snippet(tmp_path):
-    code = using_it_snippets()[1]
+    code = snippet_with("name_expressions")
     for shown in ("name_expressions", "dptx.Stream()", "dptx.Event()", "stream=s",
                   "get_elapsed_time", "distributed.wait(handle)", "[1 << 19:]"):
         assert shown in code
@@ -115,7 +121,7 @@ def test_the_embedded_clusters_teardown_reports_are_dropped():
 @pytest.mark.timeout(600)
 def test_readme_array_api_snippet(tmp_path):
     import textwrap
-    code = textwrap.dedent(next(c for c in using_it_snippets() if "ReductionKernel" in c))
+    code = textwrap.dedent(snippet_with("ReductionKernel"))
     done = run_script(tmp_path, code)
     assert_clean(done)
     out = done.stdout

@@ -17,7 +17,7 @@ from ..errors import CompileError
 
 _lock = threading.Lock()
 _memory_cache: dict = {}
-SHIMS = pathlib.Path(__file__).parent / "include"
+SHIMS = pathlib.Path(__file__).parents[1] / "include"   # dptx/include
 
 
 def _nvrtc():

@@ -1,11 +1,11 @@
-"""The numpy / CuPy array API on ``dptx.ndarray``: operators and the ufunc protocol
-(``ufuncs``), reductions and products (``reductions``), ``__array_function__``, ``astype``,
-device-to-device assignment, and the creation functions that run kernels (``arange``,
-``linspace``).
+"""``dptx.ndarray``'s surface: every method, operator and protocol that its class body does not
+define, in one table (``SURFACE``), attached when ``dptx`` is imported. The class body
+(``dptx.runtime.ndarray``) keeps the array itself (buffers, views, copies, basic indexing);
+what generates kernels lives above it (``dptx._core`` and numpy's chapters), so the class's
+methods that need them are attached from here, and imports go one way down the layers.
 
-``dptx.runtime.ndarray`` keeps the array itself (buffers, views, copies); this layer sits above the kernel
-machinery (``elementwise`` -> ``module``/``launch`` -> ``array``) and attaches its methods to
-``ndarray`` when ``dptx`` is imported, so that imports go one way down the layers."""
+Also here: numpy's ``where``, ``copyto`` and ``count_nonzero``, the three functions of the
+array API made of the ufunc machinery and a reduction."""
 from __future__ import annotations
 
 import numpy as np
@@ -24,9 +24,8 @@ from ._io import formatting, npyio
 from ._core import reductions, scan, selection, ufuncs
 from ._sorting import setops, sorting
 from ._ufunc import ufunc_objects as ufunc_api, ufunc_at
-from .runtime.ndarray import (asarray, copy, expand_dims, install_device_indexing,
-                              may_share_memory, ndarray, ravel, reshape, squeeze, swapaxes,
-                              transpose, zeros)
+from .runtime.ndarray import (asarray, copy, expand_dims, may_share_memory, ndarray, ravel,
+                              reshape, squeeze, swapaxes, transpose, zeros)
 from .errors import DptxError
 from .runtime.layout import new_strides, same_layout
 
@@ -247,76 +246,104 @@ def _to_device(self, device, /, *, stream=None):
     return self
 
 
-def _install():
-    ndarray.__array_ufunc__ = _array_ufunc
-    ndarray.__array_function__ = _array_function
+def _binary_operators() -> dict:
+    """``__add__``/``__radd__``/``__iadd__``... and the comparisons: numpy's ufunc each."""
+    table = {}
     for op, name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
                      ("truediv", "true_divide"), ("floordiv", "floor_divide"),
                      ("mod", "remainder"), ("pow", "power"), ("and", "bitwise_and"),
                      ("or", "bitwise_or"), ("xor", "bitwise_xor"), ("lshift", "left_shift"),
                      ("rshift", "right_shift")):
         f, r, i = _power_methods() if op == "pow" else _binary(getattr(np, name))
-        setattr(ndarray, f"__{op}__", f)
-        setattr(ndarray, f"__r{op}__", r)
-        setattr(ndarray, f"__i{op}__", i)
+        table.update({f"__{op}__": f, f"__r{op}__": r, f"__i{op}__": i})
     for op, name in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"),
                      ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal")):
-        setattr(ndarray, f"__{op}__", _binary(getattr(np, name))[0])
-    ndarray.__hash__ = None          # == is element-wise, as numpy's
+        table[f"__{op}__"] = _binary(getattr(np, name))[0]
     for op, name in (("neg", "negative"), ("pos", "positive"), ("abs", "absolute"),
                      ("invert", "invert")):
-        setattr(ndarray, f"__{op}__", _unary(getattr(np, name)))
-    ndarray.astype = _astype
-    for name, fn, dt in (("sum", reductions.sum_, True), ("prod", reductions.prod, True),
-                         ("mean", reductions.mean, True), ("min", reductions.min_, False),
-                         ("max", reductions.max_, False), ("argmin", reductions.argmin, False),
-                         ("argmax", reductions.argmax, False), ("any", reductions.any_, False),
-                         ("all", reductions.all_, False)):
-        setattr(ndarray, name, _reduction(fn, dt))
-    ndarray.nonzero = selection.nonzero
-    ndarray.sort = sorting.sort_in_place
-    ndarray.argsort = sorting.argsort
-    ndarray.searchsorted = lambda self, v, side="left", sorter=None: sorting.searchsorted(
-        self, v, side, sorter)
-    ndarray.diagonal = matrices.diagonal
-    ndarray.trace = matrices.trace
-    ndarray.repeat = rearranging.repeat
-    ndarray.round = numeric.around
-    ndarray.cumsum = scan.cumsum
-    ndarray.cumprod = scan.cumprod
-    ndarray.var = numeric.var
-    ndarray.std = numeric.std
-    ndarray.take = indexing.take
-    ndarray.dot = lambda self, other, out=None: reductions.dot(self, other, out)
-    ndarray.choose = lambda self, choices, out=None, mode="raise": index_tricks.choose(
-        self, choices, out, mode)
-    ndarray.compress = lambda self, condition, axis=None, out=None: index_tricks.compress(
-        condition, self, axis, out)
-    ndarray.__matmul__ = lambda self, other: reductions.matmul(self, other)
-    ndarray.__rmatmul__ = lambda self, other: reductions.matmul(other, self)
-    ndarray.__imatmul__ = _inplace_matmul
-    ndarray.__divmod__ = lambda self, other: (ufuncs.apply(np.floor_divide, self, other),
-                                              ufuncs.apply(np.remainder, self, other))
-    ndarray.__rdivmod__ = lambda self, other: (ufuncs.apply(np.floor_divide, other, self),
-                                               ufuncs.apply(np.remainder, other, self))
-    ndarray.__contains__ = lambda self, value: bool(reductions.any_(
-        ufuncs.apply(np.equal, self, value)))
-    ndarray.__round__ = lambda self, ndigits=None: numeric.around(self, ndigits or 0)
-    ndarray.clip = lambda self, min=None, max=None, out=None: ufuncs.clip(self, min, max, out)
-    ndarray.ptp = statistics.ptp            # gone from numpy 2's ndarray, kept by CuPy
-    ndarray.put = indexing.put
-    ndarray.argpartition = sorting.argpartition
-    ndarray.partition = _partition_in_place
-    ndarray.conj = ndarray.conjugate = _conj
-    ndarray.real = property(_real)
-    ndarray.imag = property(_imag)
-    install_device_indexing(ufuncs.assign, indexing)
-    flat_iterator.install()
-    ndarray.device = property(lambda self: cuda.Device(0), doc="The device the array is on "
-                              "(the array API's and CuPy's ``device``): the cluster, device 0.")
-    ndarray.to_device = _to_device
-    formatting.install()
-    npyio.install()
+        table[f"__{op}__"] = _unary(getattr(np, name))
+    return table
 
 
-_install()
+def _reductions() -> dict:
+    return {name: _reduction(fn, with_dtype) for name, fn, with_dtype in (
+        ("sum", reductions.sum_, True), ("prod", reductions.prod, True),
+        ("mean", reductions.mean, True), ("min", reductions.min_, False),
+        ("max", reductions.max_, False), ("argmin", reductions.argmin, False),
+        ("argmax", reductions.argmax, False), ("any", reductions.any_, False),
+        ("all", reductions.all_, False))}
+
+
+# Every attribute of ``dptx.ndarray`` that its class body (dptx/runtime/ndarray.py: storage,
+# views, copies, basic indexing) does not define: name -> what implements it. One table, so
+# that a reader of the class finds its operators, its numpy methods, its printing and its
+# pickling here, and so that nothing else attaches to the class (tests/test_ndarray_surface.py).
+SURFACE = {
+    # numpy's protocols: ufuncs (np.sqrt(a), np.add.reduce(a)) and functions (np.sum(a))
+    "__array_ufunc__": _array_ufunc,
+    "__array_function__": _array_function,
+    # operators, through numpy's ufuncs (numpy's promotion, Python scalars weak)
+    **_binary_operators(),
+    "__hash__": None,                           # == is element-wise, as numpy's
+    "__matmul__": lambda self, other: reductions.matmul(self, other),
+    "__rmatmul__": lambda self, other: reductions.matmul(other, self),
+    "__imatmul__": _inplace_matmul,
+    "__divmod__": lambda self, other: (ufuncs.apply(np.floor_divide, self, other),
+                                       ufuncs.apply(np.remainder, self, other)),
+    "__rdivmod__": lambda self, other: (ufuncs.apply(np.floor_divide, other, self),
+                                        ufuncs.apply(np.remainder, other, self)),
+    "__contains__": lambda self, value: bool(reductions.any_(
+        ufuncs.apply(np.equal, self, value))),
+    "__round__": lambda self, ndigits=None: numeric.around(self, ndigits or 0),
+    # numpy's methods
+    "astype": _astype,
+    **_reductions(),
+    "nonzero": selection.nonzero,
+    "sort": sorting.sort_in_place,
+    "argsort": sorting.argsort,
+    "searchsorted": lambda self, v, side="left", sorter=None: sorting.searchsorted(
+        self, v, side, sorter),
+    "partition": _partition_in_place,
+    "argpartition": sorting.argpartition,
+    "diagonal": matrices.diagonal,
+    "trace": matrices.trace,
+    "repeat": rearranging.repeat,
+    "round": numeric.around,
+    "cumsum": scan.cumsum,
+    "cumprod": scan.cumprod,
+    "var": numeric.var,
+    "std": numeric.std,
+    "ptp": statistics.ptp,                      # gone from numpy 2's ndarray, kept by CuPy
+    "take": indexing.take,
+    "put": indexing.put,
+    "dot": lambda self, other, out=None: reductions.dot(self, other, out),
+    "choose": lambda self, choices, out=None, mode="raise": index_tricks.choose(
+        self, choices, out, mode),
+    "compress": lambda self, condition, axis=None, out=None: index_tricks.compress(
+        condition, self, axis, out),
+    "clip": lambda self, min=None, max=None, out=None: ufuncs.clip(self, min, max, out),
+    "conj": _conj,
+    "conjugate": _conj,
+    "real": property(_real),
+    "imag": property(_imag),
+    "flat": property(flat_iterator.flat_of, flat_iterator.set_flat),
+    # the array API's device
+    "device": property(lambda self: cuda.Device(0), doc="The device the array is on (the "
+                       "array API's and CuPy's ``device``): the cluster, device 0."),
+    "to_device": _to_device,
+    # printing (numpy's text), pickling and files (the values travel, not the futures)
+    "__repr__": formatting.array_repr,
+    "__str__": formatting.array_str,
+    "__format__": formatting.format_array,
+    "__reduce__": npyio.reduce_array,
+    "tofile": npyio.tofile,
+    "dump": npyio.dump,
+    "dumps": npyio.dumps,
+    # the class's hooks: strided and device-to-device assignment, and indexing by masks and
+    # index arrays, which generate kernels
+    "_device_assign": staticmethod(ufuncs.assign),
+    "_advanced_indexing": indexing,
+}
+
+for _name, _value in SURFACE.items():
+    setattr(ndarray, _name, _value)

@@ -111,14 +111,10 @@ class flatiter:
                          "boolean arrays are valid indices of a.flat")
 
 
-def _flat(self) -> flatiter:
+def flat_of(self) -> flatiter:
     return flatiter(self)
 
 
-def _set_flat(self, value) -> None:
+def set_flat(self, value) -> None:
     """``a.flat = v``: every element, ``v`` repeated in C order (numpy's)."""
     flatiter(self)[...] = value
-
-
-def install() -> None:
-    ndarray.flat = property(_flat, _set_flat)

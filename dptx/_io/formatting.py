@@ -89,7 +89,7 @@ def array_str(a, max_line_width=None, precision=None, suppress_small=None) -> st
         return np.array_str(host, max_line_width, precision, suppress_small)
 
 
-def _format(self, spec: str) -> str:
+def format_array(self, spec: str) -> str:
     """``format(a, spec)``, numpy's: a 0-d array formats its item (``f"{a.sum():.3f}"``);
     another takes only the empty spec (its ``str``)."""
     if self.ndim == 0:
@@ -97,9 +97,3 @@ def _format(self, spec: str) -> str:
     if spec:
         raise TypeError("unsupported format string passed to dptx.ndarray.__format__")
     return array_str(self)
-
-
-def install() -> None:
-    ndarray.__repr__ = array_repr
-    ndarray.__str__ = array_str
-    ndarray.__format__ = _format

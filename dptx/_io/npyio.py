@@ -137,7 +137,7 @@ def fromiter(iter, dtype, count=-1, *, like=None):
 
 
 # -- ndarray methods ------------------------------------------------------------------------------
-def _reduce(self):
+def reduce_array(self):
     """Pickling: the values travel (a dptx array's buffer lives on one cluster: its pieces
     mean nothing to another process); unpickled, a new array on the current cluster. Not
     when Dask pickles it (a task's argument: in ``Client.submit``, which holds locks that the
@@ -184,12 +184,12 @@ class Unsent:
         return f"<dptx._io.npyio.Unsent: {object.__getattribute__(self, '_message')}>"
 
 
-def _tofile(self, fid, sep="", format="%s") -> None:
+def tofile(self, fid, sep="", format="%s") -> None:
     """numpy's ``tofile`` of the values (raw bytes in C order, or text with ``sep``)."""
     self.get().tofile(fid, sep, format)
 
 
-def _dump(self, file) -> None:
+def dump(self, file) -> None:
     """numpy's ``dump``: a pickle of the array to ``file`` (a path or a file)."""
     if isinstance(file, (str, bytes)) or hasattr(file, "__fspath__"):
         with open(file, "wb") as f:
@@ -198,13 +198,6 @@ def _dump(self, file) -> None:
         pickle.dump(self, file, protocol=2)
 
 
-def _dumps(self) -> bytes:
+def dumps(self) -> bytes:
     """numpy's ``dumps``: the pickle as bytes."""
     return pickle.dumps(self, protocol=2)
-
-
-def install() -> None:
-    ndarray.__reduce__ = _reduce
-    ndarray.tofile = _tofile
-    ndarray.dump = _dump
-    ndarray.dumps = _dumps

@@ -202,7 +202,7 @@ def get_session():
 
 
 _disconnect_hooks = weakref.WeakSet()
-_live_buffers = weakref.WeakSet()      # every device buffer alive (dptx.runtime.ndarray registers them)
+_live_buffers = weakref.WeakSet()   # every device buffer alive (dptx.runtime.buffers adds them)
 
 
 def track_buffer(buf) -> None:

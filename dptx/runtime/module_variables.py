@@ -87,7 +87,7 @@ class ModuleVariables:
 
     def cluster(self) -> dict:
         """name -> DeviceBuffer on the cluster."""
-        from .ndarray import DeviceBuffer
+        from .buffers import DeviceBuffer
         from ..cpu import module_state
         with self._lock:
             if self.home == "host":

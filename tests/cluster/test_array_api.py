@@ -520,10 +520,9 @@ def test_orders_concatenation_and_keys_numpy_would_copy_for(client, monkeypatch)
     b = np.arange(300 * 2, dtype=np.int32).reshape(300, 2)
     c = RNG.random((300, 5))
     copies = []
-    array_module = importlib.import_module("dptx.runtime.ndarray")
-    assign = array_module._device_assign
-    monkeypatch.setattr(array_module, "_device_assign",
-                        lambda *args: (copies.append(1), assign(*args)))
+    assign = dptx.ndarray._device_assign
+    monkeypatch.setattr(dptx.ndarray, "_device_assign",
+                        staticmethod(lambda *args: (copies.append(1), assign(*args))))
     _same(np.concatenate([dptx.asarray(b), dptx.asarray(c)], axis=1),
           np.concatenate([b, c], axis=1))
     assert len(copies) == 2

@@ -34,9 +34,11 @@ from ._statistics.nanfunctions import (nanargmax, nanargmin, nancumprod, nancums
                                        nanmean, nanmedian, nanmin, nanpercentile, nanprod,
                                        nanquantile, nanstd, nansum, nanvar)
 from . import random  # noqa: E402  (dptx.random, as cupy.random)
-from ._math.numeric import (allclose, angle, around, array_equal, array_equiv, fix, imag, isclose,
-                            isneginf, isposinf, nan_to_num, polyfit, polyval, real,
-                            round_ as round, sinc, std, unwrap, var)
+from ._math.rounding import around, fix, round_ as round
+from ._math.misc import angle, imag, nan_to_num, real, sinc, unwrap
+from ._math.polynomials import polyfit, polyval
+from ._logic.comparison import allclose, array_equal, array_equiv, isclose, isneginf, isposinf
+from ._statistics.moments import std, var
 from ._indexing.indexing import put, take
 from ._indexing.index_tricks import (choose, compress, diag_indices, diag_indices_from, extract,
                                      indices, ix_, mask_indices, place, put_along_axis, putmask,
@@ -67,9 +69,10 @@ from ._math.bit_packing import packbits, unpackbits
 from ._math.polynomials import polyadd, polyder, polyint, polymul, polysub
 from ._core.elementwise import ElementwiseKernel
 from ._core.fuse import fuse
-from ._core.reductions import (ReductionKernel, all_ as all, any_ as any, argmax, argmin, dot,
-                               matmul, max_ as max, max_ as amax, mean, min_ as min, min_ as amin,
-                               prod, sum_ as sum)
+from ._core.reduction_kernel import ReductionKernel
+from ._core.reductions import (all_ as all, any_ as any, argmax, argmin, max_ as max,
+                               max_ as amax, mean, min_ as min, min_ as amin, prod, sum_ as sum)
+from ._core.products import dot, matmul
 from ._core.ufuncs import clip
 from .runtime.module import KernelParam, RawKernel, RawModule
 from .runtime.handle import LaunchHandle

@@ -11,17 +11,17 @@ from __future__ import annotations
 import numpy as np
 
 from ._array_api import standard as array_api_standard
-from ._logic import array_queries
-from ._statistics import binning, covariance, histogramdd, nanfunctions, statistics
-from ._math import (bit_packing as bits, calculus, convolution, functional, interpolation, numeric,
-                    polynomials, window_functions as windows)
+from ._logic import array_queries, comparison
+from ._statistics import binning, covariance, histogramdd, moments, nanfunctions, statistics
+from ._math import (bit_packing as bits, calculus, convolution, functional, interpolation, misc,
+                    polynomials, rounding, window_functions as windows)
 from ._creation import construction, conversions, matrices
 from .linalg import _einsum as contractions, _products as tensor_products
 from . import cuda, linalg
 from ._manipulation import editing, joining, padding, rearranging, views
 from ._indexing import flat_iterator, index_tricks, indexing
 from ._io import formatting, npyio
-from ._core import reductions, scan, selection, ufuncs
+from ._core import products, reductions, scan, selection, ufuncs
 from ._sorting import setops, sorting
 from ._ufunc import ufunc_objects as ufunc_api, ufunc_at
 from .runtime.ndarray import (asarray, copy, expand_dims, may_share_memory, ndarray, ravel,
@@ -89,10 +89,10 @@ _FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsor
               np.fliplr: rearranging.fliplr, np.flipud: rearranging.flipud,
               np.roll: rearranging.roll, np.repeat: rearranging.repeat,
               np.tile: rearranging.tile, np.diff: rearranging.diff,
-              np.ediff1d: rearranging.ediff1d, np.block: joining.block, np.cumsum: scan.cumsum, np.cumprod: scan.cumprod, np.round: numeric.around, np.around: numeric.around,
-              np.isclose: numeric.isclose, np.allclose: numeric.allclose,
-              np.array_equal: numeric.array_equal, np.array_equiv: numeric.array_equiv,
-              np.var: numeric.var, np.std: numeric.std,
+              np.ediff1d: rearranging.ediff1d, np.block: joining.block, np.cumsum: scan.cumsum, np.cumprod: scan.cumprod, np.round: rounding.around, np.around: rounding.around,
+              np.isclose: comparison.isclose, np.allclose: comparison.allclose,
+              np.array_equal: comparison.array_equal, np.array_equiv: comparison.array_equiv,
+              np.var: moments.var, np.std: moments.std,
               np.concatenate: joining.concatenate, np.stack: joining.stack,
               np.vstack: joining.vstack, np.hstack: joining.hstack,
               np.column_stack: joining.column_stack, np.take: indexing.take, np.nonzero: selection.nonzero,
@@ -104,18 +104,18 @@ _FUNCTIONS = {np.where: where, np.sort: sorting.sort, np.argsort: sorting.argsor
               np.min: reductions.min_, np.max: reductions.max_, np.amin: reductions.min_,
               np.amax: reductions.max_, np.mean: reductions.mean,
               np.argmin: reductions.argmin, np.argmax: reductions.argmax,
-              np.any: reductions.any_, np.all: reductions.all_, np.dot: reductions.dot,
-              np.matmul: reductions.matmul, np.copy: copy,
+              np.any: reductions.any_, np.all: reductions.all_, np.dot: products.dot,
+              np.matmul: products.matmul, np.copy: copy,
               np.may_share_memory: may_share_memory, np.dstack: joining.dstack,
-              np.copyto: copyto, np.nan_to_num: numeric.nan_to_num,
+              np.copyto: copyto, np.nan_to_num: misc.nan_to_num,
               np.partition: sorting.partition, np.argpartition: sorting.argpartition,
               np.lexsort: sorting.lexsort, np.put: indexing.put,
               np.fill_diagonal: matrices.fill_diagonal, np.diagflat: matrices.diagflat,
-              np.vander: matrices.vander, np.sinc: numeric.sinc, np.fix: numeric.fix,
-              np.isposinf: numeric.isposinf, np.isneginf: numeric.isneginf,
-              np.real: numeric.real, np.imag: numeric.imag, np.angle: numeric.angle,
-              np.polyval: numeric.polyval, np.polyfit: numeric.polyfit,
-              np.unwrap: numeric.unwrap,
+              np.vander: matrices.vander, np.sinc: misc.sinc, np.fix: rounding.fix,
+              np.isposinf: comparison.isposinf, np.isneginf: comparison.isneginf,
+              np.real: misc.real, np.imag: misc.imag, np.angle: misc.angle,
+              np.polyval: polynomials.polyval, np.polyfit: polynomials.polyfit,
+              np.unwrap: misc.unwrap,
               # what numpy reads of an array's description only (nothing moves)
               np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim,
               np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis],
@@ -211,7 +211,7 @@ def _partition_in_place(self, kth, axis=-1, kind="introselect", order=None) -> N
 
 def _inplace_matmul(self, other):
     """``a @= b``: numpy's, where the product has a's shape (into a through a temporary)."""
-    reductions.matmul(self, other, out=self)
+    products.matmul(self, other, out=self)
     return self
 
 
@@ -285,8 +285,8 @@ SURFACE = {
     # operators, through numpy's ufuncs (numpy's promotion, Python scalars weak)
     **_binary_operators(),
     "__hash__": None,                           # == is element-wise, as numpy's
-    "__matmul__": lambda self, other: reductions.matmul(self, other),
-    "__rmatmul__": lambda self, other: reductions.matmul(other, self),
+    "__matmul__": lambda self, other: products.matmul(self, other),
+    "__rmatmul__": lambda self, other: products.matmul(other, self),
     "__imatmul__": _inplace_matmul,
     "__divmod__": lambda self, other: (ufuncs.apply(np.floor_divide, self, other),
                                        ufuncs.apply(np.remainder, self, other)),
@@ -294,7 +294,7 @@ SURFACE = {
                                         ufuncs.apply(np.remainder, other, self)),
     "__contains__": lambda self, value: bool(reductions.any_(
         ufuncs.apply(np.equal, self, value))),
-    "__round__": lambda self, ndigits=None: numeric.around(self, ndigits or 0),
+    "__round__": lambda self, ndigits=None: rounding.around(self, ndigits or 0),
     # numpy's methods
     "astype": _astype,
     **_reductions(),
@@ -308,15 +308,15 @@ SURFACE = {
     "diagonal": matrices.diagonal,
     "trace": matrices.trace,
     "repeat": rearranging.repeat,
-    "round": numeric.around,
+    "round": rounding.around,
     "cumsum": scan.cumsum,
     "cumprod": scan.cumprod,
-    "var": numeric.var,
-    "std": numeric.std,
+    "var": moments.var,
+    "std": moments.std,
     "ptp": statistics.ptp,                      # gone from numpy 2's ndarray, kept by CuPy
     "take": indexing.take,
     "put": indexing.put,
-    "dot": lambda self, other, out=None: reductions.dot(self, other, out),
+    "dot": lambda self, other, out=None: products.dot(self, other, out),
     "choose": lambda self, choices, out=None, mode="raise": index_tricks.choose(
         self, choices, out, mode),
     "compress": lambda self, condition, axis=None, out=None: index_tricks.compress(

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from .._manipulation import joining, views
-from .._core import reductions, scan, ufuncs
+from .._core import products, reductions, scan, ufuncs
 from .._sorting import sorting
 from ..runtime.ndarray import asarray, full, ndarray, transpose
 
@@ -166,7 +166,7 @@ def matvec(x1, x2, /, out=None) -> ndarray:
     if x1.ndim < 2 or x2.ndim < 1:
         raise ValueError("matvec: needs a matrix (or a stack of them) and a vector (or a "
                          f"stack), got {x1.ndim}-D and {x2.ndim}-D operands")
-    result = reductions.matmul(x1, x2[..., None])[..., 0]
+    result = products.matmul(x1, x2[..., None])[..., 0]
     return _into(out, result)
 
 
@@ -177,7 +177,7 @@ def vecmat(x1, x2, /, out=None) -> ndarray:
     if x1.ndim < 1 or x2.ndim < 2:
         raise ValueError("vecmat: needs a vector (or a stack of them) and a matrix (or a "
                          f"stack), got {x1.ndim}-D and {x2.ndim}-D operands")
-    result = reductions.matmul(x1[..., None, :], x2)[..., 0, :]
+    result = products.matmul(x1[..., None, :], x2)[..., 0, :]
     return _into(out, result)
 
 

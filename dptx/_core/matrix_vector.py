@@ -1,4 +1,4 @@
-"""Products with a vector, for ``matmul``/``dot`` (``reductions.matmul`` hands them here): a
+"""Products with a vector, for ``matmul``/``dot`` (``products.matmul`` hands them here): a
 16 x 16 tile of the matrix-matrix kernel would leave 15 of every 16 threads idle.
 
 - matrix @ vector (and vector @ vector, one row): a warp per row, its lanes along the row
@@ -82,7 +82,7 @@ def matvec(a: ndarray, v: ndarray, out: ndarray) -> None:
 
 def vecmat(v: ndarray, m: ndarray, out: ndarray, rows: int) -> None:
     """out[j] = sum over k of v[k] * m[k, j]: C-contiguous operands of out's type. The rows
-    in pieces of ``rows`` (the caller's: ``reductions.column_pieces``), each piece's sums then
+    in pieces of ``rows`` (the caller's: ``reduction_kernel.column_pieces``), each piece's sums then
     added in order: a chunk of blocks reads only its rows of the matrix."""
     K, N = m.shape
     wide = N * K > np.iinfo(np.int32).max

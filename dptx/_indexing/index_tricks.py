@@ -15,7 +15,7 @@ from .._core import reductions, scan, selection, ufuncs
 from ..runtime.ndarray import _axes, asarray, empty, ndarray, ones
 from .._core.elementwise import ElementwiseKernel, KernelCache
 from .._creation.ranges import arange
-from .._core.reductions import EXACT
+from .._core.reduction_kernel import EXACT
 
 __all__ = ["choose", "compress", "diag_indices", "diag_indices_from", "extract", "indices", "ix_",
            "mask_indices", "place", "put_along_axis", "putmask", "ravel_multi_index", "select",

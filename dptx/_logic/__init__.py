@@ -1,1 +1,3 @@
-"""numpy's chapter "Logic functions": the array type queries (``iscomplex``, ``isfortran``...)."""
+"""numpy's chapter "Logic functions": comparisons of whole arrays (``comparison``: ``isclose``,
+``allclose``, ``array_equal``...) and the array type queries (``array_queries``); the
+element-wise comparisons are ufuncs (``dptx._core.ufuncs``)."""

@@ -9,7 +9,7 @@ import typing
 
 import numpy as np
 
-from .._math import numeric
+from .._math import rounding
 from .._core import reductions, ufuncs
 from .._statistics import statistics
 from ..runtime.ndarray import asarray, empty
@@ -85,7 +85,7 @@ def _get_stats(padded, axis, width_pair, length_pair, mode):
     def stat(sl):
         value = stat_func(padded[_slice_at_axis(sl, axis)], axis=axis, keepdims=True)
         # numpy rounds a mean (median) of integers half to even before it is written back
-        return numeric.around(value) if padded.dtype.kind in "iu" else value
+        return rounding.around(value) if padded.dtype.kind in "iu" else value
 
     left_stat = stat(slice(left_index, left_index + left_length))
     if left_length == right_length == max_length:

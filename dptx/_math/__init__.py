@@ -1,3 +1,4 @@
-"""numpy's chapter "Mathematical functions" and its neighbours: rounding and complex parts
-(``numeric``), differences and integrals (``calculus``), convolution, polynomials,
-interpolation, window functions, functional programming, bit packing."""
+"""numpy's chapter "Mathematical functions" and its neighbours: rounding (``rounding``),
+complex parts, ``nan_to_num``, ``sinc`` and ``unwrap`` (``misc``), differences and integrals
+(``calculus``), convolution, polynomials, interpolation, window functions, functional
+programming, bit packing."""

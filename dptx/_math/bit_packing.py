@@ -11,7 +11,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from ..runtime.ndarray import asarray, ndarray
 from .._core.elementwise import ElementwiseKernel, KernelCache
-from .._core.reductions import EXACT
+from .._core.reduction_kernel import EXACT
 from .._manipulation.views import moveaxis
 
 __all__ = ["packbits", "unpackbits"]

@@ -15,7 +15,7 @@ from .._core import ufuncs
 from ..runtime.ndarray import asarray, ascontiguousarray, empty
 from .._core.elementwise import HALF, ElementwiseKernel, KernelCache, c_type
 from ..errors import DptxError
-from .._core.reductions import EXACT
+from .._core.reduction_kernel import EXACT
 
 __all__ = ["convolve", "correlate"]
 

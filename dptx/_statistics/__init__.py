@@ -1,2 +1,3 @@
-"""numpy's chapter "Statistics": order statistics, averages and variances, the NaN-ignoring
-reductions, correlation, histograms."""
+"""numpy's chapter "Statistics": order statistics and averages (``statistics``), variances
+(``moments``), the NaN-ignoring reductions (``nanfunctions``), correlation (``covariance``),
+histograms (``binning``, ``histogramdd``)."""

@@ -279,7 +279,7 @@ def _estimated_bins(x: ndarray, name: str, range_) -> int:
 
 def _bin_width(x: ndarray, name: str):
     """numpy's ``_hist_bin_<name>`` of the data ``x`` (1-D, not empty)."""
-    from .._math.numeric import std
+    from .moments import std
     from .statistics import percentile
 
     def span():

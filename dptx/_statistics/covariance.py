@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from .._creation import matrices
-from .._core import reductions, ufuncs
+from .._core import products, reductions, ufuncs
 from . import statistics
 from ..runtime.ndarray import asarray, empty, ndarray
 from ..errors import DptxError
@@ -102,7 +102,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         fact = 0.0
     X = ufuncs.apply(np.subtract, X, avg[:, None])
     X_T = X.T if w is None else ufuncs.apply(np.multiply, X, w).T
-    c = reductions.matmul(X, X_T)
+    c = products.matmul(X, X_T)
     with np.errstate(divide="ignore"):
         scale = np.true_divide(1, fact) if not isinstance(fact, ndarray) else \
             ufuncs.apply(np.true_divide, 1, fact)

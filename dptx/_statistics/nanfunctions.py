@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._manipulation import joining
-from .._math import numeric
+from . import moments
 from .._core import outputs, reductions, scan, ufuncs
 from .._sorting import sorting
 from . import statistics
@@ -105,7 +105,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     a = asarray(a)
     arr, mask = _replace_nan(a, 0)
     if mask is None:
-        return numeric.var(arr, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+        return moments.var(arr, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
                            where=where, mean=mean)
     if dtype is not None and np.dtype(dtype).kind != "f":
         raise TypeError("If a is inexact, then dtype must be inexact")

@@ -18,7 +18,7 @@ from ..runtime.ndarray import asarray, check_writeable, ndarray
 from .._core.elementwise import (HALF, ElementwiseKernel, KernelCache, c_type, compute_type,
                                  conversion)
 from ..errors import DptxError
-from .._core.reductions import EXACT
+from .._core.reduction_kernel import EXACT
 from .._manipulation.views import broadcast_to
 
 _kernels = KernelCache()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._array_api import standard as array_api_standard
-from .._core import reductions, scan, ufuncs
+from .._core import products, reductions, scan, ufuncs
 from . import ufunc_at
 from ..runtime.ndarray import asarray, ndarray
 from .._core.elementwise import ElementwiseKernel, KernelCache, compute_type
@@ -46,7 +46,7 @@ def call(np_ufunc, *inputs, out=None, casting="same_kind", dtype=None, where=Tru
         raise DptxError(f"{np_ufunc.__name__}: {', '.join(sorted(gufunc))}= not supported on "
                         f"dptx arrays yet")
     if np_ufunc is np.matmul and where is True and dtype is None and casting == "same_kind":
-        return reductions.matmul(*inputs, out=_out(out))
+        return products.matmul(*inputs, out=_out(out))
     product = _VECTOR_PRODUCTS.get(np_ufunc)
     if product is not None and where is True and casting == "same_kind" and \
             (dtype is None or np_ufunc is np.vecdot):

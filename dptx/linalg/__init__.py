@@ -12,7 +12,7 @@ import operator
 
 import numpy as np
 
-from .._core import outputs, reductions, ufuncs
+from .._core import outputs, products, reductions, ufuncs
 from ..runtime.ndarray import _axes, asarray, empty, ndarray
 from ..errors import DptxError
 from .._creation.matrices import eye
@@ -46,7 +46,7 @@ def norm(x, ord=None, axis=None, keepdims=False) -> ndarray:
     if axis is None:
         if ord is None or (ord in ("f", "fro") and x.ndim == 2) or (ord == 2 and x.ndim == 1):
             flat = x.reshape(-1)
-            result = ufuncs.apply(np.sqrt, reductions.dot(flat, flat))
+            result = ufuncs.apply(np.sqrt, products.dot(flat, flat))
             return result.reshape((1,) * x.ndim) if keepdims else result
         axis = tuple(range(x.ndim))
     elif not isinstance(axis, tuple):
@@ -123,7 +123,7 @@ def multi_dot(arrays, *, out=None) -> ndarray:
     if n < 2:
         raise ValueError("Expecting at least two arrays.")
     if n == 2:
-        return reductions.dot(arrays[0], arrays[1], out=out)
+        return products.dot(arrays[0], arrays[1], out=out)
     first_1d, last_1d = arrays[0].ndim == 1, arrays[-1].ndim == 1
     if first_1d:
         arrays[0] = arrays[0].reshape(1, -1)
@@ -138,7 +138,7 @@ def multi_dot(arrays, *, out=None) -> ndarray:
     def product(i, j):
         if i == j:
             return arrays[i]
-        return reductions.dot(product(i, order[i][j]), product(order[i][j] + 1, j))
+        return products.dot(product(i, order[i][j]), product(order[i][j] + 1, j))
     result = product(0, n - 1)
     if first_1d and last_1d:
         result = result.reshape(())
@@ -187,15 +187,15 @@ def matrix_power(a, n) -> ndarray:
     if n == 1:
         return a                # (numpy returns its argument itself)
     if n == 2:
-        return reductions.matmul(a, a)
+        return products.matmul(a, a)
     if n == 3:
-        return reductions.matmul(reductions.matmul(a, a), a)
+        return products.matmul(products.matmul(a, a), a)
     z = result = None
     while n > 0:
-        z = a if z is None else reductions.matmul(z, z)
+        z = a if z is None else products.matmul(z, z)
         n, bit = divmod(n, 2)
         if bit:
-            result = z if result is None else reductions.matmul(result, z)
+            result = z if result is None else products.matmul(result, z)
     return result
 
 

@@ -12,7 +12,7 @@ import string
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .._core import outputs, reductions, ufuncs
+from .._core import outputs, products, reductions, ufuncs
 from ..runtime.ndarray import asarray, ndarray
 from .._core.elementwise import HALF
 from ..errors import DptxError
@@ -272,7 +272,7 @@ def _contract(x, lx: str, y, ly: str, keep: set, work) -> tuple:
     C = int(np.prod(dims(x, lx, summed), dtype=np.int64))
     xm = xm.reshape(dims(x, lx, batch) + (L, C))
     ym = ym.reshape(dims(y, ly, batch) + (C, Rn))
-    product = reductions.matmul(xm, ym)
+    product = products.matmul(xm, ym)
     shape = product.shape[:-2] + dims(x, lx, left) + dims(y, ly, right)
     return product.reshape(shape), "".join(batch + left + right)
 

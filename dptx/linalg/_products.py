@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from .._core import reductions, ufuncs
+from .._core import products, ufuncs
 from ..runtime.ndarray import asarray, empty, expand_dims, ndarray
 from .._manipulation.views import moveaxis
 
@@ -43,7 +43,7 @@ def tensordot(a, b, axes=2) -> ndarray:
     at = a.transpose(keep_a + axes_a).reshape(rows, n)
     bt = b.transpose(axes_b + keep_b).reshape(n, cols)
     shape = tuple(a.shape[k] for k in keep_a) + tuple(b.shape[k] for k in keep_b)
-    return reductions.dot(at, bt).reshape(shape)
+    return products.dot(at, bt).reshape(shape)
 
 
 def inner(a, b) -> ndarray:
@@ -63,7 +63,7 @@ def vdot(a, b) -> ndarray:
     a, b = asarray(a), asarray(b)
     if a.size != b.size:
         raise ValueError("vectors have different lengths")
-    return reductions.dot(a.reshape(-1), b.reshape(-1))
+    return products.dot(a.reshape(-1), b.reshape(-1))
 
 
 def kron(a, b) -> ndarray:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core import reductions, ufuncs
+from .._core import products, reductions, ufuncs
 from ..runtime.ndarray import asarray, empty, ndarray, zeros
 from ._lu import _matrices, _type
 from ._svd import svd
@@ -43,7 +43,7 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_UNSET) -> ndarray:
     large = ufuncs.apply(np.greater, s, cutoff)
     inverse = ufuncs.where(large, ufuncs.apply(np.true_divide, 1, s), 0).astype(s.dtype)
     scaled = ufuncs.apply(np.multiply, inverse[..., None], u.swapaxes(-1, -2))
-    return reductions.matmul(vt.swapaxes(-1, -2), scaled)
+    return products.matmul(vt.swapaxes(-1, -2), scaled)
 
 
 def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
@@ -95,12 +95,12 @@ def lstsq(a, b, rcond=None):
         u, s, vt = svd(a.astype(T), full_matrices=False)
         large = ufuncs.apply(np.greater, s, ufuncs.apply(np.multiply, rcond, s[:1]))
         inverse = ufuncs.where(large, ufuncs.apply(np.true_divide, 1, s), 0).astype(T)
-        ub = reductions.matmul(u.swapaxes(-1, -2), b.astype(T))
-        x = reductions.matmul(vt.swapaxes(-1, -2),
+        ub = products.matmul(u.swapaxes(-1, -2), b.astype(T))
+        x = products.matmul(vt.swapaxes(-1, -2),
                               ufuncs.apply(np.multiply, inverse[:, None], ub))
         rank = int(reductions.sum_(large, dtype=np.int64).get())
     if rank == N and M > N:
-        r = ufuncs.apply(np.subtract, b.astype(T), reductions.matmul(a.astype(T), x))
+        r = ufuncs.apply(np.subtract, b.astype(T), products.matmul(a.astype(T), x))
         residuals = reductions.sum_(ufuncs.apply(np.multiply, r, r), axis=0)
     else:
         residuals = empty((0,), T)

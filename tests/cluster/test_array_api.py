@@ -2,7 +2,6 @@
 reductions, matmul, ReductionKernel. Every result is checked against numpy (dtype and
 values; exact where numpy's and C's operations are the same IEEE operations), on the test
 clusters: each call is an ordinary launch of generated CUDA C."""
-import importlib
 import itertools
 import operator
 import re
@@ -737,13 +736,13 @@ def test_outs_are_checked_as_numpy_checks_them(client):
 
 def _same_sum(got, x, how, **kwargs):
     """A float32 sum (``how``: np.add.reduce or accumulate) in another order than numpy's:
-    within a few roundings of the partial sums of the float64 sum, a bound that cancellation
+    within a few dozen roundings of the float64 sum of magnitudes, a bound that cancellation
     cannot make small beside a small total (a relative tolerance can)."""
     got = got.get()
     assert got.dtype == x.dtype
     exact = how(x.astype(np.float64), **kwargs)
     assert got.shape == exact.shape
-    bound = 8 * np.finfo(x.dtype).eps * how(abs(x).astype(np.float64), **kwargs)
+    bound = 32 * np.finfo(x.dtype).eps * how(abs(x).astype(np.float64), **kwargs)
     assert (abs(got - exact) <= bound).all(), (got, exact)
 
 
@@ -1453,12 +1452,16 @@ def test_reductions_follow_numpy(client, dtype):
         if dtype == "float32" else ((None, False), ((0, 2), True))
     for axis, keepdims in axes:
         kw = {"axis": axis, "keepdims": keepdims}
-        _same(d.sum(**kw), np.asarray(a.sum(**kw)), exact=exact)
+        if exact:
+            _same(d.sum(**kw), np.asarray(a.sum(**kw)))
+            _same(d.mean(**kw), np.asarray(a.mean(**kw)), exact=False)
+        else:           # float32 sums in another order: within their rounding bound
+            _same_sum(d.sum(**kw), a, np.add.reduce, **kw)
+            _same_sum(d.mean(**kw), a, np.mean, **kw)
         _same(d.max(**kw), np.asarray(a.max(**kw)))
         _same(d.min(**kw), np.asarray(a.min(**kw)))
         _same(d.any(**kw), np.asarray(a.any(**kw)))
         _same(d.all(**kw), np.asarray(a.all(**kw)))
-        _same(d.mean(**kw), np.asarray(a.mean(**kw)), exact=False)
     _same(d.prod(axis=2), a.prod(axis=2), exact=exact)
     for axis in (None, 0, 2):
         _same(d.argmax(axis=axis), np.asarray(a.argmax(axis=axis)))
@@ -1495,8 +1498,9 @@ def test_row_reductions_in_each_mode(client):
     of shuffles of the value as words: the (value, index) pairs of argmax too), a block per
     output beyond; rows not a multiple of 32 or of 8 per block; ties in different lanes and
     in the tail step, where the first index is numpy's answer; integer sums exact."""
-    from dptx._core import reductions
-    for rows, n in ((1001, 77), (70, reductions.WARP_ROWS), (65, reductions.WARP_ROWS + 3),
+    from dptx._core import reduction_kernel
+    for rows, n in ((1001, 77), (70, reduction_kernel.WARP_ROWS),
+                    (65, reduction_kernel.WARP_ROWS + 3),
                     (300, 5)):
         ints = RNG.integers(-1000, 1000, (rows, n)).astype(np.int64)
         _same(dptx.asarray(ints).sum(axis=1), ints.sum(axis=1))
@@ -1520,8 +1524,8 @@ def test_column_reductions_walk_rows_in_order(client):
     output walking the rows; up to COLUMN_ROWS rows in numpy's own order (bit for bit), more in
     pieces of rows whose partials are added in order (within n * eps * sum |x| of the exact
     sum); argmin/argmax the first index of ties, integer sums exact."""
-    from dptx._core import reductions
-    short = RNG.random((reductions.COLUMN_ROWS, 300)).astype(np.float32)
+    from dptx._core import reduction_kernel
+    short = RNG.random((reduction_kernel.COLUMN_ROWS, 300)).astype(np.float32)
     _same(dptx.asarray(short).sum(axis=0), short.sum(axis=0))
     _same(dptx.asarray(short).mean(axis=0), short.mean(axis=0))
     for shape in ((1000, 70), (3000, 257)):
@@ -1627,7 +1631,7 @@ def test_matmul_of_stacks_and_dot_of_more_dimensions(client, monkeypatch):
         for kk in range(a2.shape[-1]):
             want = want + a2[..., :, kk:kk + 1] * b2[..., kk:kk + 1, :]
         return want.reshape(np.matmul(a, b).shape)
-    monkeypatch.setattr(dptx._core.reductions, "_MAX_GRID_Z", 3)     # stacks of 4 and more split
+    monkeypatch.setattr(dptx._core.products, "_MAX_GRID_Z", 3)     # stacks of 4 and more split
     for sa, sb in [((2, 3, 4), (2, 4, 5)), ((3, 4), (2, 4, 5)), ((4,), (2, 4, 5)),
                    ((2, 3, 4), (4,)), ((2, 1, 3, 4), (5, 4, 6)), ((1, 70, 33), (7, 33, 19)),
                    ((2, 0, 3), (2, 3, 4)), ((2, 3, 0), (2, 0, 4))]:

@@ -3,6 +3,8 @@
 Runs unmodified CUDA kernels (PTX, or CUDA C through NVRTC) on CPUs through LLVM and on a Dask
 cluster of CPU and GPU workers. See README.md and docs/architecture.md.
 """
+import importlib
+
 from .errors import (CompileError, DptxError, DptxMemoryError, KernelNotFoundError,
                      OutOfMemoryError, VariableNotFoundError, ClusterLostError, DataLostError,
                      WorkerDiedError, DptxTimeoutError,
@@ -103,7 +105,6 @@ _LAZY = ("cpu", "gpu", "ptx", "check", "testing")
 
 def __getattr__(name):
     if name in _LAZY:
-        import importlib
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'dptx' has no attribute {name!r}")
 

@@ -27,6 +27,7 @@ def main(argv=None) -> int:
     info.add_argument("--scheduler", help="a scheduler address (default: the "
                       "dptx.scheduler-address setting, else this machine)")
     if argv[:1] == ["check"]:            # check has its own options (python -m dptx.check)
+        # lazy: each command loads what it needs, so `dptx --help` stays quick
         from .check import main as check_main
         return check_main(argv[1:])
     opts = parser.parse_args(argv)
@@ -37,12 +38,14 @@ def main(argv=None) -> int:
 
 
 def info_command(address: str = None) -> int:
+    # lazy: each command loads what it needs, so `dptx --help` stays quick
     from . import config
     address = address or config.get("scheduler-address")
     print(versions())
     if not address:
         print(this_machine())
         return 0
+    # lazy: each command loads what it needs, so `dptx --help` stays quick
     from distributed import Client
     refused = _refused(address)
     if refused:
@@ -61,6 +64,7 @@ def info_command(address: str = None) -> int:
 def _refused(address: str):
     """Why nothing listens at a tcp:// or tls:// ``address`` (a refused connection answers
     at once, where Dask's Client would retry it for its whole timeout), or None."""
+    # lazy: each command loads what it needs, so `dptx --help` stays quick
     import socket
     from distributed.comm import parse_address, parse_host_port
     try:
@@ -77,6 +81,7 @@ def _refused(address: str):
 
 
 def versions() -> str:
+    # lazy: each command loads what it needs, so `dptx --help` stays quick
     import llvmlite
     import numpy
     import distributed
@@ -92,6 +97,7 @@ def versions() -> str:
 
 
 def this_machine() -> str:
+    # lazy: each command loads what it needs, so `dptx --help` stays quick
     from .runtime.local_cluster import sizes
     from .worker import device_facts
     facts = device_facts(1)

@@ -15,6 +15,7 @@ import logging
 import os
 
 from . import config
+from dptx.gpu import runner
 
 logger = logging.getLogger("dptx.worker")
 # After a GPU fault, the worker restarts this much later: the failed chunk's error then
@@ -26,7 +27,6 @@ def detect_gpus() -> tuple:
     """(names of the CUDA devices this process can use, why it can use none or None). The
     reasons (CuPy not installed or broken, a driver older than CuPy's CUDA, no device) are
     the ones ``dptx.gpu.runner.probe`` names; any other exception is a bug and propagates."""
-    from dptx.gpu import runner
     try:
         infos = runner.devices()
     except runner.GpuUnavailable as exc:
@@ -73,7 +73,6 @@ def declare_resources(worker) -> dict:
     # scheduler plugin reads them from WorkerState.metrics["dptx"].
     worker.metrics["dptx"] = lambda w: w.dptx_devices
     if facts["gpus"]:
-        from dptx.gpu import runner
         runner.on_device_lost(lambda device, message: _device_lost(worker, device, message))
     return facts
 
@@ -134,11 +133,13 @@ class StopReleasedChunks:
 
     def teardown(self, worker):
         # the worker closes (its scheduler is gone...): nothing waits for its chunks
+        # lazy: the CPU executor (LLVM) loads only where a kernel runs in this process
         from dptx.cpu.watchdog import stop_all_tasks
         stop_all_tasks()
 
     def transition(self, key, start, finish, **kwargs):
         if start in ("executing", "long-running") and finish == "released":
+            # lazy: the CPU executor (LLVM) loads only where a kernel runs in this process
             from dptx.cpu.watchdog import stop_task
             stop_task(key)
 

@@ -12,6 +12,7 @@ import logging
 import threading
 
 from dptx.ptx.digest import ptx_digest
+from dptx.ptx.footprint import kernel_footprint
 
 logger = logging.getLogger("dptx")
 
@@ -47,7 +48,6 @@ def _analysis(key, module, function):
         if key in _static:
             return _static[key]
     try:
-        from dptx.ptx.footprint import kernel_footprint
         fp = kernel_footprint(module, function)
     except Exception:   # an analysis failure must never stop a launch: whole buffers
         logger.debug("dptx: no footprint for %s", function.name, exc_info=True)

@@ -11,7 +11,8 @@ import time
 import dask.config
 
 from dptx.errors import DptxError
-from scheduler_plugins.planner import WorkerInfo
+from scheduler_plugins.planner import TASK_OVERHEAD, Tuning, WorkerInfo
+from scheduler_plugins.profile import CostProfile, Learned
 
 MODEL_TOPIC = "dptx-model"
 
@@ -121,7 +122,6 @@ class ModelCopy:
     def profile(self, kernel: str, nblocks: int):
         """The ``scheduler_plugins.profile.Learned`` profile of the kernel at this grid size
         (cost along the grid, speeds in its units), or None before one was learned."""
-        from scheduler_plugins.profile import CostProfile, Learned
         entry = self.snapshot().get("profiles", {}).get(kernel, {}).get(str(nblocks))
         if entry is None:
             return None
@@ -136,7 +136,6 @@ class ModelCopy:
         """worker -> ``scheduler_plugins.planner.Tuning`` for this kernel and grid size: the
         measured seconds per chunk beyond the kernels and the spread of chunk times (the
         planner's defaults where nothing was measured yet)."""
-        from scheduler_plugins.planner import TASK_OVERHEAD, Tuning
         snap = self.snapshot()
         overheads = snap.get("overheads", {}).get(kernel, {})
         spread = snap.get("profiles", {}).get(kernel, {}).get(str(nblocks), {}).get("spread")

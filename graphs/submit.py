@@ -15,6 +15,8 @@ import uuid
 
 from dask._expr import LLGExpr
 from dask._task_spec import Task, parse_input
+from distributed import Future
+from distributed.spans import SpanMetadata
 
 
 _PREFIX = uuid.uuid4().hex
@@ -64,7 +66,6 @@ class GraphBuilder:
 
 
 def _send(client, dsk: dict, annotations: dict, order: dict, wanted) -> dict:
-    from distributed.spans import SpanMetadata
     expr = AnnotatedGraph(dsk, annotations, _determ_token=f"{_PREFIX}-{next(_count)}")
     return client._graph_to_futures(
         expr, list(wanted), span_metadata=SpanMetadata(collections=[{"type": "Future"}]),
@@ -87,7 +88,6 @@ class _Message:
         self.futures: dict = {}
 
     def add(self, graph: GraphBuilder, wanted) -> dict:
-        from distributed import Future
         base = len(self.order)      # later graphs after earlier ones: still topological
         self.dsk.update(graph.dsk)
         for key, rank in graph.order.items():

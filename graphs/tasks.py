@@ -22,11 +22,17 @@ import threading
 from dataclasses import dataclass
 
 import numpy as np
+from distributed import get_worker
+from distributed.worker import thread_state
 
-from dptx.errors import FootprintViolation
-
-from dptx.ptx.digest import ptx_digest
 from .worker_memory import pool
+from dptx import config
+from dptx.device.executors import executor
+from dptx.device.pointer import Pointer
+from dptx.device.window import Window
+from dptx.errors import FootprintViolation
+from dptx.ptx import parse
+from dptx.ptx.digest import ptx_digest
 
 # ----------------------------------------------------------------------------------------------
 # memcpys, slices, the kernel image
@@ -112,7 +118,6 @@ _kernel_lock = threading.Lock()
 def load_kernel(ptx: str, name: str) -> KernelImage:
     """The kernel ``name`` of a module, parsed once per process (the CPU executor keeps its
     own JIT cache keyed by PTX hash)."""
-    from dptx.ptx import parse
 
     key = (ptx_digest(ptx), name)
     with _kernel_lock:
@@ -135,7 +140,6 @@ WORKER_KERNEL_TIMEOUT = 600.0
 def _current_key():
     """The key of the task this thread runs (None outside a worker's task)."""
     try:
-        from distributed.worker import thread_state
         return getattr(thread_state, "key", None)
     except ImportError:
         return None
@@ -144,7 +148,6 @@ def _current_key():
 def chunk_time_limit(requested):
     """The time limit of a chunk on this worker: the launch's, else the worker's
     dptx.kernel-timeout, else WORKER_KERNEL_TIMEOUT."""
-    from dptx import config
     for value in (requested, config.get("kernel-timeout")):
         if value is not None:
             return value
@@ -277,7 +280,6 @@ def _run_step(step: Step, device: str, views: list, inputs: tuple, lane: int = N
     on a device (the driver's JIT, first-touch page faults) nor on a run that tried both of
     the CPU executor's forms (half the blocks in the slower one). On the GPU, ``lane`` is the
     CUDA device the chunk holds."""
-    import time
     spec = step.spec
     kernel = load_kernel(inputs[step.image], spec.kernel)
     args = [_argument(kind, v, step, views) for kind, v in spec.params]
@@ -285,35 +287,20 @@ def _run_step(step: Step, device: str, views: list, inputs: tuple, lane: int = N
     blocks = range(step.first, step.end)
     first_run = (id(kernel), device, lane) not in _timed
     _timed.add((id(kernel), device, lane))
-    if device == "gpu":
-        from dptx import gpu
-        from dptx.gpu.runner import GpuModuleError
-        t0 = time.perf_counter()
-        try:
-            gpu.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
-                       blocks=blocks, globals=global_buffers, device=lane,
-                       writes=_gpu_writes(step, slots, views))
-            return time.perf_counter() - t0, not first_run
-        except GpuModuleError as exc:
-            # the device cannot take this kernel (driver too old for what it uses...): the
-            # chunk's blocks run on this worker's CPU instead
-            _note_once(("module", spec.kernel), "%s; its GPU chunks run on the CPU", exc)
-    from dptx import cpu
-    from dptx.cpu.watchdog import stoppable_task
-    compiled = cpu.compile_kernel(kernel)
-    # a launch of a kind not seen before measures the kernel's two forms on halves of its
-    # blocks (executor.launch_class): its time says little of the chosen form's speed
-    decided = len(compiled.chosen)
-    t0 = time.perf_counter()
-    stop_request = np.zeros(1, np.int32)
-    with stoppable_task(_current_key(), stop_request):
-        cpu.launch(kernel, spec.grid, spec.block, args, shared_mem=spec.shared_mem,
-                   blocks=None if spec.cooperative else blocks, globals=global_buffers,
-                   threads=1, cooperative=spec.cooperative,
-                   timeout=chunk_time_limit(spec.timeout), stop_request=stop_request)
-    seconds = time.perf_counter() - t0
-    tried_both = len(compiled.chosen) != decided
-    return seconds, not (first_run or tried_both)
+    run = dict(shared_mem=spec.shared_mem, blocks=blocks, globals=global_buffers,
+               cooperative=spec.cooperative, timeout=chunk_time_limit(spec.timeout),
+               task_key=_current_key(), lane=lane,
+               writes=_gpu_writes(step, slots, views) if device == "gpu" else None)
+    chosen = executor(device)
+    try:
+        seconds, measured = chosen.run_blocks(kernel, spec.grid, spec.block, args, **run)
+    except chosen.CannotRun as exc:
+        # the device cannot take this kernel (driver too old for what it uses...): the
+        # chunk's blocks run on this worker's CPU instead
+        _note_once(("module", spec.kernel), "%s; its GPU chunks run on the CPU", exc)
+        seconds, measured = executor("cpu").run_blocks(kernel, spec.grid, spec.block, args,
+                                                       **run)
+    return seconds, measured and not first_run
 
 
 def _argument(kind: str, value, step: Step, views: list):
@@ -323,7 +310,6 @@ def _argument(kind: str, value, step: Step, views: list):
     slot, offset = value
     if not offset:
         return views[step.slots[slot]]
-    from dptx.device.pointer import Pointer
     return Pointer(views[step.slots[slot]], offset)
 
 
@@ -359,8 +345,7 @@ def _chunk_device(chunk: ChunkPlan):
     if chunk.device != "gpu":
         yield "cpu", None
         return
-    from dptx.gpu import runner
-    with runner.lane() as device:
+    with executor("gpu").lane() as device:
         if device is None:
             _note_once(("no-gpu",), "no usable GPU in this worker process: GPU chunks run on "
                        "the CPU")
@@ -373,7 +358,6 @@ def run_chunk(chunk: ChunkPlan, *inputs):
     """Run the chunk's steps on this worker's CPU (or GPU) over the windows of
     ``chunk.slots``; returns the outputs described in the module docstring (one value, or a
     tuple when there are several). An error of a step carries ``dptx_step``, its index."""
-    from dptx.device.window import Window
 
     inputs = _arrays(chunk.views, inputs)
     datas, kept, views = [], {}, []
@@ -446,8 +430,6 @@ def _report(kernel_seconds: float, sample: bool) -> None:
     chunk was a second message per chunk for the scheduler to take in; 32 workers send many).
     """
     try:
-        from distributed import get_worker
-        from distributed.worker import thread_state
         worker, key = get_worker(), thread_state.key
     except Exception:  # not on a Dask worker (a direct call): nothing to report
         return

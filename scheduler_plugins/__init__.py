@@ -23,6 +23,7 @@ def __getattr__(name):
 
 def dask_setup(scheduler):
     """``--preload scheduler_plugins``: install the plugin."""
+    # lazy: importing scheduler_plugins loads no scheduler hooks (the client takes the planner)
     from .plugin import DptxSchedulerPlugin
     scheduler.add_plugin(DptxSchedulerPlugin())
 

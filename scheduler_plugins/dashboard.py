@@ -3,6 +3,7 @@ state at ``/dptx/api/state``."""
 from __future__ import annotations
 
 import json
+import logging
 
 from tornado import web
 
@@ -61,6 +62,7 @@ def profile_lines(profiles: list, palette) -> tuple:
 def dptx_doc(scheduler, extra, doc):
     """Bokeh document: per-worker device table, shares of each kernel's last launch, and
     throughput over time."""
+    # lazy: Bokeh is optional on a scheduler (without it, the JSON route only)
     from bokeh.layouts import column
     from bokeh.models import ColumnDataSource, DataTable, Div, TableColumn
     from bokeh.palettes import Category10
@@ -177,6 +179,7 @@ def install(scheduler, plugin) -> None:
     """JSON route, and the Bokeh page if the dashboard was built without it (a plugin
     registered from a client after the scheduler started)."""
     try:
+        # lazy: Bokeh is optional on a scheduler (without it, the JSON route only)
         from distributed.dashboard import scheduler as dashboard_scheduler
     except ImportError:  # no bokeh: the JSON route only
         dashboard_scheduler = None
@@ -192,6 +195,7 @@ def install(scheduler, plugin) -> None:
         return
     try:
         _add_to_menus(app)
+        # lazy: Bokeh is optional on a scheduler (without it, the JSON route only)
         from distributed.dashboard.core import BokehApplication
         from distributed.dashboard.scheduler import template_variables
         from tornado.ioloop import IOLoop
@@ -201,6 +205,5 @@ def install(scheduler, plugin) -> None:
         app.add_application(bokeh_app)
         bokeh_app.initialize(IOLoop.current())
     except Exception:  # the page is a convenience; the JSON API stays
-        import logging
         logging.getLogger("scheduler_plugins.dptx").warning("could not add the dptx page",
                                                             exc_info=True)

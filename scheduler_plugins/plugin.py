@@ -18,10 +18,11 @@ import dask.config
 from distributed.diagnostics.plugin import SchedulerPlugin
 from tornado.ioloop import PeriodicCallback
 
+from . import dashboard
 from .model import ThroughputModel
 from .overhead import OverheadModel
-from .profile import ProfileModel
 from .planner import WorkerInfo
+from .profile import ProfileModel
 from .replicas import install_replicas
 from .spans import install as install_span_bounds, prune as prune_spans
 
@@ -176,7 +177,6 @@ class DptxSchedulerPlugin(SchedulerPlugin):
         self.scheduler = scheduler
         scheduler.handlers["dptx_model"] = self.model_handler
         scheduler.handlers["dptx_state"] = self.state_handler
-        from . import dashboard
         dashboard.install(scheduler, self)
         self.host_replicas = install_replicas(scheduler)
         self.bandwidth = float(dask.config.get("dptx.transfer-bandwidth", 1e9))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 
 import dask.config
+from distributed.active_memory_manager import ActiveMemoryManagerPolicy, ReduceReplicas, Suggestion
 
 logger = logging.getLogger("scheduler_plugins.dptx")
 
@@ -38,8 +39,6 @@ def copies_wanted(ts, result_copies: int) -> int:
 
 
 def _policies(result_copies: int):
-    from distributed.active_memory_manager import (ActiveMemoryManagerPolicy, ReduceReplicas,
-                                                   Suggestion)
 
     class ReduceOtherReplicas(ReduceReplicas):
         """``ReduceReplicas`` for everything but the pieces dptx keeps copies of."""

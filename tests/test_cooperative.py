@@ -51,7 +51,7 @@ def test_grid_sync_without_a_cooperative_launch_traps_and_says_why(kernel):
 
 
 def test_a_cooperative_grid_too_large_is_refused(kernel):
-    from dptx.cpu.executor import MAX_COOPERATIVE_BLOCKS
+    from dptx.device.launch_config import MAX_COOPERATIVE_BLOCKS
     a = np.zeros(32, np.float32)
     with pytest.raises(dptx.LaunchError, match="too large for a cooperative launch"):
         cpu.launch(kernel, (MAX_COOPERATIVE_BLOCKS + 1,), (1,),

@@ -142,3 +142,68 @@ def test_a_planted_upward_import_is_found():
                           "from .._core import reductions\n") == []
     assert upward_imports("dptx.cpu.executor", False, "from . import jit\nfrom ..ptx import ir\n"
                           "from ..device.window import Window\n") == []
+
+
+# -- imports inside functions --------------------------------------------------------------------
+# An import inside a function defers loading a module; it is kept only where that guards
+# something, and says what in a comment starting "# lazy:" (on its line, or in the comments just
+# above the run of imports it belongs to). What the guards keep light is tested below.
+
+
+def lazy_imports_without_a_reason(source: str) -> list:
+    """Line numbers of the imports inside functions that give no "# lazy:" reason."""
+    import ast
+    lines = source.split("\n")
+    tree = ast.parse(source)
+    spans = []
+    for f in ast.walk(tree):
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            spans += [(n.lineno, n.end_lineno) for n in ast.walk(f)
+                      if isinstance(n, (ast.Import, ast.ImportFrom))]
+    in_import = {i for a, b in spans for i in range(a, b + 1)}
+    missing = []
+    for a, b in sorted(set(spans)):
+        if "# lazy:" in lines[b - 1]:
+            continue
+        k = a - 1
+        while k >= 1 and k in in_import:            # up the run of imports
+            k -= 1
+        comments = []
+        while k >= 1 and lines[k - 1].strip().startswith("#"):
+            comments.append(lines[k - 1].strip())
+            k -= 1
+        if not any(c.startswith("# lazy:") for c in comments):
+            missing.append(a)
+    return missing
+
+
+def test_every_import_inside_a_function_says_why():
+    found = []
+    for module, is_package, path in _package_modules():
+        found += [f"{path.relative_to(ROOT)}:{line}"
+                  for line in lazy_imports_without_a_reason(path.read_text())]
+    assert not found, "imports inside functions with no '# lazy:' reason:\n" + "\n".join(found)
+
+
+def test_a_lazy_import_without_a_reason_is_found():
+    assert lazy_imports_without_a_reason("def f():\n    import json\n") == [2]
+    assert lazy_imports_without_a_reason("def f():\n    # why\n    import json\n") == [3]
+    assert lazy_imports_without_a_reason(
+        "def f():\n    # lazy: optional\n    import a\n    from b import c\n") == []
+    assert lazy_imports_without_a_reason("def f():\n    import a  # lazy: optional\n") == []
+    assert lazy_imports_without_a_reason("import json\n") == []
+
+
+def test_what_the_lazy_imports_keep_light():
+    """``import dptx`` loads neither Dask's distributed nor the executors (LLVM, CuPy) nor the
+    dashboard; a client that builds and submits task graphs loads no executor; the front end
+    and the CPU executor load nothing of the cluster."""
+    heavy = {"distributed", "graphs", "scheduler_plugins", "llvmlite", "dptx.cpu", "dptx.gpu",
+             "cuda.bindings", "cupy", "bokeh", "IPython"}
+    assert not heavy & _modules_after("import dptx")
+    client = _modules_after("import dptx.runtime.kernel_launch, graphs.launch, graphs.tasks, "
+                            "graphs.session, dptx.runtime.groups")
+    assert "graphs.tasks" in client
+    assert not {"llvmlite", "dptx.cpu", "dptx.gpu", "cupy", "bokeh"} & client
+    assert not {"distributed", "graphs", "llvmlite"} & _modules_after("import dptx.ptx")
+    assert not {"distributed", "graphs"} & _modules_after("import dptx.cpu")

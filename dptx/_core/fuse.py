@@ -8,14 +8,15 @@ one pass instead of writing and reading a temporary, and costs one launch."""
 from __future__ import annotations
 
 import functools
+import re
 import threading
 
 import numpy as np
 
-from . import ufuncs
-from .elementwise import ElementwiseKernel, c_type, compute_type
 from ..errors import DptxError
 from ..runtime.ndarray import ndarray
+from . import ufuncs
+from .elementwise import ElementwiseKernel, c_type, compute_type
 
 
 def fuse(*args, kernel_name=None):
@@ -190,7 +191,6 @@ class Fused:
     """The function and its kernels, one per argument types."""
 
     def __init__(self, func, name: str):
-        import re
         # a lambda's name is not a C identifier
         self.func, self.name = func, re.sub(r"\W", "_", name).strip("_") or "kernel"
         self._kernels, self._lock = {}, threading.Lock()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import reductions, ufuncs
+from .._indexing import indexing
 from ..runtime.ndarray import asarray, empty, ndarray, zeros
 
 
@@ -76,7 +77,6 @@ def fill_diagonal(a, val, wrap=False) -> None:
     """numpy.fill_diagonal, in place: the main diagonal of a 2-D array (wrapping down a tall
     one with ``wrap``) or of an array whose dimensions are all equal; ``val`` repeated along
     it. A strided view of the diagonal where numpy's step lands on it, else ``put``."""
-    from .._indexing import indexing
     if a.ndim < 2:
         raise ValueError("array must be at least 2-d")
     end = None

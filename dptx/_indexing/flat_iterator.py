@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core.selection import flatnonzero
 from ..runtime.ndarray import may_share_memory, ndarray, ravel
 from .indexing import put
 
@@ -90,7 +91,6 @@ class flatiter:
     def _positions(key):
         """A boolean mask as the flat positions it selects (the assignment's count)."""
         if isinstance(key, ndarray) and key.dtype == np.bool_:
-            from .._core.selection import flatnonzero
             return flatnonzero(key)
         if isinstance(key, (np.ndarray, list)) and np.asarray(key).dtype == np.bool_:
             return np.flatnonzero(key)

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._creation import matrices
 from .._core import reductions, scan, selection, ufuncs
-from ..runtime.ndarray import _axes, asarray, empty, ndarray, ones
 from .._core.elementwise import ElementwiseKernel, KernelCache
-from .._creation.ranges import arange
 from .._core.reduction_kernel import EXACT
+from .._creation import matrices
+from .._creation.ranges import arange
+from .._manipulation.joining import stack
+from .._manipulation.views import broadcast_arrays
+from ..runtime.ndarray import _axes, asarray, empty, ndarray, ones
+from . import indexing
 
 __all__ = ["choose", "compress", "diag_indices", "diag_indices_from", "extract", "indices", "ix_",
            "mask_indices", "place", "put_along_axis", "putmask", "ravel_multi_index", "select",
@@ -361,8 +364,6 @@ def choose(a, choices, out=None, mode="raise") -> ndarray:
     """numpy.choose: element i from ``choices[a[i]]``, ``a`` and the choices broadcast
     together; an index outside [0, n) is an error (``mode='raise'``: one value read back),
     taken modulo n (``'wrap'``) or clipped (``'clip'``)."""
-    from .._manipulation.joining import stack
-    from .._manipulation.views import broadcast_arrays
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
     a = asarray(a)
@@ -395,7 +396,6 @@ def compress(condition, a, axis=None, out=None) -> ndarray:
     """numpy.compress: the slices along ``axis`` (of the flattened array for None) where the
     1-D ``condition`` is true; a shorter condition leaves the rest out, a longer one is an
     error where it is true past the end (numpy's take of its nonzero indices)."""
-    from . import indexing
     condition = asarray(condition)
     if condition.ndim != 1:
         raise ValueError("condition must be a 1-d array")
@@ -409,6 +409,5 @@ def compress(condition, a, axis=None, out=None) -> ndarray:
 def extract(condition, arr) -> ndarray:
     """numpy.extract: the elements of the flattened ``arr`` where the flattened ``condition``
     is nonzero."""
-    from . import indexing
     where = selection.flatnonzero(asarray(condition).reshape(-1))
     return indexing.take(asarray(arr).reshape(-1), where)

@@ -5,6 +5,7 @@ padded array: 'constant', 'edge', 'linear_ramp', 'maximum', 'minimum', 'mean', '
 called from Python on each 1-D vector (a device view it changes in place), as numpy calls it."""
 from __future__ import annotations
 
+import itertools
 import typing
 
 import numpy as np
@@ -209,7 +210,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
         # numpy's legacy form: zero padding, then ``mode(vector, pad_width[axis], axis,
         # kwargs)`` on every 1-D vector along each axis in turn, changing it in place (here
         # a device view: its writes are launches), one call per vector from Python
-        import itertools
         padded, _ = _pad_simple(array, pad_width, fill_value=0)
         for axis in range(padded.ndim):
             view = moveaxis(padded, axis, -1)

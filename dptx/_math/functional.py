@@ -11,6 +11,7 @@ import itertools
 import numpy as np
 
 from .._core import reductions, ufuncs
+from .._manipulation.joining import stack
 from ..runtime.ndarray import _axes, asarray, expand_dims, ndarray, zeros, zeros_like
 
 # numpy's functions of these names (array_api dispatches numpy's to them)
@@ -21,7 +22,6 @@ def piecewise(x, condlist, funclist, *args, **kw) -> ndarray:
     """numpy.piecewise: zeros of x's type, then for each condition, in order, its function
     of the elements where it holds (or its constant) written there; one function more than
     conditions is the otherwise case."""
-    from .._manipulation.joining import stack
     x = asarray(x)
     n2 = len(funclist)
     # (numpy's rule for one condition given bare: its first item is not an array; an item

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime.ndarray import asarray, ascontiguousarray, ndarray
+from .._core import ufuncs
 from .._core.elementwise import ElementwiseKernel, KernelCache
+from .._manipulation.joining import concatenate
+from .._sorting.sorting import argsort
 from ..errors import DptxError
+from ..runtime.ndarray import asarray, ascontiguousarray, ndarray
 
 # numpy's functions of these names (array_api dispatches numpy's to them)
 __all__ = ["interp"]
@@ -77,9 +80,6 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> ndarray:
 
 def _periodic(x, xp, fp, period) -> tuple:
     """numpy's normalization of periodic sample points, on the devices."""
-    from .._manipulation.joining import concatenate
-    from .._sorting.sorting import argsort
-    from .._core import ufuncs
     if period == 0:
         raise ValueError("period must be a non-zero value")
     period = abs(period)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import ufuncs
-from ..runtime.ndarray import asarray, ndarray
 from .._core.elementwise import ElementwiseKernel, KernelCache
+from .._core.scan import cumsum
+from .._manipulation.rearranging import diff
 from ..errors import DptxError
+from ..runtime.ndarray import _axes, asarray, ndarray
 
 
 _kernels = KernelCache()
@@ -73,9 +75,6 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi) -> ndarray:
     """numpy.unwrap: jumps between neighbours along ``axis`` larger than ``discont`` (half
     the period by default) taken back by whole periods, numpy's steps (its boundary rule for
     a jump of exactly half a period, integer periods exactly)."""
-    from ..runtime.ndarray import _axes
-    from .._manipulation.rearranging import diff
-    from .._core.scan import cumsum
     p = asarray(p)
     nd = p.ndim
     ax = _axes((axis,), nd)[0]

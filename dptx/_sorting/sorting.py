@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime.ndarray import _axes, asarray, empty, ndarray
+from .._core import reductions, scan, selection, ufuncs
 from .._core.elementwise import HALF, KernelCache, c_type, with_half_header
+from .._indexing import indexing
+from .._manipulation import joining, views
 from ..errors import DptxError
 from ..runtime.module import RawModule
+from ..runtime.ndarray import _axes, asarray, empty, ndarray
 
 PIECE = 1024       # outputs per thread in a merge pass
 RUN = 32           # elements per run sorted by a warp before the merges
@@ -337,7 +340,6 @@ def _check_kth(a, kth, axis) -> None:
 def lexsort(keys, axis=-1) -> ndarray:
     """numpy.lexsort of 1-D keys: the indices that sort by the last key, ties by the one
     before, and so on (stable sorts by each key from the first, on the devices)."""
-    from .._indexing import indexing
     keys = list(keys) if not isinstance(keys, ndarray) else [keys[k] for k in range(len(keys))]
     if not keys:
         raise TypeError("need sequence of keys with len > 0 in lexsort")
@@ -365,8 +367,6 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     index of each element's value in the result (in the input's shape), and the counts. The
     size of the result is read back (one wait), as in CuPy. ``sorted=False`` (numpy 2.3)
     allows any order: the values come sorted all the same."""
-    from .._indexing import indexing
-    from .._core import scan, selection, ufuncs
     if axis is not None:
         return _unique_along(asarray(ar), axis, return_index, return_inverse, return_counts)
     a = asarray(ar)
@@ -399,8 +399,6 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
 
 def _run_lengths(first: ndarray, n: int) -> ndarray:
     """The lengths of the runs that start where ``first`` (of length n) is True."""
-    from .._manipulation import joining
-    from .._core import selection, ufuncs
     starts = selection.flatnonzero(first)
     ends = joining.concatenate([starts[1:], asarray(np.array([n], np.int64))])
     return ufuncs.apply(np.subtract, ends, starts)
@@ -412,9 +410,6 @@ def _unique_along(a: ndarray, axis, return_index, return_inverse, return_counts)
     one before in any element: NaN rows stay distinct, as numpy's), with the first
     occurrences, the 1-D inverse and the counts where asked. A lexicographic sort is one
     stable sort per element of a row (numpy sorts the rows as records, in one)."""
-    from .._indexing import indexing
-    from .._core import reductions, scan, selection, ufuncs
-    from .._manipulation import views
     axis = _axes((axis,), a.ndim)[0]
     moved = views.moveaxis(a, axis, 0)
     n = moved.shape[0]
@@ -472,8 +467,6 @@ def searchsorted(a, v, side="left", sorter=None) -> ndarray:
     """numpy.searchsorted: where each of ``v`` would go in the sorted 1-D ``a`` to keep it
     sorted (the first such place for 'left', the last for 'right'), in numpy's order (NaN
     last); ``v`` converted to their common type as numpy does."""
-    from .._indexing import indexing
-    from .._core import ufuncs
     if side not in ("left", "right"):
         raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
     a = asarray(a)

@@ -9,12 +9,15 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import reductions, ufuncs
-from .._sorting import sorting
-from ..runtime.ndarray import asarray, ascontiguousarray, ndarray, zeros
 from .._core.elementwise import KernelCache, c_type, with_half_header
+from .._creation.ranges import linspace
+from .._manipulation.joining import stack
+from .._sorting import sorting
 from ..errors import DptxError
 from ..runtime.module import RawModule
-from .._creation.ranges import linspace
+from ..runtime.ndarray import asarray, ascontiguousarray, ndarray, zeros
+from .moments import std
+from .statistics import percentile
 
 # numpy's functions of these names (array_api dispatches numpy's to them)
 __all__ = ["bincount", "digitize", "histogram", "histogram_bin_edges"]
@@ -140,7 +143,6 @@ def bincount(x, weights=None, minlength=0) -> ndarray:
 
 def _extremes(x: ndarray) -> tuple:
     """(min, max) of a non-empty array, read back together (one wait)."""
-    from .._manipulation.joining import stack
     both = stack([reductions.min_(x), reductions.max_(x)]).get()
     return both[0], both[1]
 
@@ -279,8 +281,6 @@ def _estimated_bins(x: ndarray, name: str, range_) -> int:
 
 def _bin_width(x: ndarray, name: str):
     """numpy's ``_hist_bin_<name>`` of the data ``x`` (1-D, not empty)."""
-    from .moments import std
-    from .statistics import percentile
 
     def span():
         low, high = _extremes(x)

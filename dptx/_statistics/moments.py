@@ -3,6 +3,8 @@
 handling and rounding are numpy's."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .._core import outputs, reductions, ufuncs
@@ -18,7 +20,6 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     their sum divided by ``count - ddof`` (at least 0); ``where=`` counts and sums the
     selected elements only; ``correction`` is ``ddof``'s other name; numpy's warning where
     the slices have no degrees of freedom (without ``where=``: their size says it)."""
-    import warnings
     if correction is not _UNSET:
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._sorting import sorting
 from .._core import ufuncs
-from ..runtime.ndarray import asarray, check_writeable, ndarray
-from .._core.elementwise import (HALF, ElementwiseKernel, KernelCache, c_type, compute_type,
+from .._core.elementwise import (ElementwiseKernel, HALF, KernelCache, c_type, compute_type,
                                  conversion)
-from ..errors import DptxError
 from .._core.reduction_kernel import EXACT
+from .._creation.ranges import arange
 from .._manipulation.views import broadcast_to
+from .._sorting import sorting
+from ..errors import DptxError
+from ..runtime.ndarray import asarray, check_writeable, ndarray
 
 _kernels = KernelCache()
 
@@ -124,7 +125,6 @@ def _positions(a: ndarray, indices) -> ndarray:
     """The flat positions (int64) of the elements ``a[indices]`` names, in its shape: for a
     1-D array indexed by integers, the indices themselves (negative ones wrapped, numpy's
     bounds errors for host ones); else through an index array of ``a``'s shape."""
-    from .._creation.ranges import arange
     if a.ndim == 1 and not isinstance(indices, tuple):
         idx = indices if isinstance(indices, ndarray) else np.asarray(indices)
         if idx.dtype.kind in "iu" and idx.ndim > 0:

@@ -20,15 +20,16 @@ from ..errors import PtxUnsupportedError
 from ..ptx import ir
 from ..ptx.analysis import pointer_provenance, reachable_functions
 from ..ptx.cfg import build_cfg, sync_kind
-from ..ptx.spins import spin_waits
+from ..ptx.printer import format_instruction
 from ..ptx.rewrite import unique_scoped_registers
+from ..ptx.spins import spin_waits
 from . import address_space as L
-from .heap_ir import HEAP_IR
-from .runtime_ir import RUNTIME_IR
-from .schedulers import scheduler_plain, scheduler_resumable, scheduler_warps
-from .lowering.common import ST_SITE, FRAME_HEADER, HOST_FUNCTIONS, unsupported
 from .block_check import BlockCheck, trusted_sites
 from .function import Function
+from .heap_ir import HEAP_IR
+from .lowering.common import FRAME_HEADER, HOST_FUNCTIONS, ST_SITE, unsupported
+from .runtime_ir import RUNTIME_IR
+from .schedulers import scheduler_plain, scheduler_resumable, scheduler_warps
 from .vector import VectorFunction
 from .vector_plan import plan_vector
 
@@ -243,7 +244,6 @@ def _rendered(fn) -> str:
         if not 0 <= index < len(insts):
             raise
         inst = insts[index]
-        from ..ptx.printer import format_instruction
         raise PtxUnsupportedError(
             f"PTX line {inst.line}: {format_instruction(inst).strip()} its operands or types do "
             f"not fit any form of {inst.opcode} the CPU executor knows (malformed, or a form "

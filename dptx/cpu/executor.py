@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import ctypes
 import dataclasses
 import functools
-import ctypes
 import os
 import re
 import sys
@@ -17,16 +17,16 @@ import numpy as np
 
 from .. import config
 from ..demangle import name_in_source
-from ..errors import DptxError, DptxMemoryError, DptxTimeoutError, FootprintViolation, LaunchError
-from ..device.launch_config import check_arg_count, check_shape, convert_scalar
+from ..device.launch_config import (MAX_COOPERATIVE_BLOCKS, check_arg_count, check_shape,
+                                    convert_scalar)
 from ..device.pointer import Pointer
 from ..device.window import Window
+from ..errors import DptxError, DptxMemoryError, DptxTimeoutError, FootprintViolation, LaunchError
 from ..ptx import ir, print_module
 from ..ptx.digest import ptx_digest
 from ..ptx.source_lines import with_source_lines
-from . import address_space as L
+from . import address_space as L, forms, jit
 from .heap_ir import DEFAULT_HEAP_BYTES, HEADER_BYTES as HEAP_HEADER_BYTES, init_heap
-from . import forms, jit
 from .watchdog import WATCHDOG, interrupts_stop, request_stop
 
 RUN_SIGNATURE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
@@ -437,11 +437,6 @@ def resident_blocks(threads_per_block: int) -> int:
     and 2048 threads (compute capability 8.0). Blocks that wait on later ones complete up
     to this many on a GPU, as they do here."""
     return 108 * max(1, min(32, 2048 // max(1, threads_per_block)))
-
-
-# Blocks a cooperative launch may have: each runs on its own thread, all at once, as a GPU
-# keeps every block of a cooperative grid resident (cudaErrorCooperativeLaunchTooLarge)
-MAX_COOPERATIVE_BLOCKS = 256
 
 
 def nanosleep_scale() -> float:

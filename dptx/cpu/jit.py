@@ -9,12 +9,16 @@ import hashlib
 import os
 import pathlib
 import struct
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 
 import llvmlite.binding as llvm
 
 from .._version import __version__
+from ..errors import PtxUnsupportedError
 
 try:
     import fcntl
@@ -87,7 +91,6 @@ def check_resolvable(obj: bytes) -> None:
     missing = [n for n in undefined_symbols(obj)
                if n != "_GLOBAL_OFFSET_TABLE_" and not hasattr(_process, n)]
     if missing:
-        from ..errors import PtxUnsupportedError
         raise PtxUnsupportedError(
             "the compiled kernel needs runtime functions this process does not provide: "
             + ", ".join(sorted(missing)) + " (an instruction lowered to a library call; "
@@ -120,7 +123,6 @@ def verified_module(text: str):
         module.verify()
         return module
     except RuntimeError as exc:
-        from ..errors import PtxUnsupportedError
         detail = " ".join(str(exc).split())[:300]
         raise PtxUnsupportedError(f"the CPU executor cannot translate this kernel: an "
                                   f"instruction's operand types do not fit its form "
@@ -292,9 +294,6 @@ def background(args: list, text: str, stem: str = "build"):
     one build per object runs, and at most ``_build_slots()`` at once, at a lower priority
     than the programs that run kernels: a child may first wait, and gives up waiting if this
     process exits; one that has started building finishes its cache entry."""
-    import subprocess
-    import sys
-    import tempfile
     source = None
     try:
         cache_dir().mkdir(parents=True, exist_ok=True)
@@ -337,6 +336,5 @@ def cached_object(text: str, key_extra: str = ""):
 
 if __name__ == "__main__":
     # python -m dptx.cpu.jit OBJECT IR-FILE PARENT-PID: the child of optimize_in_background
-    import sys
     _path = pathlib.Path(sys.argv[1])
     run_background(_path, sys.argv[2], int(sys.argv[3]), lambda text: store(_path, build_object(text)))

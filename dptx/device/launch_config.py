@@ -12,6 +12,9 @@ MAX_THREADS_PER_BLOCK = 1024
 MAX_BLOCK = (1024, 1024, 64)
 MAX_GRID = (2**31 - 1, 65535, 65535)
 MAX_SHARED_BYTES = 227 * 1024  # the largest opt-in shared memory of current GPUs
+# Blocks a cooperative launch may have: on the CPU each runs on its own thread, all at once,
+# as a GPU keeps every block of a cooperative grid resident (cudaErrorCooperativeLaunchTooLarge)
+MAX_COOPERATIVE_BLOCKS = 256
 
 # PTX parameter type -> numpy scalar type for conversion of Python numbers.
 SCALAR_TYPES = {

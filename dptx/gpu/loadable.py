@@ -24,6 +24,8 @@ import re
 import subprocess
 import tempfile
 
+from cuda.bindings import utils
+
 from ..errors import DptxError, PtxUnsupportedError
 from ..ptx import ir, print_module
 from ..ptx.rewrite import add_block_offset
@@ -47,7 +49,6 @@ def _parse_version(text: str) -> tuple:
 @functools.lru_cache(maxsize=None)
 def _ptx_releases() -> dict:
     """PTX ISA version -> the first CUDA release (driver version number) that loads it."""
-    from cuda.bindings import utils
     out = {}
     for major in range(1, 12):
         for minor in range(10):

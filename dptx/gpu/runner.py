@@ -44,10 +44,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import DptxError, LaunchError
 from ..device.launch_config import check_arg_count, check_shape, convert_scalar
 from ..device.pointer import Pointer
+from ..device.window import Window
+from ..errors import DptxError, LaunchError
 from ..ptx.rewrite import sub_grid_arguments
+from .loadable import ptx_for_device
 
 logger = logging.getLogger("dptx.gpu")
 
@@ -145,7 +147,6 @@ def probe() -> list:
 
 def loadable_for(kernel, device: DeviceInfo) -> bytes:
     """The image a device loads for ``kernel``'s chunks (what ``Module.load`` gets)."""
-    from .loadable import ptx_for_device
     return ptx_for_device(kernel, driver_version=device.driver_version, arch=device.arch).encode()
 
 
@@ -377,7 +378,6 @@ def _value(param, index: int, value, kernel_name: str) -> np.ndarray:
 
 
 def _plan(kernel, args, globals, writes) -> _Plan:
-    from ..device.window import Window
     arrays, where, shifts = {}, {}, {}
     for i, ((p, _), a) in enumerate(zip(kernel.function.param_layout(), args)):
         what = f"argument {i} ({p.name}) of kernel {kernel.name}"

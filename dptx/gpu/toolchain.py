@@ -23,6 +23,7 @@ class Ptxas:
 
 def _candidates() -> list:
     try:
+        # lazy: optional (NVIDIA's wheels, where installed)
         import nvidia
     except ImportError:
         return []

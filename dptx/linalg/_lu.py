@@ -11,10 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import ufuncs
-from ..runtime.ndarray import asarray, empty, ndarray
 from .._core.elementwise import KernelCache, c_type
-from ..runtime.module import RawModule
+from .._creation.matrices import eye
 from .._manipulation.views import broadcast_to
+from ..runtime.module import RawModule
+from ..runtime.ndarray import asarray, empty, ndarray
 
 __all__ = ["det", "inv", "slogdet", "solve"]
 
@@ -206,7 +207,6 @@ def _inverse(a):
     _square(a)
     T = _type(a)
     n = a.shape[-1]
-    from .._creation.matrices import eye
     B = _stack(eye(n, dtype=T), a.shape, T)
     if not B.size:
         return B, None

@@ -12,6 +12,7 @@ import re
 from ..errors import PtxSyntaxError, PtxUnsupportedError
 from . import ir
 from .lexer import DOTWORD, EOF, FLOAT, IDENT, INT, PUNCT, STRING, parse_int, tokenize
+from .validate import validate
 
 LINKAGES = frozenset({".visible", ".extern", ".weak", ".common"})
 VARIABLE_SPACES = frozenset({".global", ".const", ".shared", ".local", ".param", ".tex",
@@ -724,7 +725,6 @@ class Parser:
 def parse(text: str) -> ir.Module:
     """Parse PTX text into a Module and check the ISA's rules on it (``validate``). Raises
     PtxSyntaxError with line and column."""
-    from .validate import validate
     module = Parser(text).parse_module()
     validate(module, text)
     return module

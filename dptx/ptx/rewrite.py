@@ -11,6 +11,7 @@ import copy
 
 from ..errors import PtxUnsupportedError
 from . import ir
+from .analysis import reachable_functions
 
 OFFSET_PARAM = "__dptx_block_offset"
 GRID_PARAMS = ("__dptx_grid_x", "__dptx_grid_y", "__dptx_grid_z")
@@ -66,7 +67,6 @@ def add_block_offset(module: ir.Module, kernel_name: str) -> ir.Module:
     kernel = next((f for f in module.kernels if f.name == kernel_name), None)
     if kernel is None or kernel.body is None:
         raise KeyError(f"no kernel named {kernel_name!r} with a body in this module")
-    from .analysis import reachable_functions
     for f in reachable_functions(module, kernel):
         if f is not kernel and f.body is not None and _reads_grid_registers(f):
             raise PtxUnsupportedError(

@@ -50,6 +50,7 @@ class DeviceBuffer:
     its current version."""
 
     def __init__(self, nbytes: int):
+        # lazy: distributed loads on the first cluster call (`import dptx` stays light)
         from graphs.pieces import PieceMap
         _check_size(int(nbytes))
         self.nbytes = int(nbytes)
@@ -72,6 +73,7 @@ class DeviceBuffer:
         """Host -> device, into bytes [at, at + data.nbytes) (a view's). The bytes leave the
         client now (as ``cudaMemcpy`` does), straight to the workers; the new version takes
         effect in stream order."""
+        # lazy: distributed loads on the first cluster call (`import dptx` stays light)
         from graphs.memcpy import upload
         session = runtime.get_session()
         pieces = upload(session.client, data, session.model.workers(), session.model.host_replicas)
@@ -107,6 +109,7 @@ class DeviceBuffer:
     def read(self, lo: int = 0, hi: int = None) -> np.ndarray:
         """The current bytes [lo, hi) (all by default), after every pending operation (raises
         a launch's error)."""
+        # lazy: distributed loads on the first cluster call (`import dptx` stays light)
         from graphs.memcpy import download
         if self.is_lost():  # (before asking for a cluster: none is needed to say so)
             raise self.pieces.error()
@@ -166,6 +169,7 @@ class _Fill(Operation):
         self.buf, self.pattern, self.lo, self.hi = buf, pattern, lo, hi
 
     def submit(self) -> Submitted:
+        # lazy: distributed loads on the first cluster call (`import dptx` stays light)
         from graphs.memcpy import filled
         session = runtime.get_session()
         before = self.buf.pieces
@@ -184,6 +188,7 @@ class _Copy(Operation):
         self.dst, self.src, self.lo, self.hi = dst, src, lo, hi
 
     def submit(self) -> Submitted:
+        # lazy: distributed loads on the first cluster call (`import dptx` stays light)
         from graphs.memcpy import copied
         before = self.dst.pieces
         pieces = self.src.pieces

@@ -3,14 +3,16 @@ setting, or else the embedded cluster of worker processes (``dptx.runtime.local_
 on first use and closed at exit."""
 from __future__ import annotations
 
-import logging
 import atexit
-import weakref
+import gc
+import logging
 import threading
+import weakref
 
 from .. import config
 from ..errors import ClusterLostError, DptxError
-from .stream import on_cancelled
+from . import local_cluster
+from .stream import forget_all, on_cancelled
 
 _lock = threading.RLock()
 _client = None
@@ -45,6 +47,7 @@ def connect(address_or_client=None):
 
 def _connect_locked(address_or_client) -> None:
     global _client, _cluster, _owns_client
+    # lazy: distributed loads on the first cluster call (`import dptx` stays light)
     from distributed import Client
 
     if isinstance(address_or_client, Client):
@@ -59,7 +62,6 @@ def _connect_locked(address_or_client) -> None:
         _client = Client(address, set_as_default=as_default)
     else:
         _refuse_inside_a_task()
-        from . import local_cluster
         _cluster = local_cluster.start()
         _client = Client(_cluster, set_as_default=as_default)
         local_cluster.wait_for(_client, _cluster)
@@ -70,6 +72,7 @@ def _refuse_inside_a_task() -> None:
     """No embedded cluster inside a Dask task: it would start worker processes of its own
     inside the task's worker (a dptx array given to ``client.submit`` is unpickled there)."""
     try:
+        # lazy: distributed loads on the first cluster call (`import dptx` stays light)
         from distributed import get_worker
         worker = get_worker()
     except ValueError:
@@ -84,7 +87,6 @@ def _refuse_inside_a_task() -> None:
 def _bring_back_arrays() -> list:
     """The current bytes of every live dptx array's buffer, read from the cluster being left,
     so that ``connect`` elsewhere moves them rather than stranding them."""
-    import gc
 
     gc.collect()                        # arrays only a reference cycle still holds
     buffers = {id(b): b for b in list(_live_buffers) if b.nbytes and not b.is_lost()}
@@ -103,6 +105,7 @@ def _bring_back_arrays() -> list:
 
 
 def _no_default_client() -> bool:
+    # lazy: distributed loads on the first cluster call (`import dptx` stays light)
     from distributed import default_client
     try:
         default_client()
@@ -139,7 +142,6 @@ def check_connection() -> None:
     or its machine gone), rather than waiting out distributed's reconnection attempts: the
     arrays that lived there are marked lost, pending operations dropped, and the client
     closed, so the next call starts afresh (``dptx.connect`` or the embedded cluster)."""
-    from .stream import forget_all
     with _lock:
         if _client is None or _client.status in ("running", "newly-created"):
             return
@@ -196,6 +198,7 @@ def get_session():
     with _lock:
         client = get_client()
         if _session is None or _session.client is not client:
+            # lazy: distributed loads on the first cluster call (`import dptx` stays light)
             from graphs.session import Session
             _session = Session(client, float(config.get("transfer-bandwidth")))
         return _session
@@ -263,7 +266,6 @@ def _leave() -> None:
 
 def shutdown():
     """Close the cluster dptx started (a Client given to ``connect`` stays open)."""
-    from .stream import forget_all
     # The streams first, outside the lock: a stream's timer thread submits its open group
     # holding the stream's lock, and may then ask for this one (a script's last launches
     # still in their group at exit waited on each other here, the exit hung).

@@ -8,9 +8,12 @@ results."""
 from __future__ import annotations
 
 from .. import config
-from . import cluster as runtime
 from ..errors import FootprintViolation
+from . import cluster as runtime
 from .stream import Group, Operation, Submitted
+from graphs.fusion import Cached, extend_ranges, owned_outputs
+from graphs.launch import submit_batch, submit_fused, token
+from graphs.plan import grid_unit
 
 
 class Batch(Operation):
@@ -27,7 +30,6 @@ class Batch(Operation):
         return f"a batch of {len(self.ops)} launches"
 
     def submit(self) -> Submitted:
-        from graphs.launch import submit_batch, token
 
         session = runtime.get_session()
         requests = [op.request() for op in self.ops]
@@ -156,8 +158,6 @@ class Fused(Operation):
         return self._plan
 
     def _fuse(self):
-        from graphs.fusion import Cached, extend_ranges, owned_outputs
-        from graphs.plan import grid_unit
         fp = Cached(self._footprint)
         n, grid = self.ops[0].nblocks, self.ops[0].grid
         unit = grid_unit(grid, len(self.shares))
@@ -180,7 +180,6 @@ class Fused(Operation):
             return None
 
     def submit(self) -> Submitted:
-        from graphs.launch import submit_fused, token
         plan = self.plan()
         self._plan_made = False                 # a replay works it out again
         self._alone = None

@@ -28,6 +28,7 @@ class LaunchHandle:
     def wait(self, timeout=None) -> None:
         """Wait for the launch (and what it depends on). Errors surface at the next
         synchronization (``get()``, ``dptx.synchronize()``), in stream order."""
+        # lazy: distributed loads on the first cluster call (`import dptx` stays light)
         from distributed import wait
         futures = self.futures
         if futures:

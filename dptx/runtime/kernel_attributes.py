@@ -16,6 +16,9 @@ import subprocess
 import tempfile
 
 from ..errors import DptxError
+from ..gpu import toolchain
+from ..gpu.loadable import max_ptx_version
+from ..ptx.analysis import reachable_functions, referenced_names
 
 REGISTERS_PER_BLOCK = 65536        # every architecture from sm_50 to sm_120
 REGISTER_GRANULE = 256             # registers are allocated per warp in units of 256
@@ -40,7 +43,6 @@ class KernelAttributes:
     @property
     def const_size_bytes(self) -> int:
         """The ``__constant__`` variables the kernel (or a function it calls) uses."""
-        from ..ptx.analysis import reachable_functions, referenced_names
         module = self._kernel.module
         used = set()
         for f in reachable_functions(module, self._kernel.function):
@@ -112,8 +114,6 @@ def _sm_number(target: str) -> int:
 
 def assemble(kernel, arch: str) -> dict:
     """{"registers", "stack"} of ``kernel`` as ptxas allocates them for ``arch``."""
-    from ..gpu import toolchain
-    from ..gpu.loadable import max_ptx_version
     found = toolchain.newest_ptxas(arch)
     if found is None:
         raise DptxError(

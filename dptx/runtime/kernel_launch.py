@@ -14,19 +14,26 @@ import logging
 import numpy as np
 
 from .. import config
-from . import cluster as runtime
 from ..demangle import name_in_source
+from ..device.launch_config import (MAX_COOPERATIVE_BLOCKS, check_arg_count, check_shape,
+                                    convert_scalar)
 from ..errors import FootprintViolation, LaunchError
-from ..device.launch_config import check_arg_count, check_shape, convert_scalar
+from ..ptx.analysis import merge_facts
+from . import cluster as runtime
 from .groups import BatchGroup, FusedGroup
 from .handle import LaunchHandle
+from .ndarray import ndarray
 from .stream import Operation, Submitted, stream_for
+from graphs import footprints
+from graphs.launch import Chunk, Request, Slot, submit_launch, token
+from graphs.plan import edges_apart
+from graphs.tasks import LaunchSpec
+from scheduler_plugins.planner import split
 
 
 def _merge_facts(kernel):
     facts = getattr(kernel, "_merge_facts", None)
     if facts is None:
-        from ..ptx.analysis import merge_facts
         facts = kernel._merge_facts = merge_facts(kernel.module, kernel.function)
     return facts
 
@@ -36,6 +43,8 @@ def _gpu_can_take(kernel) -> bool:
     chunks: the launch is then planned onto CPU workers."""
     reason = getattr(kernel, "_gpu_refusal", False)
     if reason is False:
+        # lazy: a client loads the GPU executor (and the CUDA bindings) only for a cluster
+        # with GPU workers
         from ..gpu.loadable import gpu_refusal
         reason = kernel._gpu_refusal = gpu_refusal(kernel)
     if reason is not None and kernel.name not in _refused:
@@ -51,8 +60,6 @@ logger = logging.getLogger("dptx.launch")
 def _fixed_chunks(nblocks: int) -> list:
     """``dptx.chunks`` set: that many equal chunks, placed by Dask (round robin on the
     workers ``dptx.workers`` names, where it is set)."""
-    from graphs.launch import Chunk
-    from scheduler_plugins.planner import split
     count = max(1, min(int(config.get("chunks")), nblocks))
     pieces = split(None, 0, nblocks, count)
     if config.get("workers") is None:
@@ -83,7 +90,6 @@ class LaunchOp(Operation):
 
     # -- what the launch does to each buffer ---------------------------------------------------
     def _slots(self) -> list:
-        from graphs.launch import Slot
         facts = _merge_facts(self.kernel)
         slots = []
         for buf, name, slot_targets in zip(self.buffers, self.names, self.targets):
@@ -119,14 +125,11 @@ class LaunchOp(Operation):
         return self.chunks
 
     def footprints(self, ranges: list):
-        from graphs import footprints
         return footprints.chunk_footprints(
             self.kernel, self.grid, self.block, self.params, self.globals,
             [buf.nbytes for buf in self.buffers], ranges)
 
     def request(self):
-        from graphs.launch import Request
-        from graphs.tasks import LaunchSpec
         spec = LaunchSpec(self.kernel.name, self.grid, self.block, int(self.shared_mem),
                           self.params, self.globals, self.cooperative,
                           config.get("kernel-timeout"))
@@ -170,8 +173,6 @@ class LaunchOp(Operation):
 
     # -- the stream operation ------------------------------------------------------------------
     def submit(self) -> Submitted:
-        from graphs.launch import submit_launch, token
-        from graphs.plan import edges_apart
 
         session = runtime.get_session()
         chunks = self.plan()
@@ -198,7 +199,6 @@ class LaunchOp(Operation):
         return Submitted(changed, before, done.futures)
 
     def footprint_violated(self, exc: FootprintViolation) -> bool:
-        from graphs import footprints
         if footprints.distrusted(self.kernel.ptx, self.kernel.name):
             return False    # it ran with whole buffers already: this cannot be a footprint
         footprints.distrust(self.kernel.ptx, self.kernel.name, str(exc))
@@ -213,8 +213,6 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, stream=None, cooperat
 
 
 def _launch(kernel, grid, block, args, shared_mem: int, stream, cooperative: bool):
-    from .ndarray import ndarray
-    from ..cpu.executor import MAX_COOPERATIVE_BLOCKS
 
     g, b = check_shape(grid, block, shared_mem)
     check_arg_count(kernel, args, on_cluster=True)

@@ -8,6 +8,8 @@ then fails with "Nanny failed to start"). The scheduler runs in this process, as
 ``LocalCluster``; closing the cluster closes the workers first."""
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
 import os
 import signal
@@ -41,6 +43,7 @@ def sizes() -> tuple:
 def start():
     """A started cluster of ``sizes()`` workers (close it with ``.close()``); its workers may
     still be registering: ``wait_for(client)`` waits for them."""
+    # lazy: distributed loads on the first cluster call (`import dptx` stays light)
     from distributed import Scheduler, SpecCluster
 
     n_workers, threads = sizes()
@@ -49,6 +52,7 @@ def start():
                       "preload": ["dptx.worker"],
                       "memory_limit": _memory_limit(n_workers)}
     if sys.platform == "win32":     # Dask's subprocess workers do not run on Windows
+        # lazy: distributed loads on the first cluster call (`import dptx` stays light)
         from distributed import Nanny
         worker = {"cls": Nanny, "options": dict(worker_options)}
     else:
@@ -122,11 +126,13 @@ def wait_for(client, cluster) -> None:
 
 def _memory_limit(n_workers: int) -> int:
     """Each worker's share of the machine's memory (what LocalCluster gives by default)."""
+    # lazy: distributed loads on the first cluster call (`import dptx` stays light)
     from distributed.worker_memory import parse_memory_limit
     return parse_memory_limit("auto", 1, n_workers, logger=logging.getLogger("dptx"))
 
 
 def _worker_process_class():
+    # lazy: distributed loads on the first cluster call (`import dptx` stays light)
     from distributed.deploy.subprocess import SubprocessWorker
 
     class QuietSubprocessWorker(SubprocessWorker):
@@ -137,8 +143,6 @@ def _worker_process_class():
         (a GPU that cannot be used, a fault) still show. Its input is not the terminal."""
 
         async def _start(self) -> None:
-            import asyncio
-            import json
             cmd = [sys.executable, "-m", "dask", "spec", self.scheduler, "--spec",
                    json.dumps({"cls": self.worker_class, "opts": {**self.worker_kwargs}})]
             env = dict(os.environ, DASK_LOGGING__DISTRIBUTED="error", DPTX_QUIET_CHUNK_ERRORS="1")

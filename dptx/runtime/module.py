@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..demangle import demangle, readable, short_name, source_parameters
+from ..device.launch_config import MAX_SHARED_BYTES
 from ..errors import DptxError, KernelNotFoundError, VariableNotFoundError
-from .module_variables import ModuleVariables, variable_array
-from .nvrtc import compile_module
 from ..ptx import ir, parse
 from ..ptx.analysis import KernelFacts, kernel_facts, used_variables
 from ..ptx.digest import ptx_digest
+from .module_variables import ModuleVariables, variable_array
+from .nvrtc import compile_module
 
 
 @dataclass(frozen=True)
@@ -219,6 +220,7 @@ class RawKernel:
     def _attrs(self):
         attrs = self.__dict__.get("_attributes")
         if attrs is None:
+            # lazy: the attributes need ptxas and the GPU toolchain, loaded when asked for
             from .kernel_attributes import KernelAttributes
             attrs = self.__dict__["_attributes"] = KernelAttributes(self)
         return attrs
@@ -245,7 +247,6 @@ class RawKernel:
 
     @max_dynamic_shared_size_bytes.setter
     def max_dynamic_shared_size_bytes(self, value: int) -> None:
-        from ..device.launch_config import MAX_SHARED_BYTES
         value = int(value)
         room = MAX_SHARED_BYTES - self.shared_size_bytes
         if not 0 <= value <= room:
@@ -277,6 +278,7 @@ class RawKernel:
         stream); returns a ``dptx.LaunchHandle``. ``enable_cooperative_groups`` (as CuPy's):
         a cooperative launch, every block resident at once so that cooperative groups'
         ``this_grid().sync()`` works; it runs as one chunk on one CPU worker."""
+        # lazy: the first launch loads the cluster's graphs and planner (distributed)
         from .kernel_launch import launch
         return launch(self, grid, block, args, shared_mem=shared_mem, stream=stream,
                       cooperative=enable_cooperative_groups)

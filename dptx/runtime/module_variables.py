@@ -21,6 +21,9 @@ import numpy as np
 
 from ..demangle import short_name
 from ..errors import DptxError
+from . import cluster as runtime
+from .buffers import DeviceBuffer
+from .ndarray import _dtype, _shape, ndarray
 
 # C scalar types as CUDA sources spell them -> numpy
 C_TYPES = {
@@ -76,6 +79,7 @@ class ModuleVariables:
 
     def host(self) -> dict:
         """name -> uint8 array in this process (the CPU executor's buffers of the module)."""
+        # lazy: the CPU executor (LLVM) loads only where a kernel runs in this process
         from ..cpu import module_state
         with self._lock:
             state = module_state(self.raw.module)
@@ -87,11 +91,10 @@ class ModuleVariables:
 
     def cluster(self) -> dict:
         """name -> DeviceBuffer on the cluster."""
-        from .buffers import DeviceBuffer
+        # lazy: the CPU executor (LLVM) loads only where a kernel runs in this process
         from ..cpu import module_state
         with self._lock:
             if self.home == "host":
-                from . import cluster as runtime
                 runtime.before_disconnect(self)
                 state = module_state(self.raw.module)
                 if self._buffers is None:
@@ -139,7 +142,6 @@ class VariableArray:
 
 
 def variable_array(variables: ModuleVariables, name: str, dtype=None):
-    from .ndarray import _dtype, _shape, ndarray
 
     class _VariableArray(ndarray, VariableArray):
         __doc__ = VariableArray.__doc__

@@ -12,6 +12,7 @@ import numbers
 import operator
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from ..errors import DptxError
 from .buffers import DeviceBuffer
@@ -39,7 +40,6 @@ def _shape(shape) -> tuple:
 def _stand_in(shape: tuple, strides: tuple, dtype: np.dtype) -> np.ndarray:
     """A numpy array with this shape and these strides but no memory of its size, for numpy
     to compute views on (indexing, transposes, reshapes); nothing in it is ever read."""
-    from numpy.lib.stride_tricks import as_strided
     if any(n == 0 for n in shape):
         return np.empty(shape, dtype)
     return as_strided(np.empty(1, dtype), shape=shape, strides=strides, writeable=False)

@@ -11,7 +11,10 @@ import hashlib
 import json
 import os
 import pathlib
+import re
 import threading
+
+import nvidia
 
 from ..errors import CompileError
 
@@ -22,6 +25,7 @@ SHIMS = pathlib.Path(__file__).parents[1] / "include"   # dptx/include
 
 def _nvrtc():
     try:
+        # lazy: the CUDA bindings load on the first compile (and may be missing)
         from cuda.bindings import nvrtc
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise CompileError(
@@ -44,7 +48,6 @@ def include_dirs() -> tuple:
     folder beside them."""
     dirs = []
     try:
-        import nvidia
         for root in getattr(nvidia, "__path__", []):
             for sub in sorted(pathlib.Path(root).glob("cu*/include")) + [pathlib.Path(root) / "cuda_runtime" / "include"]:
                 if (sub / "cuda_fp16.h").exists() or (sub / "cuda_runtime.h").exists():
@@ -157,7 +160,6 @@ def _compile(source: str, options: tuple, arch: str, name: str, expressions: tup
 
 def _missing_header_hint(log: str) -> str:
     """Why a header NVRTC cannot open is missing, and what to do."""
-    import re
     hosts = sorted({pathlib.Path(f).name for f in re.findall(r"([^\s(]+\.h)\(\d+\): error: A function "
                                                            r"without execution space", log)})
     if hosts:

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import sys
 
+from distributed import wait as dask_wait
+from distributed.diagnostics.progressbar import progress
+from distributed.utils import is_kernel
+
 from .. import config
 
 SHOW_AFTER = 2.0        # seconds a wait lasts before the bar appears
@@ -14,7 +18,6 @@ SHOW_AFTER = 2.0        # seconds a wait lasts before the bar appears
 def wanted() -> bool:
     setting = config.get("progress")
     if isinstance(setting, str) and setting.lower() == "auto":
-        from distributed.utils import is_kernel
         try:
             terminal = sys.stdout.isatty()
         except (AttributeError, ValueError):
@@ -27,7 +30,6 @@ def wanted() -> bool:
 
 def wait(futures: list) -> None:
     """``distributed.wait(futures)``, with a progress bar once it has lasted SHOW_AFTER s."""
-    from distributed import wait as dask_wait
     client = futures[0].client
     with client.as_current():       # dptx's client need not be the default
         if not wanted():
@@ -38,12 +40,10 @@ def wait(futures: list) -> None:
             return
         except TimeoutError:
             pass
-        from distributed.diagnostics.progressbar import progress
-        from distributed.utils import is_kernel
         notebook = bool(is_kernel())
         bar = progress(futures, notebook=notebook, multi=False, complete=True,
                        scheduler=client.scheduler.address)
         if notebook and bar is not None:
-            from IPython.display import display
+            from IPython.display import display     # lazy: optional, only in a notebook
             display(bar)
         dask_wait(futures)

@@ -37,6 +37,7 @@ import logging
 import threading
 import time
 import weakref
+from asyncio import CancelledError
 from dataclasses import dataclass
 
 from ..demangle import name_in_source
@@ -207,6 +208,7 @@ class Stream:
     def pending_futures(self) -> list:
         """The futures of what this stream has enqueued and not seen finish (its open group
         is submitted first): what an event recorded now waits for."""
+        # lazy: distributed loads on the first cluster call (`import dptx` stays light)
         from graphs.submit import send_held
         with self._lock:
             self._flush()
@@ -249,8 +251,10 @@ class Stream:
         while self._pending and _finished(self._pending[0][1]):
             self._pending.pop(0)
         if len(self._pending) >= self.MAX_QUEUED:
+            # lazy: distributed loads on the first cluster call (`import dptx` stays light)
             from distributed import wait
 
+            # lazy: distributed loads on the first cluster call (`import dptx` stays light)
             from graphs.submit import send_held
             send_held()     # what we wait for may be in a message not sent yet
             oldest = self._pending[0][1].futures
@@ -274,6 +278,7 @@ class Stream:
         """Operations enqueued on this stream inside the block reach the scheduler in one
         message at its end, the group being formed included (a reduction's two launches:
         the scheduler then handles nothing between the first one's chunks and the second)."""
+        # lazy: distributed loads on the first cluster call (`import dptx` stays light)
         from graphs.submit import held_message
         with self._lock, held_message():
             yield self
@@ -334,8 +339,10 @@ class Stream:
         """Wait for everything enqueued on this stream (and the events it waits for); raise
         the first error of its launches. A wait of more than a couple of seconds shows a
         progress bar (``dptx.progress``)."""
+        # lazy: distributed loads on the first cluster call (`import dptx` stays light)
         from graphs.submit import send_held
 
+        # lazy: distributed loads on the first cluster call (`import dptx` stays light)
         from . import progress
 
         with self._lock:
@@ -419,13 +426,14 @@ def data_lost(what: str, buffers) -> DataLostError:
 
 
 def cancelled(exc) -> bool:
-    from asyncio import CancelledError
+    # lazy: distributed loads on the first cluster call (`import dptx` stays light)
     from distributed.client import FutureCancelledError, FuturesCancelledError
     return isinstance(exc, (CancelledError, FutureCancelledError, FuturesCancelledError))
 
 
 def _workers_died(exc, culprit: str):
     """Dask's ``KilledWorker`` said as dptx's error (``exc`` itself otherwise)."""
+    # lazy: distributed loads on the first cluster call (`import dptx` stays light)
     from distributed import KilledWorker
     if not isinstance(exc, KilledWorker):
         return exc
@@ -547,6 +555,7 @@ class Event:
         """Wait until the event completes (the work before it finished, successfully or
         not; its errors are raised by the stream's synchronization)."""
         if self._futures:
+            # lazy: distributed loads on the first cluster call (`import dptx` stays light)
             from distributed import wait
             with self._futures[0].client.as_current():
                 wait(self._futures)

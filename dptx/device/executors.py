@@ -1,0 +1,22 @@
+"""The one door to the executors: ``executor("cpu")`` and ``executor("gpu")`` give the executor
+package of that name, imported on first use (a client that builds task graphs never loads
+LLVM or CuPy; a worker loads the one its chunks run on). Each executor package offers the
+same entry for a worker's chunk, ``run_blocks`` (a range of blocks of a launch, on this
+process's device), and names in ``CannotRun`` the error that sends a chunk to the CPU
+instead. A new executor is a package ``dptx/<name>`` with those two names, added to
+``EXECUTORS``.
+
+This is the one place that reaches an executor by name rather than by an import: the layers
+below the executors (this foundation, the front end) never import them."""
+from __future__ import annotations
+
+import importlib
+
+EXECUTORS = ("cpu", "gpu")
+
+
+def executor(name: str):
+    """The executor package ``dptx.<name>``."""
+    if name not in EXECUTORS:
+        raise ValueError(f"no executor named {name!r} (dptx has {', '.join(EXECUTORS)})")
+    return importlib.import_module(f"dptx.{name}")

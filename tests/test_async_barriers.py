@@ -1,4 +1,4 @@
-"""Asynchronous barriers (dptx/cpu/lowering/async_barrier.py): libcu++'s cuda::barrier with
+"""Asynchronous barriers (dptx/cpu/renderer/lowering/async_barrier.py): libcu++'s cuda::barrier with
 cuda::memcpy_async through NVRTC (sm_80: cp.async and mbarrier.test_wait; sm_90:
 cp.async.bulk, expect_tx and try_wait) against numpy; mbarrier phases, counts, tokens and
 transaction bytes in hand-written PTX; a wait that can never end is a deadlock error."""

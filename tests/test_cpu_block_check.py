@@ -1,4 +1,4 @@
-"""Whole-block bounds checks of plain kernels (dptx/cpu/block_check.py): which accesses one
+"""Whole-block bounds checks of plain kernels (dptx/cpu/renderer/block_check.py): which accesses one
 check per block covers, and that blocks the check refuses (partial blocks, out-of-bounds or
 wrapping indices) run the checked loop, which computes the same results and reports the
 same faults. Results are compared with numpy."""
@@ -7,9 +7,9 @@ import pytest
 
 import dptx
 from dptx import cpu
-from dptx.cpu import codegen
-from dptx.cpu.function import Function
-from dptx.cpu.block_check import trusted_sites
+from dptx.cpu.renderer import codegen
+from dptx.cpu.renderer.function import Function
+from dptx.cpu.renderer.block_check import trusted_sites
 from dptx.errors import DptxMemoryError
 
 KERNELS = r'''

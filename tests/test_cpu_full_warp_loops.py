@@ -1,4 +1,4 @@
-"""Full-warp loops of the warp-vectorized executor (dptx/cpu/vector_loop.py).
+"""Full-warp loops of the warp-vectorized executor (dptx/cpu/renderer/vector_loop.py).
 
 A block that branches back to itself (the grid-stride loop) runs, while all 32 lanes are in
 it, as a tight vector loop checked once per iteration; the general masked form takes over
@@ -11,7 +11,7 @@ import pytest
 import dptx
 from dptx import cpu
 from dptx.cpu import executor
-from dptx.cpu.codegen import Module
+from dptx.cpu.renderer.codegen import Module
 
 GRID_STRIDE = r'''
 extern "C" __global__ void gs_axpy(double a, const double* x, double* y, int n) {
@@ -147,7 +147,7 @@ def test_how_far_each_loop_moves_its_accesses(grid_stride):
 def test_iteration_moves_of_counters_and_what_they_compute():
     """``bumped``'s loop: its counter steps by 1; its pointers by a register (unknown), and
     so is what is made from them or from a masked counter."""
-    from dptx.cpu.vector_loop import iteration_moves
+    from dptx.cpu.renderer.vector_loop import iteration_moves
     insts = dptx.RawModule(ptx=BUMPED).get_function("bumped").function.instructions
     first = next(k for k, i in enumerate(insts) if i.opcode == "add"
                  and [o.name for o in i.operands[:2]] == ["%rd4", "%rd4"])
@@ -158,7 +158,7 @@ def test_iteration_moves_of_counters_and_what_they_compute():
 def test_iteration_moves_of_what_pairs_and_vectors_write():
     """A register written as part of ``{a, b}`` or ``d|p`` is unknown (not loop-invariant),
     and so is what is made from it; what is made from a counter moves with it."""
-    from dptx.cpu.vector_loop import iteration_moves
+    from dptx.cpu.renderer.vector_loop import iteration_moves
     ptx = """
 .version 7.0
 .target sm_70

@@ -9,7 +9,7 @@ import pytest
 import dptx
 from dptx import cpu
 from dptx.cpu import executor
-from dptx.cpu.vector_plan import plan_vector
+from dptx.cpu.renderer.vector_plan import plan_vector
 from dptx.ptx.parser import parse
 
 

@@ -1,4 +1,4 @@
-"""Warp-vectorized execution (dptx/cpu/vector.py): when it is chosen, that its results match
+"""Warp-vectorized execution (dptx/cpu/renderer/vector.py): when it is chosen, that its results match
 numpy and the per-thread executor, that faults name the right thread, and that kernels it
 cannot prove exact fall back to the per-thread executor. The corpus runs both ways too
 (tests/test_corpus_cpu.py)."""
@@ -448,7 +448,7 @@ def test_accesses_at_a_runtime_offset_from_a_64_bit_size_stay_vector_accesses():
     pointer): the scaled index is data, so the access has one buffer and the warp form emits
     vector loads and stores for it (lane by lane before: 37x slower on a row update); the
     results are numpy's, and an offset that runs past the buffer still faults exactly."""
-    from dptx.cpu.codegen import Module as Translation
+    from dptx.cpu.renderer.codegen import Module as Translation
     from dptx.ptx.analysis import pointer_provenance
     src = r'''
     extern "C" __global__ void rows(double* A, long long n, long long reps) {

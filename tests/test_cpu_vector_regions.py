@@ -1,4 +1,4 @@
-"""Fast regions and frame saves of the warp-vectorized executor (dptx/cpu/vector.py).
+"""Fast regions and frame saves of the warp-vectorized executor (dptx/cpu/renderer/vector.py).
 
 A run of instructions between barriers is emitted twice, a fast copy whose accesses assume the
 lane pattern that ``vector_plan.lane_steps`` guessed and the general copy; a check at run time
@@ -12,7 +12,7 @@ import pytest
 import dptx
 from dptx import cpu
 from dptx.cpu import executor
-from dptx.cpu.vector_plan import lane_steps, plan_vector
+from dptx.cpu.renderer.vector_plan import lane_steps, plan_vector
 from dptx.errors import DptxMemoryError
 
 

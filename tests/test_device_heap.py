@@ -1,4 +1,4 @@
-"""The device heap (dptx/cpu/heap_ir.py): malloc and free in kernels, per launch, against
+"""The device heap (dptx/cpu/renderer/heap_ir.py): malloc and free in kernels, per launch, against
 numpy; NULL when the heap is used up (as on a GPU, with a settable size); a second free, or
 a free of a pointer malloc did not return, stops the kernel with an error naming it."""
 import numpy as np

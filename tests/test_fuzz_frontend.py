@@ -12,7 +12,7 @@ import signal
 import pytest
 
 from dptx.corpus import HERE as CORPUS
-from dptx.cpu.codegen import Module
+from dptx.cpu.renderer.codegen import Module
 from dptx.cpu.jit import verified_module
 from dptx.errors import DptxError
 from dptx.runtime.nvrtc import compile_module

@@ -207,3 +207,20 @@ def test_what_the_lazy_imports_keep_light():
     assert not {"llvmlite", "dptx.cpu", "dptx.gpu", "cupy", "bokeh"} & client
     assert not {"distributed", "graphs", "llvmlite"} & _modules_after("import dptx.ptx")
     assert not {"distributed", "graphs"} & _modules_after("import dptx.cpu")
+
+
+def test_the_cpu_renderer_knows_nothing_of_running():
+    """dptx/cpu/renderer (PTX -> LLVM IR) imports nothing of what runs its output (the
+    executor, forms, JIT, address space, watchdog in dptx/cpu): a renderer for another
+    target starts from it alone."""
+    found = []
+    for module, is_package, path in _package_modules():
+        if not module.startswith("dptx.cpu.renderer"):
+            continue
+        for target, line in _imports(module, is_package, path.read_text()):
+            if target.startswith("dptx.cpu.") and not target.startswith("dptx.cpu.renderer"):
+                found.append(f"{module}:{line} imports {target}")
+    assert not found, found
+    # the check itself: a planted import of the executor is found
+    planted = list(_imports("dptx.cpu.renderer.codegen", False, "from ..executor import launch\n"))
+    assert planted[0][0] == "dptx.cpu.executor.launch"

@@ -1,4 +1,4 @@
-"""``nanosleep`` suspends the thread (dptx/cpu/lowering/sleep.py): the ISA's duration in
+"""``nanosleep`` suspends the thread (dptx/cpu/renderer/lowering/sleep.py): the ISA's duration in
 [0, 2t] and at most 1 ms, one sleep per warp in the warp-vectorized form, scaled by
 ``dptx.nanosleep-scale``, stopped by a time limit or Ctrl-C, and spin-waits that back off
 with it still make progress. Durations are checked as bounds (a sleep never ends early; a

@@ -26,7 +26,7 @@ from ..ptx import ir, print_module
 from ..ptx.digest import ptx_digest
 from ..ptx.source_lines import with_source_lines
 from . import address_space as L, forms, jit
-from .heap_ir import DEFAULT_HEAP_BYTES, HEADER_BYTES as HEAP_HEADER_BYTES, init_heap
+from .renderer.heap_ir import DEFAULT_HEAP_BYTES, HEADER_BYTES as HEAP_HEADER_BYTES, init_heap
 from .watchdog import WATCHDOG, interrupts_stop, request_stop
 
 RUN_SIGNATURE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)

@@ -23,7 +23,7 @@ from ..ptx.analysis import reachable_functions
 from ..ptx.cfg import build_cfg, sync_kind
 from ..ptx.digest import ptx_digest
 from . import jit
-from .codegen import Module as Translation
+from .renderer.codegen import Module as Translation
 
 # LLVM tiers: O3; O1 passes with fast instruction selection; no passes at all
 OPTIMIZED, QUICK, UNOPTIMIZED = "optimized", "quick", "unoptimized"

@@ -1,5 +1,5 @@
 """ex2.approx.f32 and lg2.approx.f32 (with and without .ftz), computed inline
-(dptx/cpu/lowering/exp_log.py) in both executor forms.
+(dptx/cpu/renderer/lowering/exp_log.py) in both executor forms.
 
 Reference: numpy's float64 exp2/log2 of the float inputs, whose error (about 1e-16
 relative) is far below a float ulp. Bound: 0.5 ulp plus 2^-10 (correct rounding but for

@@ -1,4 +1,4 @@
-"""Tensor-core instructions (dptx/cpu/lowering/matrix.py) against numpy: mma.sync m16n8k16
+"""Tensor-core instructions (dptx/cpu/renderer/lowering/matrix.py) against numpy: mma.sync m16n8k16
 and ldmatrix. The fragments each lane holds are built here from the ISA's layout tables
 ("Matrix Fragments for mma.m16n8k16 with floating point type": groupID = lane / 4,
 threadID_in_group = lane % 4), independently of the executor; the product is numpy's."""

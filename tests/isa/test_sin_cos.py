@@ -1,5 +1,5 @@
 """sin.approx.f32 and cos.approx.f32 (with and without .ftz), computed inline in double
-precision (dptx/cpu/lowering/sin_cos.py) in both executor forms, libm beyond 2^19.
+precision (dptx/cpu/renderer/lowering/sin_cos.py) in both executor forms, libm beyond 2^19.
 
 Reference: numpy's float64 sin/cos of the float inputs (error about 1e-16, far below a float
 ulp). Bound: 0.5 ulp plus 2^-10 (correct rounding but for near-halfway cases) up to 2^19,

@@ -3,7 +3,7 @@ the tensor-core exchange area and the phases of ``matrix.MatrixLowering`` (mixed
 ``function.Function``), so they run in both executor forms as ``mma.sync`` does."""
 from __future__ import annotations
 
-from ...ptx.ir import TYPE_NAMES
+from ....ptx.ir import TYPE_NAMES
 from .common import unsupported
 from .matrix import DOUBLE_DOUBLE_FINISH, DOUBLE_DOUBLE_PHI, DOUBLE_DOUBLE_STEP, SLOT_BYTES
 from .registry import lower

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import struct
 
-from ..errors import PtxUnsupportedError
-from ..ptx import ir
-from ..ptx.analysis import LOCAL, SHARED, UNKNOWN
-from ..ptx.cfg import EXIT, build_cfg
-from . import address_space as L
+from ...errors import PtxUnsupportedError
+from ...ptx import ir
+from ...ptx.analysis import LOCAL, SHARED, UNKNOWN
+from ...ptx.cfg import EXIT, build_cfg
+from .. import address_space as L
 from .runtime_ir import CTX_ARG
 from .alignment_checks import AlignmentChecks
 from .stop_polls import StopPolls
-from .lowering.common import (LLTY, BITS, INT_OF, FUNCTION_ID_BASE, ST_ERR, ST_SITE, FRAME_HEADER, ST_SPIN, ST_WARP,
-                              SPECIAL_INDEX, fconst, f32_bits_to_double, f64_bits_to_double,
-                              unsupported)
+from .lowering.common import (LLTY, BITS, INT_OF, FUNCTION_ID_BASE, ST_ERR, ST_SITE, FRAME_HEADER,
+                              ST_SPIN, ST_WARP, SPECIAL_INDEX, fconst, f32_bits_to_double,
+                              f64_bits_to_double, unsupported)
 from .lowering.registry import scalar_lowering
 from .lowering.control import ControlLowering
 from .lowering.memory import MemoryLowering

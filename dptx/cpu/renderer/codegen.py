@@ -16,14 +16,14 @@ from __future__ import annotations
 import os
 import re
 
-from ..errors import PtxUnsupportedError
-from ..ptx import ir
-from ..ptx.analysis import pointer_provenance, reachable_functions
-from ..ptx.cfg import build_cfg, sync_kind
-from ..ptx.printer import format_instruction
-from ..ptx.rewrite import unique_scoped_registers
-from ..ptx.spins import spin_waits
-from . import address_space as L
+from ...errors import PtxUnsupportedError
+from ...ptx import ir
+from ...ptx.analysis import pointer_provenance, reachable_functions
+from ...ptx.cfg import build_cfg, sync_kind
+from ...ptx.printer import format_instruction
+from ...ptx.rewrite import unique_scoped_registers
+from ...ptx.spins import spin_waits
+from .. import address_space as L
 from .block_check import BlockCheck, trusted_sites
 from .function import Function
 from .heap_ir import HEAP_IR

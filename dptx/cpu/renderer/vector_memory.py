@@ -10,10 +10,10 @@ changes); a region of many loads through one register gets a third copy for when
 half-warps' lanes read the same addresses."""
 from __future__ import annotations
 
-from ..ptx import ir
-from . import address_space as L
-from .lowering.common import (LLTY, BITS, W, F_TID, F_MASKS, SLOT, INTS, FLOATS,
-                              UNIFORM_SPECIALS, vt, iota)
+from ...ptx import ir
+from .. import address_space as L
+from .lowering.common import (LLTY, BITS, W, F_TID, F_MASKS, SLOT, INTS, FLOATS, UNIFORM_SPECIALS,
+                              vt, iota)
 
 
 class VectorMemoryAccess:

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from ..ptx import ir
-from ..ptx.cfg import build_cfg
-from ..ptx.dataflow import natural_loops as _natural_loops
-from ..ptx.spins import spin_waits
-from ..ptx.dataflow import reaching_definitions as _reaching_definitions
+from ...ptx import ir
+from ...ptx.cfg import build_cfg
+from ...ptx.dataflow import natural_loops as _natural_loops
+from ...ptx.spins import spin_waits
+from ...ptx.dataflow import reaching_definitions as _reaching_definitions
 
 # Special registers that differ between the threads of a warp.
 _DIVERGENT_SPECIALS = ("%tid", "%laneid", "%lanemask_eq", "%lanemask_lt", "%lanemask_le",

@@ -3,8 +3,8 @@ and the other hints, ``cp.async``, ``membar``/``fence``. The warp-vectorized ``l
 choose between the fast contiguous, per-half and gathered forms of ``vector_memory``."""
 from __future__ import annotations
 
-from ...ptx import ir
-from .. import address_space as L
+from ....ptx import ir
+from ... import address_space as L
 from .common import LLTY, BITS, unsupported, INTS, FLOATS, vt
 from .registry import lower, lower_vector
 

@@ -1,6 +1,7 @@
 """PTX instructions lowered to LLVM IR, one module per family; a map for the next engineer.
 
-The CPU executor's files, top of the layers first (each imports only what is below it):
+The CPU executor's files, top of the layers first (each imports only what is below it); the
+renderer (PTX -> LLVM IR) is ``dptx/cpu/renderer/``, what runs its output is ``dptx/cpu/``:
 
 - ``executor.py``: compiles a kernel once per process and runs chunks of blocks (Python
   per chunk, never per thread); errors naming the kernel, block, thread and address.

@@ -4,8 +4,8 @@ thread with ERR_STOPPED when it is set, so that a thread that would loop for eve
 stopped (mixed into ``function.Function``; the warp form's loops call ``branch_back`` too)."""
 from __future__ import annotations
 
-from ..ptx import ir
-from . import address_space as L
+from ...ptx import ir
+from .. import address_space as L
 from .lowering.common import ST_ERR
 
 

@@ -21,7 +21,7 @@ A rebuilt value equals the register's only where
 """
 from __future__ import annotations
 
-from ..ptx import ir
+from ...ptx import ir
 from .lowering.common import BITS, W, vt
 
 

@@ -3,7 +3,7 @@
 ``fns``, ``szext``."""
 from __future__ import annotations
 
-from ...ptx import ir
+from ....ptx import ir
 from .common import LLTY, BITS, unsupported, INTS, vt
 from .registry import lower, lower_vector
 

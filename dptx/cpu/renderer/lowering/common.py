@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import struct
 
-from ...errors import PtxUnsupportedError
-from ...ptx import ir
-from .. import address_space as L
+from ....errors import PtxUnsupportedError
+from ....ptx import ir
+from ... import address_space as L
 
 
 LLTY = {

@@ -4,8 +4,8 @@ cudaErrorMisalignedAddress. An address aligned by construction (``ptx/alignment.
 checked."""
 from __future__ import annotations
 
-from ..ptx.alignment import KnownAlignment, trailing_zeros
-from . import address_space as L
+from ...ptx.alignment import KnownAlignment, trailing_zeros
+from .. import address_space as L
 
 
 class AlignmentChecks:

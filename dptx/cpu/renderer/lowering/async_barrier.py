@@ -18,7 +18,7 @@ block is deadlocked and the error names a waiting thread. Copies are synchronous
 complete when issued, so their arrivals and transaction counts apply at once."""
 from __future__ import annotations
 
-from ...ptx import ir
+from ....ptx import ir
 from .common import ST_YIELD, unsupported
 from .registry import lower
 

@@ -23,7 +23,7 @@ accesses qualify (``FULL_WARP_PURE``). Registers the block writes lose their lan
 flags when the loop is entered (unknown is always safe), so the loop keeps none."""
 from __future__ import annotations
 
-from ..ptx import ir
+from ...ptx import ir
 from .lowering.common import SLOT, vt
 from .vector_plan import FULL_WARP_PURE
 

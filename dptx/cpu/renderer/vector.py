@@ -25,8 +25,8 @@ The lowerings of each instruction family sit in ``lowering/`` beside the per-thr
 the memory machinery is ``vector_memory``."""
 from __future__ import annotations
 
-from ..ptx import ir
-from ..ptx.cfg import EXIT
+from ...ptx import ir
+from ...ptx.cfg import EXIT
 from .runtime_ir import CTX_ARG
 from .vector_plan import lane_steps
 from .lowering.common import (LLTY, ST_ERR, unsupported, W, F_WARP, F_DEAD, F_NOSYNC, F_TID,

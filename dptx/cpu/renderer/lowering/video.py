@@ -4,7 +4,7 @@ bytes, half-words or words (``vadd``, ``vsub``, ``vabsdiff``, ``vmin``, ``vmax``
 ``vshr``, ``vset``; not ``vmad``)."""
 from __future__ import annotations
 
-from ...ptx import ir
+from ....ptx import ir
 from .common import unsupported
 from .registry import lower
 

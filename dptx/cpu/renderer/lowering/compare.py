@@ -1,7 +1,7 @@
 """Comparison and selection: ``setp``, ``set``, ``selp``, ``slct``."""
 from __future__ import annotations
 
-from ...ptx import ir
+from ....ptx import ir
 from .common import LLTY, INTS, FLOATS, unsupported, vt
 from .registry import lower, lower_vector
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 
-from ...ptx import ir
-from .. import address_space as L
+from ....ptx import ir
+from ... import address_space as L
 from .common import LLTY, W, unsupported, vt
 from .registry import lower, lower_vector
 

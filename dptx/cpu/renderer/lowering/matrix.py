@@ -35,7 +35,7 @@ last bit on ZLUDA's tests and within one ulp of the exact result elsewhere). Eve
 shape, type or layout raises ``PtxUnsupportedError``."""
 from __future__ import annotations
 
-from ...ptx.ir import TYPE_NAMES
+from ....ptx.ir import TYPE_NAMES
 from .common import ST_WARP, unsupported
 from .registry import lower, lower_vector, scalar_lowering
 

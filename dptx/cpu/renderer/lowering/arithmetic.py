@@ -4,7 +4,7 @@
 saturation, flush-to-zero and half/bf16 (scalar and packed x2) helpers they share."""
 from __future__ import annotations
 
-from ...ptx import ir
+from ....ptx import ir
 from .common import LLTY, BITS, INT_OF, unsupported, W, INTS, FLOATS, vt, sfx
 from .registry import lower, lower_vector
 

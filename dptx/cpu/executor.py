@@ -25,7 +25,8 @@ from ..errors import DptxError, DptxMemoryError, DptxTimeoutError, FootprintViol
 from ..ptx import ir, print_module
 from ..ptx.digest import ptx_digest
 from ..ptx.source_lines import with_source_lines
-from . import address_space as L, forms, jit
+from .renderer import address_space as L
+from . import forms, jit
 from .renderer.heap_ir import DEFAULT_HEAP_BYTES, HEADER_BYTES as HEAP_HEADER_BYTES, init_heap
 from .watchdog import WATCHDOG, interrupts_stop, request_stop
 

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from . import address_space as L
+from .renderer import address_space as L
 
 
 def request_stop(stop_request: np.ndarray, why: int) -> None:

@@ -95,7 +95,7 @@ def load(process: Process, ctx, image: bytes) -> LoadedModule:
     (CUDA_ERROR_UNSUPPORTED_PTX_VERSION), its JIT (ptxas) what ptxas refuses
     (CUDA_ERROR_INVALID_PTX); module variables get device memory with their initial bytes."""
     from dptx.cpu import global_image
-    from dptx.cpu.address_space import module_variables
+    from dptx.cpu.renderer.address_space import module_variables
     from dptx.errors import DptxError
     from dptx.ptx import parse
 

@@ -5,7 +5,7 @@ checked."""
 from __future__ import annotations
 
 from ...ptx.alignment import KnownAlignment, trailing_zeros
-from .. import address_space as L
+from . import address_space as L
 
 
 class AlignmentChecks:

@@ -25,7 +25,7 @@ import networkx as nx
 
 from ...ptx import ir
 from ...ptx.cfg import build_cfg
-from .. import address_space as L
+from . import address_space as L
 from .function import Function, window_fields
 
 ZERO = (0, 0, 0)

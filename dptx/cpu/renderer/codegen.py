@@ -23,7 +23,7 @@ from ...ptx.cfg import build_cfg, sync_kind
 from ...ptx.printer import format_instruction
 from ...ptx.rewrite import unique_scoped_registers
 from ...ptx.spins import spin_waits
-from .. import address_space as L
+from . import address_space as L
 from .block_check import BlockCheck, trusted_sites
 from .function import Function
 from .heap_ir import HEAP_IR

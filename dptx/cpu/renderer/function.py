@@ -14,7 +14,7 @@ from ...errors import PtxUnsupportedError
 from ...ptx import ir
 from ...ptx.analysis import LOCAL, SHARED, UNKNOWN
 from ...ptx.cfg import EXIT, build_cfg
-from .. import address_space as L
+from . import address_space as L
 from .runtime_ir import CTX_ARG
 from .alignment_checks import AlignmentChecks
 from .stop_polls import StopPolls

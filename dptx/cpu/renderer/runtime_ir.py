@@ -7,7 +7,7 @@ Python side calls ``dptx_run`` once per chunk of blocks.
 """
 from __future__ import annotations
 
-from .. import address_space as L
+from . import address_space as L
 
 C = L.CTX
 MASK = L.OFFSET_MASK

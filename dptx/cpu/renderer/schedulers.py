@@ -6,7 +6,7 @@ resumed once all arrived), and warps (the warp-vectorized form, a warp at a time
 The runtime helpers they call are ``runtime_ir``'s."""
 from __future__ import annotations
 
-from .. import address_space as L
+from . import address_space as L
 from .lowering.common import ST_SPIN, ST_YIELD
 from .runtime_ir import CTX_ARG, ctx_load
 

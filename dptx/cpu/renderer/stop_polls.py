@@ -5,7 +5,7 @@ stopped (mixed into ``function.Function``; the warp form's loops call ``branch_b
 from __future__ import annotations
 
 from ...ptx import ir
-from .. import address_space as L
+from . import address_space as L
 from .lowering.common import ST_ERR
 
 

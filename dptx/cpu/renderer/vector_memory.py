@@ -11,7 +11,7 @@ half-warps' lanes read the same addresses."""
 from __future__ import annotations
 
 from ...ptx import ir
-from .. import address_space as L
+from . import address_space as L
 from .lowering.common import (LLTY, BITS, W, F_TID, F_MASKS, SLOT, INTS, FLOATS, UNIFORM_SPECIALS,
                               vt, iota)
 

@@ -18,7 +18,8 @@ renderer (PTX -> LLVM IR) is ``dptx/cpu/renderer/``, what runs its output is ``d
   ``common.py`` (LLVM types, status codes, frame layouts, the unsupported error).
 - ``schedulers.py`` and ``runtime_ir.py``: the LLVM IR of the block schedulers and of the
   runtime helpers (address translation, printf records, prmt/lop3, half, warp exchanges).
-- ``address_space.py``: the flat device address space and the context layout; ``jit.py``:
+- ``address_space.py`` (in the renderer: the contract between the rendered code and what runs
+  it): the flat device address space, the context layout, error codes; ``jit.py``:
   LLVM IR -> machine code (llvmlite) at three tiers, and the background builds' locks;
   ``forms.py``: a kernel's compiled forms and their disk cache (keyed by the PTX, read back
   without translating); ``executor.py``: launches, and which form and tier runs.

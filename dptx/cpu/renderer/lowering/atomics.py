@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 
 from ....ptx import ir
-from ... import address_space as L
+from .. import address_space as L
 from .common import LLTY, W, unsupported, vt
 from .registry import lower, lower_vector
 

@@ -7,7 +7,7 @@ import struct
 
 from ....errors import PtxUnsupportedError
 from ....ptx import ir
-from ... import address_space as L
+from .. import address_space as L
 
 
 LLTY = {

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ....ptx import ir
-from ... import address_space as L
+from .. import address_space as L
 from .common import BITS, FUNCTION_ID_BASE, LLTY, ST_ERR, unsupported
 from .registry import lower
 

@@ -4,7 +4,7 @@ choose between the fast contiguous, per-half and gathered forms of ``vector_memo
 from __future__ import annotations
 
 from ....ptx import ir
-from ... import address_space as L
+from .. import address_space as L
 from .common import LLTY, BITS, unsupported, INTS, FLOATS, vt
 from .registry import lower, lower_vector
 

@@ -13,7 +13,7 @@ A sleep is at most 1 ms (times the scale): the stop request (time limit, Ctrl-C)
 the next loop back edge, as for any other instruction."""
 from __future__ import annotations
 
-from ... import address_space as L
+from .. import address_space as L
 from .common import W, vt
 from .registry import lower, lower_vector
 

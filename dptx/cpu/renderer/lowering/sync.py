@@ -5,7 +5,7 @@ permutations and reductions and a barrier suspends the whole warp."""
 from __future__ import annotations
 
 from ....ptx import ir
-from ... import address_space as L
+from .. import address_space as L
 from .common import (LLTY, ST_BAR, ST_WARP, ST_ERR, unsupported, W, F_RESUME, F_CURMASK, F_DEAD,
                      F_NOSYNC, SLOT, vt, iota)
 from .registry import lower, lower_vector

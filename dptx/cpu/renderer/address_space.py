@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import PtxUnsupportedError
-from ..ptx import ir
+from ...errors import PtxUnsupportedError
+from ...ptx import ir
 
 WINDOW_SHIFT = 40
 OFFSET_MASK = (1 << WINDOW_SHIFT) - 1

@@ -3,9 +3,11 @@
 ``FunctionCore`` keeps what every instruction needs: registers (allocas that SROA/mem2reg
 make SSA values), operands read and written, addresses and their windows, frames and
 liveness for resumable threads, special registers, and the rendering of the whole function.
-The lowering of each instruction is in ``lowering/`` by family, found through
-``lowering.registry`` (``instruction``). ``Function`` is the core with every family mixed
-in; ``vector.VectorFunction`` the warp-vectorized form on top of it."""
+The lowering of each instruction is in ``lowering/`` by family, each family a registry
+(``lowering.registry``) that ``Function`` installs (``LOWERINGS``, used by ``instruction``);
+``Function`` is the core with every family's class mixed in (their helpers);
+``vector.VectorFunction`` the warp-vectorized form on top of it, with its own installed
+table of warp-vectorized lowerings."""
 from __future__ import annotations
 
 import struct
@@ -21,7 +23,9 @@ from .stop_polls import StopPolls
 from .lowering.common import (LLTY, BITS, INT_OF, FUNCTION_ID_BASE, ST_ERR, ST_SITE, FRAME_HEADER,
                               ST_SPIN, ST_WARP, SPECIAL_INDEX, fconst, f32_bits_to_double,
                               f64_bits_to_double, unsupported)
-from .lowering.registry import scalar_lowering
+from .lowering.registry import Lowerings
+from .lowering import (arithmetic, async_barrier, atomics, bits, compare, control, conversion,
+                       float_math, matrix, memory, sleep, sync, video, wmma)
 from .lowering.control import ControlLowering
 from .lowering.memory import MemoryLowering
 from .lowering.arithmetic import ArithmeticLowering
@@ -920,7 +924,7 @@ class FunctionCore(AlignmentChecks, StopPolls):
             do, skip = self.label("do"), self.label("skip")
             self.emit(f"br i1 {g}, label %{do}, label %{skip}")
             self.block(do)
-        handler = scalar_lowering(op)
+        handler = self.LOWERINGS.get(op)
         if handler is None:
             raise unsupported(inst)
         handler(self, inst)
@@ -963,4 +967,10 @@ class Function(FunctionCore, ControlLowering, MemoryLowering, ArithmeticLowering
                ConversionLowering, AtomicLowering, SyncLowering, MatrixLowering,
                WmmaLowering, AsyncBarrierLowering, ScalarVideoLowering, SleepLowering):
     """One PTX function body translated per thread: the core and the lowerings of every
-    instruction family (``lowering/``), dispatched through ``lowering.registry``."""
+    instruction family (``lowering/``). The per-thread form installs each family's registry
+    here, explicitly; an opcode none of them lowers is refused (``instruction``)."""
+
+    LOWERINGS = Lowerings(control.registry, memory.registry, arithmetic.registry,
+                          float_math.registry, bits.registry, video.registry, compare.registry,
+                          conversion.registry, atomics.registry, sync.registry, matrix.registry,
+                          wmma.registry, async_barrier.registry, sleep.registry)

@@ -32,7 +32,9 @@ from .vector_plan import lane_steps
 from .lowering.common import (LLTY, ST_ERR, unsupported, W, F_WARP, F_DEAD, F_NOSYNC, F_TID,
                               F_MASKS, SLOT, INTS, FLOATS, UNIFORM_SPECIALS, vt, sfx, iota)
 from .function import Function
-from .lowering.registry import scalar_lowering, vector_lowering
+from .lowering import (arithmetic, atomics, bits, compare, conversion, float_math, matrix,
+                       memory, sleep, sync)
+from .lowering.registry import Lowerings
 from .vector_memory import VectorMemoryAccess
 from .vector_rebuild import RebuiltAddresses
 from .vector_loop import FullWarpLoops
@@ -59,7 +61,15 @@ class VectorFunction(VectorMemoryAccess, RebuiltAddresses, FullWarpLoops, Memory
                      AtomicVectorLowering, SleepVectorLowering,
                      Function):
     """The kernel body for one warp: ``@thread(ctx, ti, null, 0, frame, kw)`` returns 0 when
-    the warp is done, ST_BAR at a barrier (to be called again) or ST_ERR on a fault."""
+    the warp is done, ST_BAR at a barrier (to be called again) or ST_ERR on a fault.
+
+    The warp-vectorized form installs the warp-vectorized lowerings of the families that have
+    them; an instruction none lowers runs through ``Function.LOWERINGS`` lane by lane."""
+
+    VECTOR_LOWERINGS = Lowerings(memory.registry, arithmetic.registry, bits.registry,
+                                 compare.registry, conversion.registry, sync.registry,
+                                 matrix.registry, float_math.registry, atomics.registry,
+                                 sleep.registry, vector=True)
 
     def __init__(self, mod, f, plan):
         super().__init__(mod, f)
@@ -273,7 +283,7 @@ class VectorFunction(VectorMemoryAccess, RebuiltAddresses, FullWarpLoops, Memory
     def lane_loop(self, inst, em: str, part=None):
         """Run ``inst`` through the per-thread translation for each lane in ``em`` (or
         ``part()``, one lane's part of it: see ``MatrixVectorLowering``)."""
-        handler = scalar_lowering(inst.opcode)
+        handler = self.LOWERINGS.get(inst.opcode)
         if handler is None:
             raise unsupported(inst)
         pre, head, body, latch, done = (self.label(h) for h in ("llp", "llh", "llb", "lll", "lle"))
@@ -335,7 +345,7 @@ class VectorFunction(VectorMemoryAccess, RebuiltAddresses, FullWarpLoops, Memory
             self.uniform_instruction(inst)
             return
         em = self.effective_mask(inst)
-        handler = vector_lowering(inst.opcode)
+        handler = self.VECTOR_LOWERINGS.get(inst.opcode)
         if handler is not None and handler(self, inst, em) is not False:
             return
         self.lane_loop(inst, em)

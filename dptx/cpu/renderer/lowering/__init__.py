@@ -14,7 +14,8 @@ renderer (PTX -> LLVM IR) is ``dptx/cpu/renderer/``, what runs its output is ``d
 - ``block_check.py``: the once-per-block check of a plain kernel's affine accesses.
 - ``function.py``: the per-thread core (registers, operands, addresses and windows, frames,
   liveness, special registers, rendering) and ``Function``, the core with every family.
-- ``lowering/``: the families below, ``registry.py`` (opcode -> lowering) and
+- ``lowering/``: the families below, each with its own registry (``registry.py``: opcode ->
+  lowering, installed by each form of the executor), and
   ``common.py`` (LLVM types, status codes, frame layouts, the unsupported error).
 - ``schedulers.py`` and ``runtime_ir.py``: the LLVM IR of the block schedulers and of the
   runtime helpers (address translation, printf records, prmt/lop3, half, warp exchanges).
@@ -48,13 +49,17 @@ Which family lowers which PTX instruction (each file has the per-thread class
 =================  ================================================================
 
 Adding an instruction: find its family in the PTX ISA manual's chapter, add a method to that
-family's per-thread class decorated ``@lower("opcode")`` (it gets the ``Function`` as
+family's per-thread class decorated ``@registry.lower("opcode")`` (the module's
+``registry``; the method gets the ``Function`` as
 ``self`` and the ``ir.Instruction``; read operands with ``self.read``, write with
 ``self.write``, emit IR with ``self.emit``); raise ``unsupported(inst, why)`` for any form
 it does not do exactly. That alone makes it work in both executor forms: the
 warp-vectorized one runs a per-thread lowering lane by lane where no vector lowering is
-registered. For speed, add ``@lower_vector("opcode")`` to the family's ``...VectorLowering``
+registered. For speed, add ``@registry.lower_vector("opcode")`` to the family's
+``...VectorLowering``
 (``self`` is the ``VectorFunction``, ``em`` the executing lanes; return False to fall back
 per lane). Tests go in ``tests/isa/`` against the ISA's pseudocode or numpy. A new family is
-a new module here, mixed into ``function.Function`` (and ``vector.VectorFunction``).
+a new module here with its ``registry = Registry("name")``, installed in
+``function.Function.LOWERINGS`` (and, with vector lowerings, in
+``vector.VectorFunction.VECTOR_LOWERINGS``), its classes mixed into those two for their helpers.
 """

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from ....ptx import ir
 from .common import LLTY, BITS, INT_OF, unsupported, W, INTS, FLOATS, vt, sfx
-from .registry import lower, lower_vector
+from .registry import Registry
+
+registry = Registry('arithmetic')
 
 
 class ArithmeticLowering:
@@ -331,19 +333,19 @@ class ArithmeticLowering:
             return self.sat_int(inst, "s" + op)
         self.int_binary(inst, op)
 
-    @lower("add")
+    @registry.lower("add")
     def op_add(self, inst):
         self.add_or_sub(inst, "add")
 
-    @lower("sub")
+    @registry.lower("sub")
     def op_sub(self, inst):
         self.add_or_sub(inst, "sub")
 
-    @lower("addc")
+    @registry.lower("addc")
     def op_addc(self, inst):
         self.carry_op(inst, "add")
 
-    @lower("subc")
+    @registry.lower("subc")
     def op_subc(self, inst):
         self.carry_op(inst, "sub")
 
@@ -399,7 +401,7 @@ class ArithmeticLowering:
         p = self.tmp(); self.emit(f"{p} = mul {wide} {aw}, {bw}")
         return p, wide
 
-    @lower("mul")
+    @registry.lower("mul")
     def op_mul(self, inst):
         if self.is_float(inst):
             return self.rounded(inst, "fmul", "fmul", 2)
@@ -419,7 +421,7 @@ class ArithmeticLowering:
             r = self.tmp(); self.emit(f"{r} = mul {ty} {a}, {b}")
             self.write(inst.operands[0], r, ty, inst)
 
-    @lower("mad")
+    @registry.lower("mad")
     def op_mad(self, inst):
         if self.is_float(inst):
             return self.rounded(inst, "fma", "", 3)
@@ -446,7 +448,7 @@ class ArithmeticLowering:
         r = self.tmp(); self.emit(f"{r} = add {ty} {m}, {c}")
         self.write(inst.operands[0], r, ty, inst)
 
-    @lower("madc")
+    @registry.lower("madc")
     def op_madc(self, inst):
         self.mad_carry(inst)
 
@@ -480,11 +482,11 @@ class ArithmeticLowering:
     def tmp_load_cc(self) -> str:
         c = self.tmp(); self.emit(f"{c} = load i32, ptr %cc"); return c
 
-    @lower("fma")
+    @registry.lower("fma")
     def op_fma(self, inst):
         self.rounded(inst, "fma", "", 3)
 
-    @lower("mul24", "mad24")
+    @registry.lower("mul24", "mad24")
     def op_mul24(self, inst):
         ty = "i32"
         signed = self.itype(inst).startswith("s")
@@ -504,7 +506,7 @@ class ArithmeticLowering:
         r = self.tmp(); self.emit(f"{r} = {'ashr' if signed else 'lshr'} i32 {s}, 8")
         return r
 
-    @lower("dp4a")
+    @registry.lower("dp4a")
     def op_dp4a(self, inst):
         """d = c + sum of the four byte products of a and b (each signed or not by type)."""
         ta, tb = inst.types[0], inst.types[1]
@@ -518,7 +520,7 @@ class ArithmeticLowering:
             acc = n
         self.write(inst.operands[0], acc, "i32", inst)
 
-    @lower("dp2a")
+    @registry.lower("dp2a")
     def op_dp2a(self, inst):
         """d = c + a.h0 * b.byte(i) + a.h1 * b.byte(i+1), i = 0 (.lo) or 2 (.hi)."""
         ta, tb = inst.types[0], inst.types[1]
@@ -538,7 +540,7 @@ class ArithmeticLowering:
         r = self.tmp(); self.emit(f"{r} = {'ashr' if signed else 'lshr'} i32 {up}, {32 - width}")
         return r
 
-    @lower("sad")
+    @registry.lower("sad")
     def op_sad(self, inst):
         ty = self.lt(inst)
         signed = self.itype(inst).startswith("s")
@@ -550,7 +552,7 @@ class ArithmeticLowering:
         r = self.tmp(); self.emit(f"{r} = add {ty} {c}, {d}")
         self.write(inst.operands[0], r, ty, inst)
 
-    @lower("div")
+    @registry.lower("div")
     def op_div(self, inst):
         if self.is_float(inst):
             # .approx and .full are within their documented ulps of the correctly rounded
@@ -558,7 +560,7 @@ class ArithmeticLowering:
             return self.rounded(inst, "fdiv", "fdiv", 2)
         self.int_divrem(inst, "div")
 
-    @lower("rem")
+    @registry.lower("rem")
     def op_rem(self, inst):
         self.int_divrem(inst, "rem")
 
@@ -610,7 +612,7 @@ class ArithmeticLowering:
         r = self.tmp(); self.emit(f"{r} = sub {ty} {a}, {qb}")
         return r
 
-    @lower("abs")
+    @registry.lower("abs")
     def op_abs(self, inst):
         if self.half_sign_op(inst, "abs"):
             return
@@ -621,7 +623,7 @@ class ArithmeticLowering:
         r = self.tmp(); self.emit(f"{r} = call {ty} @llvm.abs.{ty}({ty} {a}, i1 false)")
         self.write(inst.operands[0], r, ty, inst)
 
-    @lower("neg")
+    @registry.lower("neg")
     def op_neg(self, inst):
         if self.half_sign_op(inst, "neg"):
             return
@@ -672,11 +674,11 @@ class ArithmeticLowering:
         r = self.tmp(); self.emit(f"{r} = call {ty} @llvm.{pre}{which}.{ty}({ty} {a}, {ty} {b})")
         self.write(inst.operands[0], r, ty, inst)
 
-    @lower("min")
+    @registry.lower("min")
     def op_min(self, inst):
         self.minmax(inst, "min")
 
-    @lower("max")
+    @registry.lower("max")
     def op_max(self, inst):
         self.minmax(inst, "max")
 
@@ -685,11 +687,11 @@ class ArithmeticVectorLowering:
     """Warp-vectorized lowerings (mixed into ``vector.VectorFunction``); returning False
     falls back to the per-thread lowering, lane by lane."""
 
-    @lower_vector("add")
+    @registry.lower_vector("add")
     def v_add(self, inst, em):
         return self.arith(inst, em, "add", "fadd")
 
-    @lower_vector("sub")
+    @registry.lower_vector("sub")
     def v_sub(self, inst, em):
         return self.arith(inst, em, "sub", "fsub")
 
@@ -705,7 +707,7 @@ class ArithmeticVectorLowering:
             out.append(w)
         return self.op2("mul", vt(wide), out[0], out[1]), wide
 
-    @lower_vector("mul")
+    @registry.lower_vector("mul")
     def v_mul(self, inst, em):
         t = self.itype(inst)
         if "wide" in inst.modifiers and t in INTS and self.simple(inst, ("wide",)) \
@@ -726,11 +728,11 @@ class ArithmeticVectorLowering:
         r = self.vcall(vt(ty), f"llvm.fma.v{W}{sfx(ty)}", [f"{vt(ty)} {a}", f"{vt(ty)} {b}", f"{vt(ty)} {c}"])
         self.vwrite(inst.operands[0], r, ty, em, inst)
 
-    @lower_vector("fma")
+    @registry.lower_vector("fma")
     def v_fma(self, inst, em):
         return self.fma(inst, em)
 
-    @lower_vector("mad")
+    @registry.lower_vector("mad")
     def v_mad(self, inst, em):
         t = self.itype(inst)
         if t in FLOATS:
@@ -752,11 +754,11 @@ class ArithmeticVectorLowering:
         c = self.vread(inst.operands[3], wide, inst, t.startswith("s"))
         self.vwrite(inst.operands[0], self.op2("add", vt(wide), p, c), wide, em, inst)
 
-    @lower_vector("min")
+    @registry.lower_vector("min")
     def v_min(self, inst, em):
         return self.vminmax(inst, em, "min")
 
-    @lower_vector("max")
+    @registry.lower_vector("max")
     def v_max(self, inst, em):
         return self.vminmax(inst, em, "max")
 
@@ -772,14 +774,14 @@ class ArithmeticVectorLowering:
         r = self.vcall(vt(ty), f"llvm.{name}.v{W}{ty}", [f"{vt(ty)} {a}", f"{vt(ty)} {b}"])
         self.vwrite(inst.operands[0], r, ty, em, inst)
 
-    @lower_vector("neg")
+    @registry.lower_vector("neg")
     def v_neg(self, inst, em):
         return self.sign_op(inst, em, self.fneg, lambda a, ty: self.op2("sub", vt(ty), "zeroinitializer", a))
 
     def fneg(self, a: str, ty: str) -> str:
         r = self.tmp(); self.emit(f"{r} = fneg {vt(ty)} {a}"); return r
 
-    @lower_vector("abs")
+    @registry.lower_vector("abs")
     def v_abs(self, inst, em):
         return self.sign_op(inst, em,
                             lambda a, ty: self.vcall(vt(ty), f"llvm.fabs.v{W}{sfx(ty)}", [f"{vt(ty)} {a}"]),

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from ....ptx import ir
 from .common import ST_YIELD, unsupported
-from .registry import lower
+from .registry import Registry
 
 PENDING_BITS, EXPECTED_SHIFT, TX_SHIFT, TX_BITS = 20, 20, 40, 23
 PHASE_BIT = 63
+
+registry = Registry('async_barrier')
 
 
 class AsyncBarrierLowering:
@@ -101,7 +103,7 @@ entry:
 }}'''
         return name
 
-    @lower("mbarrier")
+    @registry.lower("mbarrier")
     def op_mbarrier(self, inst):
         mods = list(inst.modifiers)
         op = next((m for m in mods if m in ("init", "inval", "arrive", "arrive_drop",

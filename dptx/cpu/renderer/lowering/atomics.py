@@ -7,7 +7,9 @@ import contextlib
 from ....ptx import ir
 from .. import address_space as L
 from .common import LLTY, W, unsupported, vt
-from .registry import lower, lower_vector
+from .registry import Registry
+
+registry = Registry('atomics')
 
 
 class AtomicLowering:
@@ -165,7 +167,7 @@ class AtomicLowering:
                 operands = (sink, at, values.items[i])
             self.op_atom(ir.Instruction(inst.opcode, mods, operands, None, inst.line, inst.column))
 
-    @lower("atom", "red")
+    @registry.lower("atom", "red")
     def op_atom(self, inst):
         t = self.itype(inst)
         count = self._vector(inst)
@@ -221,7 +223,7 @@ _FLOATS = ("f32", "f64")
 class AtomicVectorLowering:
     """Warp-vectorized lowerings (mixed into ``vector.VectorFunction``)."""
 
-    @lower_vector("atom", "red")
+    @registry.lower_vector("atom", "red")
     def v_atomic_add(self, inst, em):
         """``atom.add``/``red.add`` on integers where every active lane adds to one address
         (a counter: ``atomicAdd(&count, v)``): one atomic add of the lanes' sum instead of

@@ -5,33 +5,35 @@ from __future__ import annotations
 
 from ....ptx import ir
 from .common import LLTY, BITS, unsupported, INTS, vt
-from .registry import lower, lower_vector
+from .registry import Registry
+
+registry = Registry('bits')
 
 
 class BitsLowering:
     """Per-thread lowerings (mixed into ``function.Function``)."""
 
     # logic and bits -------------------------------------------------------------------------
-    @lower("and")
+    @registry.lower("and")
     def op_and(self, inst):
         self.int_binary(inst, "and")
 
-    @lower("or")
+    @registry.lower("or")
     def op_or(self, inst):
         self.int_binary(inst, "or")
 
-    @lower("xor")
+    @registry.lower("xor")
     def op_xor(self, inst):
         self.int_binary(inst, "xor")
 
-    @lower("not")
+    @registry.lower("not")
     def op_not(self, inst):
         ty = self.lt(inst)
         a = self.read(inst.operands[1], ty, inst)
         r = self.tmp(); self.emit(f"{r} = xor {ty} {a}, -1" if ty != "i1" else f"{r} = xor i1 {a}, true")
         self.write(inst.operands[0], r, ty, inst)
 
-    @lower("cnot")
+    @registry.lower("cnot")
     def op_cnot(self, inst):
         ty = self.lt(inst)
         a = self.read(inst.operands[1], ty, inst)
@@ -61,15 +63,15 @@ class BitsLowering:
             out = self.tmp(); self.emit(f"{out} = select i1 {big}, {ty} 0, {ty} {r}")
         self.write(inst.operands[0], out, ty, inst)
 
-    @lower("shl")
+    @registry.lower("shl")
     def op_shl(self, inst):
         self.shift(inst, "shl")
 
-    @lower("shr")
+    @registry.lower("shr")
     def op_shr(self, inst):
         self.shift(inst, "shr")
 
-    @lower("shf")
+    @registry.lower("shf")
     def op_shf(self, inst):
         """Funnel shift: .l/.r with .wrap (amount mod 32) or .clamp (min(amount, 32))."""
         a = self.read(inst.operands[1], "i32", inst)
@@ -92,28 +94,28 @@ class BitsLowering:
             self.emit(f"{r} = lshr i64 {both}, {n64}")
         self.write(inst.operands[0], self.conv(r, "i64", "i32"), "i32", inst)
 
-    @lower("popc")
+    @registry.lower("popc")
     def op_popc(self, inst):
         ty = self.lt(inst)
         a = self.read(inst.operands[1], ty, inst)
         r = self.tmp(); self.emit(f"{r} = call {ty} @llvm.ctpop.{ty}({ty} {a})")
         self.write(inst.operands[0], self.conv(r, ty, "i32"), "i32", inst)
 
-    @lower("clz")
+    @registry.lower("clz")
     def op_clz(self, inst):
         ty = self.lt(inst)
         a = self.read(inst.operands[1], ty, inst)
         r = self.tmp(); self.emit(f"{r} = call {ty} @llvm.ctlz.{ty}({ty} {a}, i1 false)")
         self.write(inst.operands[0], self.conv(r, ty, "i32"), "i32", inst)
 
-    @lower("brev")
+    @registry.lower("brev")
     def op_brev(self, inst):
         ty = self.lt(inst)
         a = self.read(inst.operands[1], ty, inst)
         r = self.tmp(); self.emit(f"{r} = call {ty} @llvm.bitreverse.{ty}({ty} {a})")
         self.write(inst.operands[0], r, ty, inst)
 
-    @lower("bfind")
+    @registry.lower("bfind")
     def op_bfind(self, inst):
         """Position of the most significant non-sign bit; 0xffffffff if none."""
         t = self.itype(inst)
@@ -134,7 +136,7 @@ class BitsLowering:
         r = self.tmp(); self.emit(f"{r} = select i1 {none}, i32 -1, i32 {pos}")
         self.write(inst.operands[0], r, "i32", inst)
 
-    @lower("bfe")
+    @registry.lower("bfe")
     def op_bfe(self, inst):
         """Bit field extract; position and length taken from their low 8 bits."""
         t = self.itype(inst)
@@ -173,7 +175,7 @@ class BitsLowering:
     def negmask(self, mask, wide):
         r = self.tmp(); self.emit(f"{r} = xor {wide} {mask}, -1"); return r
 
-    @lower("bfi")
+    @registry.lower("bfi")
     def op_bfi(self, inst):
         ty = self.lt(inst)
         a = self.read(inst.operands[1], ty, inst)
@@ -202,7 +204,7 @@ class BitsLowering:
     def and255(self, v):
         r = self.tmp(); self.emit(f"{r} = and i32 {v}, 255"); return r
 
-    @lower("prmt")
+    @registry.lower("prmt")
     def op_prmt(self, inst):
         """Byte permute; default mode and .f4e .b4e .rc8 .ecl .ecr .rc16."""
         a = self.read(inst.operands[1], "i32", inst)
@@ -214,7 +216,7 @@ class BitsLowering:
                   f"{['f4e', 'b4e', 'rc8', 'ecl', 'ecr', 'rc16'].index(mode) + 1 if mode else 0})")
         self.write(inst.operands[0], r, "i32", inst)
 
-    @lower("lop3")
+    @registry.lower("lop3")
     def op_lop3(self, inst):
         a, b, c = (self.read(o, "i32", inst) for o in inst.operands[1:4])
         lut = inst.operands[4]
@@ -224,7 +226,7 @@ class BitsLowering:
         self.emit(f"{r} = call i32 @lop3(i32 {a}, i32 {b}, i32 {c}, i32 {lut.value & 0xFF})")
         self.write(inst.operands[0], r, "i32", inst)
 
-    @lower("bmsk")
+    @registry.lower("bmsk")
     def op_bmsk(self, inst):
         a = self.read(inst.operands[1], "i32", inst)
         b = self.read(inst.operands[2], "i32", inst)
@@ -232,7 +234,7 @@ class BitsLowering:
         r = self.tmp(); self.emit(f"{r} = call i32 @bmsk(i32 {a}, i32 {b}, i1 {'true' if clamp else 'false'})")
         self.write(inst.operands[0], r, "i32", inst)
 
-    @lower("fns")
+    @registry.lower("fns")
     def op_fns(self, inst):
         mask = self.read(inst.operands[1], "i32", inst)
         base = self.read(inst.operands[2], "i32", inst)
@@ -240,7 +242,7 @@ class BitsLowering:
         r = self.tmp(); self.emit(f"{r} = call i32 @fns(i32 {mask}, i32 {base}, i32 {offset})")
         self.write(inst.operands[0], r, "i32", inst)
 
-    @lower("szext")
+    @registry.lower("szext")
     def op_szext(self, inst):
         signed = "s32" in inst.modifiers
         a = self.read(inst.operands[1], "i32", inst)
@@ -255,22 +257,22 @@ class BitsVectorLowering:
     """Warp-vectorized lowerings (mixed into ``vector.VectorFunction``); returning False
     falls back to the per-thread lowering, lane by lane."""
 
-    @lower_vector("and")
+    @registry.lower_vector("and")
     def v_and(self, inst, em):
         t = self.itype(inst)
         return self.binary(inst, em, "and", LLTY[t]) if (t in INTS or t == "pred") and self.simple(inst) else False
 
-    @lower_vector("or")
+    @registry.lower_vector("or")
     def v_or(self, inst, em):
         t = self.itype(inst)
         return self.binary(inst, em, "or", LLTY[t]) if (t in INTS or t == "pred") and self.simple(inst) else False
 
-    @lower_vector("xor")
+    @registry.lower_vector("xor")
     def v_xor(self, inst, em):
         t = self.itype(inst)
         return self.binary(inst, em, "xor", LLTY[t]) if (t in INTS or t == "pred") and self.simple(inst) else False
 
-    @lower_vector("not")
+    @registry.lower_vector("not")
     def v_not(self, inst, em):
         t = self.itype(inst)
         if not ((t in INTS or t == "pred") and self.simple(inst) and self.vreadable(inst.operands[1])):
@@ -280,11 +282,11 @@ class BitsVectorLowering:
         one = "true" if ty == "i1" else "-1"
         self.vwrite(inst.operands[0], self.op2("xor", vt(ty), a, f"splat ({ty} {one})"), ty, em, inst)
 
-    @lower_vector("shl")
+    @registry.lower_vector("shl")
     def v_shl(self, inst, em):
         return self.vshift(inst, em, "shl")
 
-    @lower_vector("shr")
+    @registry.lower_vector("shr")
     def v_shr(self, inst, em):
         return self.vshift(inst, em, "shr")
 

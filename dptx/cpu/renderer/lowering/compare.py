@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from ....ptx import ir
 from .common import LLTY, INTS, FLOATS, unsupported, vt
-from .registry import lower, lower_vector
+from .registry import Registry
+
+registry = Registry('compare')
 
 
 class CompareLowering:
@@ -85,7 +87,7 @@ class CompareLowering:
         out = self.tmp(); self.emit(f"{out} = {bool_op} i1 {r}, {c}")
         return out
 
-    @lower("setp")
+    @registry.lower("setp")
     def op_setp(self, inst):
         """p = BoolOp(t, c), q = BoolOp(!t, c); for .f16x2/.bf16x2, p and q are the lower
         and upper halves' results, each combined with c."""
@@ -106,7 +108,7 @@ class CompareLowering:
         else:
             self.write(dst, self.combine(inst, r, c_op), "i1", inst)
 
-    @lower("set")
+    @registry.lower("set")
     def op_set(self, inst):
         """d = BoolOp(t, c) ? true value : 0, where the true value is 1.0 of a floating
         destination (f32, f16, bf16) and all ones of an integer one; for .x2 sources each
@@ -146,7 +148,7 @@ class CompareLowering:
         else:
             raise unsupported(inst, f"set with a .{dtype} result")
 
-    @lower("selp")
+    @registry.lower("selp")
     def op_selp(self, inst):
         ty = self.lt(inst)
         a = self.read(inst.operands[1], ty, inst)
@@ -155,7 +157,7 @@ class CompareLowering:
         r = self.tmp(); self.emit(f"{r} = select i1 {c}, {ty} {a}, {ty} {b}")
         self.write(inst.operands[0], r, ty, inst)
 
-    @lower("slct")
+    @registry.lower("slct")
     def op_slct(self, inst):
         ty = LLTY[inst.types[0]]
         ctype = inst.types[-1]
@@ -175,7 +177,7 @@ class CompareVectorLowering:
     """Warp-vectorized lowerings (mixed into ``vector.VectorFunction``); returning False
     falls back to the per-thread lowering, lane by lane."""
 
-    @lower_vector("setp")
+    @registry.lower_vector("setp")
     def v_setp(self, inst, em):
         t = inst.types[-1]
         cmp = next((m for m in inst.modifiers if m in self.FLT_CMP or m in self.INT_CMP), None)
@@ -211,7 +213,7 @@ class CompareVectorLowering:
         else:
             self.vwrite(dst, combine(r), "i1", em, inst)
 
-    @lower_vector("selp")
+    @registry.lower_vector("selp")
     def v_selp(self, inst, em):
         t = self.itype(inst)
         if t not in LLTY or not self.simple(inst) or not self.all_readable(inst.operands[1:4]):

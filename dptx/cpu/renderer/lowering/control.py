@@ -6,31 +6,33 @@ from __future__ import annotations
 from ....ptx import ir
 from .. import address_space as L
 from .common import BITS, FUNCTION_ID_BASE, LLTY, ST_ERR, unsupported
-from .registry import lower
+from .registry import Registry
+
+registry = Registry('control')
 
 
 class ControlLowering:
     """Per-thread lowerings (mixed into ``function.Function``)."""
 
     # control --------------------------------------------------------------------------------
-    @lower("bra")
+    @registry.lower("bra")
     def op_bra(self, inst):
         self.emit(f"br label %{self.target(inst)}")
         self.block(self.label("dead"))
 
-    @lower("ret", "exit")
+    @registry.lower("ret", "exit")
     def op_ret(self, inst):
         self.return_registers()
         self.emit("ret i32 0")
         self.block(self.label("dead"))
 
-    @lower("trap", "brkpt")
+    @registry.lower("trap", "brkpt")
     def op_trap(self, inst):
         self.emit(f"call void @record_error(ptr %ctx, ptr %ti, i64 {L.ERR_TRAP}, i64 0, i32 {inst.line}, i64 0)")
         self.emit(f"ret i32 {ST_ERR}")
         self.block(self.label("dead"))
 
-    @lower("brx")
+    @registry.lower("brx")
     def op_brx(self, inst):
         table = next((s for s in self.f.statements() if isinstance(s, ir.TargetTable)
                       and s.name == inst.operands[1].name), None)
@@ -41,7 +43,7 @@ class ControlLowering:
         self.emit(f"switch i32 {idx}, label %fault [{cases}]")
         self.block(self.label("dead"))
 
-    @lower("call")
+    @registry.lower("call")
     def op_call(self, inst):
         ops = list(inst.operands)
         rets = []

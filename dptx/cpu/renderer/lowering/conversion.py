@@ -3,7 +3,9 @@ with rounding, saturation and ``.relu``; ``cvt.pack``."""
 from __future__ import annotations
 
 from .common import LLTY, BITS, unsupported, W, INTS, FLOATS, vt, sfx
-from .registry import lower, lower_vector
+from .registry import Registry
+
+registry = Registry('conversion')
 
 
 class ConversionLowering:
@@ -44,7 +46,7 @@ class ConversionLowering:
             r2 = self.tmp(); self.emit(f"{r2} = or i32 {r}, {cs}"); r = r2
         self.write(inst.operands[0], r, "i32", inst)
 
-    @lower("cvt")
+    @registry.lower("cvt")
     def op_cvt(self, inst):
         if "pack" in inst.modifiers:
             return self.cvt_pack(inst)
@@ -247,7 +249,7 @@ class ConversionVectorLowering:
     """Warp-vectorized lowerings (mixed into ``vector.VectorFunction``); returning False
     falls back to the per-thread lowering, lane by lane."""
 
-    @lower_vector("cvt")
+    @registry.lower_vector("cvt")
     def v_cvt(self, inst, em):
         if len(inst.types) != 2 or not self.vreadable(inst.operands[1]):
             return False

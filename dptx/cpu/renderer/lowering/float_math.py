@@ -4,25 +4,27 @@ from __future__ import annotations
 
 from .common import FLOATS, LLTY, W, sfx, vt
 from .exp_log import Exp2Log2IR
-from .registry import lower, lower_vector
+from .registry import Registry
 from .sin_cos import SinCosIR
+
+registry = Registry('float_math')
 
 
 class FloatMathLowering(Exp2Log2IR, SinCosIR):
     """Per-thread lowerings (mixed into ``function.Function``)."""
 
-    @lower("copysign")
+    @registry.lower("copysign")
     def op_copysign(self, inst):
         # copysign.f32 d, a, b: the magnitude of b with the sign of a
         def compute(args, ty):
             return self.fcall("copysign", [args[1], args[0]], ty)
         self.float_op(inst, compute)
 
-    @lower("sqrt")
+    @registry.lower("sqrt")
     def op_sqrt(self, inst):
         self.rounded(inst, "sqrt", "", 1)
 
-    @lower("rcp")
+    @registry.lower("rcp")
     def op_rcp(self, inst):
         mode = self.directed_mode(inst)
 
@@ -36,38 +38,38 @@ class FloatMathLowering(Exp2Log2IR, SinCosIR):
             return r
         self.float_op(inst, compute)
 
-    @lower("rsqrt")
+    @registry.lower("rsqrt")
     def op_rsqrt(self, inst):
         def compute(a, ty):
             s = self.fcall("sqrt", a, ty)
             r = self.tmp(); self.emit(f"{r} = fdiv {ty} 1.0, {s}"); return r
         self.float_op(inst, compute)
 
-    @lower("sin", "cos")
+    @registry.lower("sin", "cos")
     def op_sin_cos(self, inst):
         # f32 inline (sin_cos: the same bits as the warp form); other types by libm
         cos = inst.opcode == "cos"
         self.float_op(inst, lambda a, ty: self.sin_cos_f32(a[0], cos) if ty == "float"
                       else self.fcall(inst.opcode, a, ty))
 
-    @lower("ex2")
+    @registry.lower("ex2")
     def op_ex2(self, inst):
         # f32 inline (exp_log); the 16-bit forms are computed in double by libm and rounded
         self.float_op(inst, lambda a, ty: self.exp2_f32(a[0]) if ty == "float"
                       else self.fcall("exp2", a, ty))
 
-    @lower("lg2")
+    @registry.lower("lg2")
     def op_lg2(self, inst):
         self.float_op(inst, lambda a, ty: self.log2_f32(a[0]) if ty == "float"
                       else self.fcall("log2", a, ty))
 
-    @lower("tanh")
+    @registry.lower("tanh")
     def op_tanh(self, inst):
         def compute(a, ty):
             r = self.tmp(); self.emit(f"{r} = call {ty} @tanh_{ty}({ty} {a[0]})"); return r
         self.float_op(inst, compute)
 
-    @lower("testp")
+    @registry.lower("testp")
     def op_testp(self, inst):
         t = self.itype(inst)
         ty = LLTY[t]
@@ -123,26 +125,26 @@ class FloatMathVectorLowering(Exp2Log2IR, SinCosIR):
     def vreciprocal(self, value: str, ty: str) -> str:
         return self.op2("fdiv", vt(ty), f"splat ({ty} 1.0)", value)
 
-    @lower_vector("sqrt")
+    @registry.lower_vector("sqrt")
     def v_sqrt(self, inst, em):
         return self.vfloat(inst, em, lambda a, ty: self.vintrinsic("sqrt", a, ty))
 
-    @lower_vector("rcp")
+    @registry.lower_vector("rcp")
     def v_rcp(self, inst, em):
         return self.vfloat(inst, em, lambda a, ty: self.vreciprocal(a[0], ty))
 
-    @lower_vector("rsqrt")
+    @registry.lower_vector("rsqrt")
     def v_rsqrt(self, inst, em):
         return self.vfloat(inst, em, lambda a, ty: self.vreciprocal(
             self.vintrinsic("sqrt", a, ty), ty))
 
-    @lower_vector("sin", "cos")
+    @registry.lower_vector("sin", "cos")
     def v_sin_cos(self, inst, em):
         cos = inst.opcode == "cos"
         return self.vfloat(inst, em, lambda a, ty: self.sin_cos_f32(a[0], cos, W)
                            if ty == "float" else self.vintrinsic(inst.opcode, a, ty))
 
-    @lower_vector("ex2", "lg2")
+    @registry.lower_vector("ex2", "lg2")
     def v_exp2_log2(self, inst, em):
         if len(inst.types) != 1 or self.itype(inst) != "f32" or \
                 not self.simple(inst, ("approx", "ftz")) or not self.all_readable(inst.operands[1:]):

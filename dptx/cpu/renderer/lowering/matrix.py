@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from ....ptx.ir import TYPE_NAMES
 from .common import ST_WARP, unsupported
-from .registry import lower, lower_vector, scalar_lowering
+from .registry import Registry
 
 SLOT_BYTES = 128         # per thread in the tensor-core exchange area
 
@@ -58,6 +58,8 @@ DOUBLE_DOUBLE_STEP = "\n".join([
     "  %lo1 = fadd double %lo0, %perr"])
 DOUBLE_DOUBLE_PHI = "\n  %lo = phi double [0.0, %entry], [%lo1, %loop]"
 DOUBLE_DOUBLE_FINISH = "  %total = fadd double %acc1, %lo1\n  ret double %total"
+
+registry = Registry('matrix')
 
 
 class MatrixLowering:
@@ -149,7 +151,7 @@ class MatrixLowering:
     INTEGER_INPUTS = ("s8", "u8", "s4", "u4")
     FP8_INPUTS = ("e4m3", "e5m2")
 
-    @lower("mma")
+    @registry.lower("mma")
     def op_mma(self, inst):
         mods = set(inst.modifiers)
         # the sub-byte element types exist only here: not in the ISA's general type table
@@ -437,7 +439,7 @@ done:
                 v = self.tmp(); self.emit(f"{v} = or i32 {hi}, {halves[0]}")
             self.write(r, v, "i32", inst)
 
-    @lower("ldmatrix")
+    @registry.lower("ldmatrix")
     def op_ldmatrix(self, inst):
         count, space = self.matrix_form(inst, "ldmatrix")
         d_regs = self.vector_items(inst.operands[0])
@@ -448,7 +450,7 @@ done:
                          lambda: self.give_row_addresses(inst, inst.operands[1], count, space),
                          lambda: self.move_fragments(inst, d_regs, trans, store=False))
 
-    @lower("stmatrix")
+    @registry.lower("stmatrix")
     def op_stmatrix(self, inst):
         """The inverse of ldmatrix: each lane's fragment elements go where ldmatrix (of the
         same form) would have read them."""
@@ -461,7 +463,7 @@ done:
                          lambda: self.give_row_addresses(inst, inst.operands[0], count, space),
                          lambda: self.move_fragments(inst, s_regs, trans, store=True))
 
-    @lower("movmatrix")
+    @registry.lower("movmatrix")
     def op_movmatrix(self, inst):
         """movmatrix.sync.aligned.m8n8.trans.b16 d, a: the transpose of an 8x8 matrix held in
         the fragment layout: lane t's element j becomes M[2 (t % 4) + j][t / 4], which lane
@@ -519,13 +521,13 @@ class MatrixVectorLowering:
     code, and the next phase starts when all have done it. Results are those of the
     per-thread form, bit for bit; a fault names the lane's thread as there."""
 
-    @lower_vector("mma", "ldmatrix", "stmatrix", "movmatrix", "wmma")
+    @registry.lower_vector("mma", "ldmatrix", "stmatrix", "movmatrix", "wmma")
     def v_matrix(self, inst, em):
         if inst.opcode == "wmma" and "mma" not in inst.modifiers:
             return False            # wmma.load/.store: each lane alone (the lane loop)
         self.phase_mask = em
         try:
-            scalar_lowering(inst.opcode)(self, inst)
+            self.LOWERINGS.get(inst.opcode)(self, inst)
         finally:
             self.phase_mask = None
 

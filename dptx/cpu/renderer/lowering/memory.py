@@ -6,14 +6,16 @@ from __future__ import annotations
 from ....ptx import ir
 from .. import address_space as L
 from .common import LLTY, BITS, unsupported, INTS, FLOATS, vt
-from .registry import lower, lower_vector
+from .registry import Registry
+
+registry = Registry('memory')
 
 
 class MemoryLowering:
     """Per-thread lowerings (mixed into ``function.Function``)."""
 
     # moves ----------------------------------------------------------------------------------
-    @lower("mov")
+    @registry.lower("mov")
     def op_mov(self, inst):
         d, s = inst.operands[0], inst.operands[1]
         ty = self.lt(inst)
@@ -51,7 +53,7 @@ class MemoryLowering:
             return
         self.write(d, self.read(s, ty, inst), ty, inst)
 
-    @lower("cvta")
+    @registry.lower("cvta")
     def op_cvta(self, inst):
         to = "to" in inst.modifiers
         space = next(m for m in inst.modifiers if m in ("global", "shared", "local", "const", "param"))
@@ -70,7 +72,7 @@ class MemoryLowering:
             r = self.tmp(); self.emit(f"{r} = or i64 {v}, {L.buffer_address(window)}")
         self.write(inst.operands[0], self.conv(r, "i64", ty), ty, inst)
 
-    @lower("isspacep")
+    @registry.lower("isspacep")
     def op_isspacep(self, inst):
         space = inst.modifiers[0]
         v = self.read(inst.operands[1], "i64", inst)
@@ -86,11 +88,11 @@ class MemoryLowering:
             raise unsupported(inst)
         self.write(inst.operands[0], r, "i1", inst)
 
-    @lower("prefetch", "prefetchu", "griddepcontrol", "pmevent")
+    @registry.lower("prefetch", "prefetchu", "griddepcontrol", "pmevent")
     def op_prefetch(self, inst):
         pass
 
-    @lower("cp")
+    @registry.lower("cp")
     def op_cp(self, inst):
         """cp.async (sm_80): the copy from global to shared memory happens at once, so the
         groups are complete when they are committed and the waits have nothing to wait for.
@@ -187,7 +189,7 @@ class MemoryLowering:
             neg = self.tmp(); self.emit(f"{neg} = sub i64 0, {size}")
             self.mbarrier_update(bar, "0", neg)
 
-    @lower("membar", "fence")
+    @registry.lower("membar", "fence")
     def op_membar(self, inst):
         self.emit("fence seq_cst")
 
@@ -198,7 +200,7 @@ class MemoryLowering:
                 return int(m[1:])
         return 1
 
-    @lower("ld", "ldu")
+    @registry.lower("ld", "ldu")
     def op_ld(self, inst):
         ty_name = self.itype(inst)
         ty = self.lt(inst)
@@ -224,7 +226,7 @@ class MemoryLowering:
         return (isinstance(addr, ir.Addr) and isinstance(addr.base, ir.Sym)
                 and self.params.get(addr.base.name, ("",))[0] == "kernel")
 
-    @lower("st")
+    @registry.lower("st")
     def op_st(self, inst):
         ty_name = self.itype(inst)
         ty = self.lt(inst)
@@ -247,7 +249,7 @@ class MemoryVectorLowering:
     """Warp-vectorized lowerings (mixed into ``vector.VectorFunction``); returning False
     falls back to the per-thread lowering, lane by lane."""
 
-    @lower_vector("mov")
+    @registry.lower_vector("mov")
     def v_mov(self, inst, em):
         d, s = inst.operands[0], inst.operands[1]
         t = self.itype(inst)
@@ -256,7 +258,7 @@ class MemoryVectorLowering:
         ty = LLTY[t]
         self.vwrite(d, self.vread(s, ty, inst), ty, em, inst)
 
-    @lower_vector("cvta")
+    @registry.lower_vector("cvta")
     def v_cvta(self, inst, em):
         space = next((m for m in inst.modifiers if m in ("global", "shared", "const")), None)
         if space is None or "local" in inst.modifiers or not self.vreadable(inst.operands[1]):
@@ -271,11 +273,11 @@ class MemoryVectorLowering:
         self.vwrite(inst.operands[0], self.vconv(v, "i64", ty), ty, em, inst)
 
     # -- memory --------------------------------------------------------------------------------
-    @lower_vector("ld", "ldu")
+    @registry.lower_vector("ld", "ldu")
     def v_ld(self, inst, em):
         return self.vmemory(inst, em, load=True)
 
-    @lower_vector("st")
+    @registry.lower_vector("st")
     def v_st(self, inst, em):
         return self.vmemory(inst, em, load=False)
 
@@ -422,6 +424,6 @@ class MemoryVectorLowering:
         self.emit(f"br label %{vjoin}")
         self.block(vjoin)
 
-    @lower_vector("membar", "fence")
+    @registry.lower_vector("membar", "fence")
     def v_membar(self, inst, em):
         self.emit("fence seq_cst")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from .. import address_space as L
 from .common import W, vt
-from .registry import lower, lower_vector
+from .registry import Registry
 
 MAX_NS = 1_000_000          # the ISA's longest sleep
 OS_SLEEP_NS = 200_000       # from here up an OS sleep; below it, a wait on the clock
@@ -77,11 +77,13 @@ def use_helper(mod) -> None:
         mod.directed_decls.add("declare i32 @nanosleep(ptr, ptr)")
         mod.uses_clock = True           # (declares clock_gettime)
 
+registry = Registry('sleep')
+
 
 class SleepLowering:
     """Per-thread lowering (mixed into ``function.Function``)."""
 
-    @lower("nanosleep")
+    @registry.lower("nanosleep")
     def op_nanosleep(self, inst):
         t = self.read(inst.operands[0], "i32", inst)
         use_helper(self.mod)
@@ -91,7 +93,7 @@ class SleepLowering:
 class SleepVectorLowering:
     """Warp-vectorized lowering (mixed into ``vector.VectorFunction``)."""
 
-    @lower_vector("nanosleep")
+    @registry.lower_vector("nanosleep")
     def v_nanosleep(self, inst, em):
         if not self.all_readable(inst.operands[:1]):
             return False

@@ -8,14 +8,16 @@ from ....ptx import ir
 from .. import address_space as L
 from .common import (LLTY, ST_BAR, ST_WARP, ST_ERR, unsupported, W, F_RESUME, F_CURMASK, F_DEAD,
                      F_NOSYNC, SLOT, vt, iota)
-from .registry import lower, lower_vector
+from .registry import Registry
+
+registry = Registry('sync')
 
 
 class SyncLowering:
     """Per-thread lowerings (mixed into ``function.Function``)."""
 
     # barriers and warp operations (resumable kernels) ---------------------------------------------
-    @lower("bar", "barrier")
+    @registry.lower("bar", "barrier")
     def op_bar(self, inst):
         mods = inst.modifiers
         if "warp" in mods:
@@ -61,7 +63,7 @@ class SyncLowering:
         tag = self.tmp(); self.emit(f"{tag} = getelementptr i64, ptr {p}, i64 3")
         self.emit(f"store i64 {self.sync_points + 1}, ptr {tag}")
 
-    @lower("shfl")
+    @registry.lower("shfl")
     def op_shfl(self, inst):
         if "sync" not in inst.modifiers:
             raise unsupported(inst, "shfl without .sync (removed in PTX 6.4 for sm_70+)")
@@ -105,7 +107,7 @@ class SyncLowering:
         finish(r, mask)
         self.sync_point(ST_WARP, {3: mask, 7: inst.line})
 
-    @lower("vote")
+    @registry.lower("vote")
     def op_vote(self, inst):
         mode = next(m for m in inst.modifiers if m in ("all", "any", "uni", "ballot"))
         pred = self.read(inst.operands[1], "i1", inst)
@@ -157,11 +159,11 @@ class SyncLowering:
         finish(r)
         self.sync_point(ST_WARP, {7: 0})
 
-    @lower("activemask")
+    @registry.lower("activemask")
     def op_activemask(self, inst):
         self.arrived_mask(lambda m: self.write(inst.operands[0], m, "i32", inst))
 
-    @lower("elect")
+    @registry.lower("elect")
     def op_elect(self, inst):
         dst = inst.operands[0]
 
@@ -178,7 +180,7 @@ class SyncLowering:
                 self.write(dst, me, "i1", inst)
         self.arrived_mask(finish)
 
-    @lower("redux")
+    @registry.lower("redux")
     def op_redux(self, inst):
         op = next(m for m in inst.modifiers if m in ("add", "min", "max", "and", "or", "xor"))
         t = self.itype(inst)
@@ -191,7 +193,7 @@ class SyncLowering:
         self.warp_gather(inst, ext, "warp_reduce", inst.operands[2],
                          f", i32 {code}, i1 {'true' if t.startswith('s') else 'false'}", finish)
 
-    @lower("match")
+    @registry.lower("match")
     def op_match(self, inst):
         mode = next(m for m in inst.modifiers if m in ("any", "all"))
         t = self.itype(inst)
@@ -258,7 +260,7 @@ class SyncVectorLowering:
             self._mov_constants = {n: v for n, v in found.items() if defined[n] == 1}
         return self._mov_constants.get(op.name)
 
-    @lower_vector("shfl")
+    @registry.lower_vector("shfl")
     def v_shfl(self, inst, em):
         mode = next(m for m in inst.modifiers if m in ("up", "down", "bfly", "idx"))
         if not self.all_readable(inst.operands[1:4]):
@@ -310,7 +312,7 @@ class SyncVectorLowering:
         else:
             self.vwrite(dst, value, "i32", em, inst)
 
-    @lower_vector("vote")
+    @registry.lower_vector("vote")
     def v_vote(self, inst, em):
         mode = next(m for m in inst.modifiers if m in ("all", "any", "uni", "ballot"))
         p = self.bits(self.vread(inst.operands[1], "i1", inst))
@@ -340,11 +342,11 @@ class SyncVectorLowering:
         r = self.tmp(); self.emit(f"{r} = extractelement {vt('i32')} {v}, i32 {first}")
         return r
 
-    @lower_vector("activemask")
+    @registry.lower_vector("activemask")
     def v_activemask(self, inst, em):
         self.vwrite(inst.operands[0], self.splat(em, "i32"), "i32", em, inst)
 
-    @lower_vector("bar", "barrier")
+    @registry.lower_vector("bar", "barrier")
     def v_bar(self, inst, em):
         if "warp" in inst.modifiers:
             return   # the lanes of a warp run together: bar.warp.sync has nothing to wait for

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from ....ptx import ir
 from .common import unsupported
-from .registry import lower
+from .registry import Registry
+
+registry = Registry('video')
 
 
 class VideoLowering:
@@ -15,7 +17,7 @@ class VideoLowering:
     # SIMD video instructions (vadd2 ... vset4) ---------------------------------------------
     VIDEO_CMP = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
 
-    @lower("vadd2", "vsub2", "vavrg2", "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4")
+    @registry.lower("vadd2", "vsub2", "vavrg2", "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4")
     def video_simd(self, inst):
         """vop2/vop4 and vset2/vset4: half-word (2) or byte (4) lanes, selected from the 64 bits
         {b, a} by .asel/.bsel (default .h10/.h32, .b3210/.b7654), each extended by its operand's
@@ -146,7 +148,7 @@ class ScalarVideoLowering:
         b = self.tmp(); self.emit(f"{b} = call i128 @llvm.smin.i128(i128 {a}, i128 {hi})")
         return b
 
-    @lower(*_SCALAR_VIDEO)
+    @registry.lower(*_SCALAR_VIDEO)
     def op_scalar_video(self, inst):
         op = inst.opcode
         mods = set(inst.modifiers)

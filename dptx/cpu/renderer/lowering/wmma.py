@@ -6,7 +6,7 @@ from __future__ import annotations
 from ....ptx.ir import TYPE_NAMES
 from .common import unsupported
 from .matrix import DOUBLE_DOUBLE_FINISH, DOUBLE_DOUBLE_PHI, DOUBLE_DOUBLE_STEP, SLOT_BYTES
-from .registry import lower
+from .registry import Registry
 
 
 # -- wmma ----------------------------------------------------------------------------------------
@@ -38,6 +38,8 @@ ELEMENT_BYTES = {"i8": 1, "i16": 2, "i32": 4, "float": 4, "double": 8}
 # 32 / bits * (l % 4) onwards of row l / 4 of A (column l / 4 of B), element j in bits
 # bits * j of its register (the first element in the low bits of the lowest byte).
 SUB_BYTE = {"s4": (4, "m8n8k32"), "u4": (4, "m8n8k32"), "b1": (1, "m8n8k128")}
+
+registry = Registry('wmma')
 
 
 class WmmaLowering:
@@ -124,7 +126,7 @@ class WmmaLowering:
             ptrs.append(self.translate(a, space, size, inst))
         return ptrs
 
-    @lower("wmma")
+    @registry.lower("wmma")
     def op_wmma(self, inst):
         mods = list(inst.modifiers)
         if "mma" in mods:

@@ -11,7 +11,7 @@ from dptx.cpu.renderer.lowering.registry import Lowerings, Registry
 from dptx.cpu.renderer.vector import VectorFunction
 
 # the family modules: a registry each (the rest are helpers: shared IR, the registry itself)
-HELPERS = {"common", "registry", "exp_log", "sin_cos"}
+HELPERS = {"common", "registry", "exp_log", "sin_cos", "numeric_helpers"}
 
 
 def _families() -> dict:
@@ -77,3 +77,51 @@ def test_an_opcode_no_installed_family_lowers_names_its_ptx_line():
     kernel = dptx.RawModule(ptx=ptx).get_function("k")
     with pytest.raises(PtxUnsupportedError, match="PTX line 9: frobnicate.b32 is not supported"):
         dptx.cpu.launch(kernel, (1,), (1,), (np.zeros(1, np.int32),))
+
+
+def _lowering_classes() -> list:
+    classes = []
+    for info in pkgutil.iter_modules(lowering.__path__):
+        module = importlib.import_module(f"{lowering.__name__}.{info.name}")
+        classes += [c for c in vars(module).values()
+                    if isinstance(c, type) and c.__module__ == module.__name__]
+    return classes
+
+
+def helpers_found_only_through_the_mixins(cls, classes) -> list:
+    """The methods of other lowering modules that ``cls`` calls on ``self`` without having
+    them among its own bases: found only because ``function.Function`` mixes every family in."""
+    import ast
+    import inspect
+    import textwrap
+    defined_elsewhere = {}
+    for other in classes:
+        if other.__module__ != cls.__module__:
+            for name, value in vars(other).items():
+                if callable(value) or isinstance(value, (staticmethod, property)):
+                    defined_elsewhere.setdefault(name, other.__qualname__)
+    used = {n.attr for n in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(cls))))
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+            and n.value.id == "self"}
+    own = {name for klass in cls.__mro__ for name in vars(klass)}
+    core = {name for klass in (Function.__mro__[1],) + VectorFunction.__mro__
+            if not klass.__module__.startswith(lowering.__name__) for name in vars(klass)}
+    return sorted(f"{cls.__qualname__} uses {name} of {defined_elsewhere[name]}"
+                  for name in used & set(defined_elsewhere) - own - core)
+
+
+def test_no_family_relies_on_another_familys_helpers_through_the_mixins():
+    """A family that uses another's helpers names the helper class among its bases
+    (``NumericHelpers``, ``MbarrierHelpers``, ``MatrixHelpers``...), so that what it relies on
+    is written where it is defined."""
+    classes = _lowering_classes()
+    found = [line for cls in classes for line in helpers_found_only_through_the_mixins(cls, classes)]
+    assert not found, "\n".join(found)
+    # the check itself: a family calling another's helper without the base is found
+    from dptx.cpu.renderer.lowering import numeric_helpers
+
+    class Planted:
+        def op(self, inst):
+            return self.ftz(inst, "%v", "float")
+    assert helpers_found_only_through_the_mixins(Planted, classes) == [
+        f"{Planted.__qualname__} uses ftz of {numeric_helpers.NumericHelpers.__qualname__}"]

@@ -27,6 +27,7 @@ from ...ptx import ir
 from ...ptx.cfg import build_cfg
 from . import address_space as L
 from .function import Function, window_fields
+from .lowering.common import vector_width
 
 ZERO = (0, 0, 0)
 # Steps are at most 2**32 bytes per thread index: the span a block covers, sum(step *
@@ -173,7 +174,7 @@ def trusted_sites(fn: Function) -> dict:
         if inst.opcode not in ("ld", "st"):
             continue
         space = fn.space_of(inst)
-        if space not in ("global", "generic", "const") or fn._vector(inst) != 1 or not inst.types:
+        if space not in ("global", "generic", "const") or vector_width(inst) != 1 or not inst.types:
             continue
         addr = inst.operands[1] if inst.opcode == "ld" else inst.operands[0]
         if not isinstance(addr, ir.Addr) or not isinstance(addr.base, ir.Reg):

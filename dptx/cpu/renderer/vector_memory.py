@@ -13,7 +13,7 @@ from __future__ import annotations
 from ...ptx import ir
 from . import address_space as L
 from .lowering.common import (LLTY, BITS, W, F_TID, F_MASKS, SLOT, INTS, FLOATS, UNIFORM_SPECIALS,
-                              vt, iota)
+                              vector_width, vt, iota)
 
 
 class VectorMemoryAccess:
@@ -30,7 +30,7 @@ class VectorMemoryAccess:
         fast region can take, else None."""
         inst = self.f.instructions[i]
         if inst.opcode not in ("ld", "ldu", "st") or inst.guard is not None \
-                or self._vector(inst) != 1 or not inst.types:
+                or vector_width(inst) != 1 or not inst.types:
             return None
         t = self.itype(inst)
         if t not in INTS | FLOATS:
@@ -631,7 +631,7 @@ class VectorMemoryAccess:
         for i in range(self.inst_index, blk.end):
             inst = self.f.instructions[i]
             if inst.opcode in ("ld", "ldu", "st") and self.space_of(inst) == space \
-                    and self._vector(inst) == 1 and inst.types:
+                    and vector_width(inst) == 1 and inst.types:
                 a = inst.operands[1] if inst.opcode != "st" else inst.operands[0]
                 if isinstance(a, ir.Addr) and isinstance(a.base, ir.Reg) and a.base.name == name \
                         and ir.type_size(self.itype(inst)) == size:

@@ -61,5 +61,9 @@ registered. For speed, add ``@registry.lower_vector("opcode")`` to the family's
 per lane). Tests go in ``tests/isa/`` against the ISA's pseudocode or numpy. A new family is
 a new module here with its ``registry = Registry("name")``, installed in
 ``function.Function.LOWERINGS`` (and, with vector lowerings, in
-``vector.VectorFunction.VECTOR_LOWERINGS``), its classes mixed into those two for their helpers.
+``vector.VectorFunction.VECTOR_LOWERINGS``), its classes mixed into those two. Helpers that
+several families use live in helper classes that each user names among its bases
+(``numeric_helpers.NumericHelpers``: flush-to-zero, saturation, rounding, half bits;
+``async_barrier.MbarrierHelpers``; ``matrix.MatrixHelpers``; ``float_math.FloatVectorHelpers``),
+never found only through ``Function``'s mixins (``tests/test_lowering_registries.py``).
 """

@@ -25,11 +25,12 @@ from .registry import Registry
 PENDING_BITS, EXPECTED_SHIFT, TX_SHIFT, TX_BITS = 20, 20, 40, 23
 PHASE_BIT = 63
 
-registry = Registry('async_barrier')
+registry = Registry("async_barrier")
 
 
-class AsyncBarrierLowering:
-    """Per-thread lowerings (mixed into ``function.Function``)."""
+class MbarrierHelpers:
+    """An mbarrier's pointer and its updates: what ``mbarrier.*`` and the copies that complete
+    on an mbarrier (``cp.async.mbarrier.arrive``, ``cp.async.bulk`` in ``memory``) share."""
 
     def mbarrier_pointer(self, inst, addr) -> str:
         """The mbarrier's host pointer: in shared memory (``.shared::cluster`` addresses
@@ -102,6 +103,10 @@ entry:
   ret i64 %tok
 }}'''
         return name
+
+
+class AsyncBarrierLowering(MbarrierHelpers):
+    """Per-thread lowerings (mixed into ``function.Function``)."""
 
     @registry.lower("mbarrier")
     def op_mbarrier(self, inst):

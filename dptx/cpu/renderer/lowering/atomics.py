@@ -6,13 +6,15 @@ import contextlib
 
 from ....ptx import ir
 from .. import address_space as L
-from .common import LLTY, W, unsupported, vt
+from .common import LLTY, W, unsupported, vector_width, vt
 from .registry import Registry
+from .float_math import FloatVectorHelpers
+from .numeric_helpers import NumericHelpers
 
-registry = Registry('atomics')
+registry = Registry("atomics")
 
 
-class AtomicLowering:
+class AtomicLowering(NumericHelpers):
     """Per-thread lowerings (mixed into ``function.Function``)."""
 
     # atomics -----------------------------------------------------------------------------------
@@ -170,7 +172,7 @@ class AtomicLowering:
     @registry.lower("atom", "red")
     def op_atom(self, inst):
         t = self.itype(inst)
-        count = self._vector(inst)
+        count = vector_width(inst)
         if count > 1:
             if self.space_of(inst) not in ("global", "generic"):
                 raise unsupported(inst, "vector atomics outside global memory")
@@ -220,7 +222,7 @@ _COMBINABLE = ("u32", "s32", "b32", "u64", "s64", "b64")
 _FLOATS = ("f32", "f64")
 
 
-class AtomicVectorLowering:
+class AtomicVectorLowering(NumericHelpers, FloatVectorHelpers):
     """Warp-vectorized lowerings (mixed into ``vector.VectorFunction``)."""
 
     @registry.lower_vector("atom", "red")
@@ -233,7 +235,7 @@ class AtomicVectorLowering:
         Lanes at different addresses, and faults, go lane by lane as before (the first lane's
         thread is named)."""
         t = self.itype(inst)
-        if self._vector(inst) != 1 or t not in _COMBINABLE + _FLOATS or "add" not in inst.modifiers:
+        if vector_width(inst) != 1 or t not in _COMBINABLE + _FLOATS or "add" not in inst.modifiers:
             return False
         is_red = inst.opcode == "red"
         ops = inst.operands if is_red else inst.operands[1:]

@@ -6,11 +6,12 @@ from __future__ import annotations
 from ....ptx import ir
 from .common import LLTY, BITS, unsupported, INTS, vt
 from .registry import Registry
+from .numeric_helpers import NumericHelpers
 
-registry = Registry('bits')
+registry = Registry("bits")
 
 
-class BitsLowering:
+class BitsLowering(NumericHelpers):
     """Per-thread lowerings (mixed into ``function.Function``)."""
 
     # logic and bits -------------------------------------------------------------------------

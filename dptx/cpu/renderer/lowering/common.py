@@ -87,3 +87,11 @@ def sfx(ty: str) -> str:
 
 def iota(scale: int = 1, modulo: int = W) -> str:
     return "<" + ", ".join(f"i64 {(i % modulo) * scale}" for i in range(W)) + ">"
+
+
+def vector_width(inst) -> int:
+    """The element count of a vector access (``.v2``, ``.v4``, ``.v8``), else 1."""
+    for m in inst.modifiers:
+        if m in ("v2", "v4", "v8"):
+            return int(m[1:])
+    return 1

@@ -4,11 +4,12 @@ from __future__ import annotations
 from ....ptx import ir
 from .common import LLTY, INTS, FLOATS, unsupported, vt
 from .registry import Registry
+from .numeric_helpers import NumericHelpers
 
-registry = Registry('compare')
+registry = Registry("compare")
 
 
-class CompareLowering:
+class CompareLowering(NumericHelpers):
     """Per-thread lowerings (mixed into ``function.Function``)."""
 
     # compare and select -------------------------------------------------------------------------

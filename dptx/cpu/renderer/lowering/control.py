@@ -8,7 +8,7 @@ from .. import address_space as L
 from .common import BITS, FUNCTION_ID_BASE, LLTY, ST_ERR, unsupported
 from .registry import Registry
 
-registry = Registry('control')
+registry = Registry("control")
 
 
 class ControlLowering:

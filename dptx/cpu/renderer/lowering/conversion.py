@@ -4,20 +4,13 @@ from __future__ import annotations
 
 from .common import LLTY, BITS, unsupported, W, INTS, FLOATS, vt, sfx
 from .registry import Registry
+from .numeric_helpers import NumericHelpers
 
-registry = Registry('conversion')
+registry = Registry("conversion")
 
 
-class ConversionLowering:
+class ConversionLowering(NumericHelpers):
     """Per-thread lowerings (mixed into ``function.Function``)."""
-
-    # conversions --------------------------------------------------------------------------------
-    def saturate_i32(self, v: str, bits: int, signed: bool) -> str:
-        """An i32 clamped to the range of a ``bits``-wide signed or unsigned integer."""
-        lo, hi = ((-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1))
-        a = self.tmp(); self.emit(f"{a} = call i32 @llvm.smax.i32(i32 {v}, i32 {lo})")
-        b = self.tmp(); self.emit(f"{b} = call i32 @llvm.smin.i32(i32 {a}, i32 {hi})")
-        return b
 
     PACK_BITS = {"u16": 16, "s16": 16, "u8": 8, "s8": 8, "u4": 4, "s4": 4, "u2": 2, "s2": 2}
 

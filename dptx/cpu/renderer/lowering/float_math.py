@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from .common import FLOATS, LLTY, W, sfx, vt
-from .exp_log import Exp2Log2IR
 from .registry import Registry
+from .numeric_helpers import NumericHelpers
 from .sin_cos import SinCosIR
 
-registry = Registry('float_math')
+registry = Registry("float_math")
 
 
-class FloatMathLowering(Exp2Log2IR, SinCosIR):
+class FloatMathLowering(SinCosIR, NumericHelpers):
     """Per-thread lowerings (mixed into ``function.Function``)."""
 
     @registry.lower("copysign")
@@ -98,7 +98,20 @@ class FloatMathLowering(Exp2Log2IR, SinCosIR):
         self.write(inst.operands[0], r, "i1", inst)
 
 
-class FloatMathVectorLowering(Exp2Log2IR, SinCosIR):
+class FloatVectorHelpers:
+    """What warp-vectorized families share of float math (atomics' adds flush too)."""
+
+    def vftz(self, v: str) -> str:
+        """.ftz on a <32 x float>: subnormals become zeros of their sign."""
+        a = self.vintrinsic("fabs", [v], "float")
+        small = self.op2("fcmp olt", vt("float"), a, "splat (float 0x3810000000000000)")
+        zero = self.vcall(vt("float"), f"llvm.copysign.v{W}f32",
+                          [f"{vt('float')} zeroinitializer", f"{vt('float')} {v}"])
+        r = self.tmp(); self.emit(f"{r} = select {vt('i1')} {small}, {vt('float')} {zero}, {vt('float')} {v}")
+        return r
+
+
+class FloatMathVectorLowering(SinCosIR, FloatVectorHelpers):
     """Warp-vectorized lowerings (mixed into ``vector.VectorFunction``) of the functions whose
     per-thread lowering is one LLVM operation per element: ``sqrt`` and ``rcp`` rounded to
     nearest (or .approx, which the per-thread form computes the same way), ``rsqrt``, and
@@ -154,12 +167,3 @@ class FloatMathVectorLowering(Exp2Log2IR, SinCosIR):
         x = self.vftz(x) if ftz else x
         r = self.exp2_f32(x, W) if inst.opcode == "ex2" else self.log2_f32(x, W)
         self.vwrite(inst.operands[0], self.vftz(r) if ftz else r, "float", em, inst)
-
-    def vftz(self, v: str) -> str:
-        """.ftz on a <32 x float>: subnormals become zeros of their sign."""
-        a = self.vintrinsic("fabs", [v], "float")
-        small = self.op2("fcmp olt", vt("float"), a, "splat (float 0x3810000000000000)")
-        zero = self.vcall(vt("float"), f"llvm.copysign.v{W}f32",
-                          [f"{vt('float')} zeroinitializer", f"{vt('float')} {v}"])
-        r = self.tmp(); self.emit(f"{r} = select {vt('i1')} {small}, {vt('float')} {zero}, {vt('float')} {v}")
-        return r

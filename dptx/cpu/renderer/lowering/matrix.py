@@ -38,6 +38,7 @@ from __future__ import annotations
 from ....ptx.ir import TYPE_NAMES
 from .common import ST_WARP, unsupported
 from .registry import Registry
+from .numeric_helpers import NumericHelpers
 
 SLOT_BYTES = 128         # per thread in the tensor-core exchange area
 
@@ -59,11 +60,12 @@ DOUBLE_DOUBLE_STEP = "\n".join([
 DOUBLE_DOUBLE_PHI = "\n  %lo = phi double [0.0, %entry], [%lo1, %loop]"
 DOUBLE_DOUBLE_FINISH = "  %total = fadd double %acc1, %lo1\n  ret double %total"
 
-registry = Registry('matrix')
+registry = Registry("matrix")
 
 
-class MatrixLowering:
-    """Per-thread lowerings (mixed into ``function.Function``)."""
+class MatrixHelpers(NumericHelpers):
+    """A warp's matrix fragments and their products, per thread: what ``mma``/``ldmatrix``
+    (here) and ``wmma`` (``wmma.py``) share."""
 
     def matrix_slot(self, lane_expr: str = None) -> str:
         """Pointer to this thread's (or lane ``lane_expr``'s of this warp) slot of the
@@ -121,6 +123,18 @@ class MatrixLowering:
         group = self.tmp(); self.emit(f"{group} = lshr i32 {lane}, 2")
         quad = self.tmp(); self.emit(f"{quad} = and i32 {lane}, 3")
         return group, quad
+
+    def op_add_const(self, v: str, k: int) -> str:
+        r = self.tmp(); self.emit(f"{r} = add i32 {v}, {k}")
+        return r
+
+    def tmp_shl(self, v: str, k: int) -> str:
+        r = self.tmp(); self.emit(f"{r} = shl i32 {v}, {k}")
+        return r
+
+
+class MatrixLowering(MatrixHelpers):
+    """Per-thread lowerings (mixed into ``function.Function``)."""
 
     # -- mma.sync ---------------------------------------------------------------------------
     # The fragment layouts of every mma.sync shape below share one rule (the ISA's tables
@@ -252,10 +266,6 @@ class MatrixLowering:
             ty = {"f32": "float", "f64": "double"}.get(dtype, "i32")
             for r, v in zip(d_regs, results):
                 self.write(r, v, ty, inst)
-
-    def op_add_const(self, v: str, k: int) -> str:
-        r = self.tmp(); self.emit(f"{r} = add i32 {v}, {k}")
-        return r
 
     # input type -> how an element widens to the accumulation type (i64 or double)
     WIDEN = {"s8": "sext", "s4": "sext", "u8": "zext", "u4": "zext", "b1": "zext",
@@ -497,10 +507,6 @@ done:
             self.write(inst.operands[0], d, "i32", inst)
 
         self.warp_phases(inst, give, take)
-
-    def tmp_shl(self, v: str, k: int) -> str:
-        r = self.tmp(); self.emit(f"{r} = shl i32 {v}, {k}")
-        return r
 
     def row_address(self, lane_expr: str) -> str:
         slot = self.matrix_slot(lane_expr)

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from ....ptx import ir
 from .. import address_space as L
-from .common import LLTY, BITS, unsupported, INTS, FLOATS, vt
+from .common import LLTY, BITS, unsupported, INTS, FLOATS, vector_width, vt
 from .registry import Registry
+from .async_barrier import MbarrierHelpers
 
-registry = Registry('memory')
+registry = Registry("memory")
 
 
-class MemoryLowering:
+class MemoryLowering(MbarrierHelpers):
     """Per-thread lowerings (mixed into ``function.Function``)."""
 
     # moves ----------------------------------------------------------------------------------
@@ -19,7 +20,7 @@ class MemoryLowering:
     def op_mov(self, inst):
         d, s = inst.operands[0], inst.operands[1]
         ty = self.lt(inst)
-        if self._vector(inst) > 1:   # mov.v4: element by element (vector registers)
+        if vector_width(inst) > 1:   # mov.v4: element by element (vector registers)
             # all sources read before any destination is written: the move is one parallel
             # assignment ({a, b, c, d} <- {c, d, a, b} swaps)
             pairs = [(dst, self.read(src, ty, inst))
@@ -193,19 +194,12 @@ class MemoryLowering:
     def op_membar(self, inst):
         self.emit("fence seq_cst")
 
-    # loads and stores -----------------------------------------------------------------------
-    def _vector(self, inst) -> int:
-        for m in inst.modifiers:
-            if m in ("v2", "v4", "v8"):
-                return int(m[1:])
-        return 1
-
     @registry.lower("ld", "ldu")
     def op_ld(self, inst):
         ty_name = self.itype(inst)
         ty = self.lt(inst)
         size = ir.type_size(ty_name) if ty_name != "pred" else 1
-        n = self._vector(inst)
+        n = vector_width(inst)
         space = self.space_of(inst)
         dst = inst.operands[0]
         p = self.address(inst.operands[1], space, size * n, inst)
@@ -231,7 +225,7 @@ class MemoryLowering:
         ty_name = self.itype(inst)
         ty = self.lt(inst)
         size = ir.type_size(ty_name)
-        n = self._vector(inst)
+        n = vector_width(inst)
         space = self.space_of(inst)
         src = inst.operands[1]
         p = self.address(inst.operands[0], space, size * n, inst)
@@ -283,7 +277,7 @@ class MemoryVectorLowering:
 
     def vmemory(self, inst, em, load: bool):
         t = self.itype(inst)
-        if self._vector(inst) != 1 or t not in INTS | FLOATS:
+        if vector_width(inst) != 1 or t not in INTS | FLOATS:
             return False
         ty, size = LLTY[t], ir.type_size(t)
         space = self.space_of(inst)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from decimal import Decimal, getcontext
 
-from .exp_log import dconst
+from .exp_log import Exp2Log2IR, dconst
 
 getcontext().prec = 80
 _PI = Decimal("3.14159265358979323846264338327950288419716939937510582097494459230781640628620899862803")
@@ -47,7 +47,7 @@ SIN_TAYLOR = [(-1) ** k / math.factorial(2 * k + 1) for k in range(9)]     # r^(
 COS_TAYLOR = [(-1) ** k / math.factorial(2 * k) for k in range(10)]        # r^(2k)
 
 
-class SinCosIR:
+class SinCosIR(Exp2Log2IR):
     """Mixed into the per-thread (``lanes=0``) and warp-vectorized (``lanes=W``) lowerings,
     with ``Exp2Log2IR`` (``_ty``, ``_k``, ``_op``, ``_intrinsic``, ``_polynomial``); needs ``label``/``block``;
     the rare large inputs go to libm through ``llvm.sin``/``llvm.cos``."""

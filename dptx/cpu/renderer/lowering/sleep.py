@@ -77,7 +77,7 @@ def use_helper(mod) -> None:
         mod.directed_decls.add("declare i32 @nanosleep(ptr, ptr)")
         mod.uses_clock = True           # (declares clock_gettime)
 
-registry = Registry('sleep')
+registry = Registry("sleep")
 
 
 class SleepLowering:

@@ -10,7 +10,7 @@ from .common import (LLTY, ST_BAR, ST_WARP, ST_ERR, unsupported, W, F_RESUME, F_
                      F_NOSYNC, SLOT, vt, iota)
 from .registry import Registry
 
-registry = Registry('sync')
+registry = Registry("sync")
 
 
 class SyncLowering:

@@ -7,11 +7,12 @@ from __future__ import annotations
 from ....ptx import ir
 from .common import unsupported
 from .registry import Registry
+from .numeric_helpers import NumericHelpers
 
-registry = Registry('video')
+registry = Registry("video")
 
 
-class VideoLowering:
+class VideoLowering(NumericHelpers):
     """Per-thread lowerings (mixed into ``function.Function``)."""
 
     # SIMD video instructions (vadd2 ... vset4) ---------------------------------------------

@@ -7,6 +7,7 @@ from ....ptx.ir import TYPE_NAMES
 from .common import unsupported
 from .matrix import DOUBLE_DOUBLE_FINISH, DOUBLE_DOUBLE_PHI, DOUBLE_DOUBLE_STEP, SLOT_BYTES
 from .registry import Registry
+from .matrix import MatrixHelpers
 
 
 # -- wmma ----------------------------------------------------------------------------------------
@@ -39,10 +40,10 @@ ELEMENT_BYTES = {"i8": 1, "i16": 2, "i32": 4, "float": 4, "double": 8}
 # bits * j of its register (the first element in the low bits of the lowest byte).
 SUB_BYTE = {"s4": (4, "m8n8k32"), "u4": (4, "m8n8k32"), "b1": (1, "m8n8k128")}
 
-registry = Registry('wmma')
+registry = Registry("wmma")
 
 
-class WmmaLowering:
+class WmmaLowering(MatrixHelpers):
     """Per-thread lowerings of wmma.load, wmma.store and wmma.mma (mixed into
     ``function.Function``; they share the exchange area of ``MatrixLowering``)."""
 

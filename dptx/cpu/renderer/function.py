@@ -20,7 +20,8 @@ from . import address_space as L
 from .runtime_ir import CTX_ARG
 from .alignment_checks import AlignmentChecks
 from .stop_polls import StopPolls
-from .lowering.common import (LLTY, BITS, INT_OF, FUNCTION_ID_BASE, ST_ERR, ST_SITE, FRAME_HEADER,
+from .lowering.common import (LLTY, BITS, INT_OF, FUNCTION_ID_BASE, ST_ERR, ST_SITE, FRAME_FIELD,
+                              FRAME_HEADER,
                               ST_SPIN, ST_WARP, SPECIAL_INDEX, fconst, f32_bits_to_double,
                               f64_bits_to_double, unsupported)
 from .lowering.registry import Lowerings
@@ -840,8 +841,9 @@ class FunctionCore(AlignmentChecks, StopPolls):
         return "\n".join(head + self.lines + tail + polls + ["}"])
 
     # -- sync points (resumable kernels) -------------------------------------------------------
-    def frame_slot(self, index: int) -> str:
-        p = self.tmp(); self.emit(f"{p} = getelementptr i32, ptr %frame, i64 {index}")
+    def frame_field(self, field: str) -> str:
+        """The address of a field of this thread's frame header (FRAME_FIELD)."""
+        p = self.tmp(); self.emit(f"{p} = getelementptr i32, ptr %frame, i64 {FRAME_FIELD[field]}")
         return p
 
     def sync_point(self, status: int, fields: dict) -> str:
@@ -849,10 +851,10 @@ class FunctionCore(AlignmentChecks, StopPolls):
         continues in a fresh block where execution resumes. Returns that block's name."""
         self.sync_points += 1
         k = self.sync_points
-        if status == ST_WARP and 3 not in fields:
-            fields = {**fields, 3: "-1"}   # the member mask: the whole warp
-        for index, value in fields.items():
-            p = self.frame_slot(index)
+        if status == ST_WARP and "count" not in fields:
+            fields = {**fields, "count": "-1"}   # the member mask: the whole warp
+        for field, value in fields.items():
+            p = self.frame_field(field)
             self.emit(f"store i32 {value}, ptr {p}")
         self.emit(f"store i32 {k}, ptr %frame")
         reload = []

@@ -7,13 +7,62 @@ The runtime helpers they call are ``runtime_ir``'s."""
 from __future__ import annotations
 
 from . import address_space as L
-from .lowering.common import ST_SPIN, ST_YIELD
+from .lowering.common import FRAME_FIELD, ST_SPIN, ST_YIELD
 from .runtime_ir import CTX_ARG, ctx_load
 
 
 # Sweeps over a block's threads in a row in which some spin and none moves before the block
 # counts as stalled (a sweep of a few spinning threads takes well under a microsecond)
 STALL_SWEEPS = 1024
+
+
+# The shapes the schedulers repeat (a thread's frame, a field of it, an entry of a per-barrier
+# array, a counted loop's head and latch) are written once below; each use names its SSA
+# values (those the hand-written IR had: the IR generated is the same, byte for byte).
+
+
+# values the schedulers' loops carry: (name, type, initial value)
+_SWEEP_COUNTS = (("ndone", "i32", "0"), ("nwarp", "i32", "0"), ("nyield", "i32", "0"),
+                 ("nspin", "i32", "0"), ("moved", "i1", "false"))   # a sweep's threads by state
+_READY_COUNT = (("nready", "i32", "0"),)           # threads at warp operations that go on
+_LIVE_COUNT = (("nlive", "i32", "0"),)             # threads that have not exited
+_ANY_COMPLETE = (("any", "i1", "false"),)          # a barrier completes
+_DONE_COUNT = (("ndone", "i32", "0"),)             # warps that ended
+
+
+def _frame(i: str, prefix: str, frame_bytes: int) -> str:
+    """%{prefix}fp: the frame of thread (or warp) %i of the block (through %{i}64 and
+    %{prefix}fo)."""
+    return (f"  %{i}64 = zext i32 %{i} to i64\n"
+            f"  %{prefix}fo = mul i64 %{i}64, {frame_bytes}\n"
+            f"  %{prefix}fp = getelementptr i8, ptr %frames, i64 %{prefix}fo\n")
+
+
+def _field(ptr: str, frame: str, field: str) -> str:
+    """%ptr: the address of a field of the frame %frame (FRAME_FIELD)."""
+    return f"  %{ptr} = getelementptr i32, ptr %{frame}, i64 {FRAME_FIELD[field]}\n"
+
+
+def _slot(ptr: str, array: str, index: str) -> str:
+    """%ptr: the address of entry %index of a per-barrier (or per-warp) i32 array."""
+    return f"  %{ptr} = getelementptr i32, ptr %{array}, i32 %{index}\n"
+
+
+def _loop(label: str, i: str, enter: str, latch: str, done: str, bound: str, exit: str,
+          body: str, carried: tuple = ()) -> str:
+    """The head of a counted loop: %i from 0 (entering from %enter) while below ``bound``,
+    stepped in %latch (``_step``); ``carried``: (name, type, initial value) of the values
+    the loop carries, each updated to %name.n in the latch."""
+    out = f"{label}:\n  %{i} = phi i32 [0, %{enter}], [%{i}n, %{latch}]\n"
+    for name, ty, init in carried:
+        out += f"  %{name} = phi {ty} [{init}, %{enter}], [%{name}.n, %{latch}]\n"
+    return out + (f"  %{done} = icmp uge i32 %{i}, {bound}\n"
+                  f"  br i1 %{done}, label %{exit}, label %{body}\n")
+
+
+def _step(label: str, i: str, head: str) -> str:
+    """The latch of a counted loop (``_loop``): %i + 1, back to %head."""
+    return f"{label}:\n  %{i}n = add i32 %{i}, 1\n  br label %{head}\n"
 
 
 def _block_coordinates() -> str:
@@ -218,9 +267,8 @@ finish:
 
 
 def scheduler_resumable(frame_bytes: int, kw_slots: int) -> str:
-    """Block scheduler for kernels with sync points. Frame i32 slots: 0 resume point,
-    1 status (0 run, 1 at barrier, 2 at warp op, 3 done), 2 barrier id, 3 barrier count,
-    4 reduction op, 5 reduction value, 6 reduction result, 7 PTX line of the barrier."""
+    """Block scheduler for kernels with sync points: each thread's frame header holds the
+    fields ``FRAME_FIELD`` names (lowering/common.py)."""
     return f"""
 define i32 @dptx_run(ptr {CTX_ARG}, i64 %first, i64 %end) {{
 entry:
@@ -228,19 +276,11 @@ entry:
   %npad = and i32 %npad0, -32
   br label %bloop
 {_block_loop_head(capped=True)}  br label %iloop
-iloop:
-  %i = phi i32 [0, %bbody], [%in, %ibody]
-  %idone = icmp uge i32 %i, %npad
-  br i1 %idone, label %sweep, label %ibody
-ibody:
-  %i64 = zext i32 %i to i64
-  %fo = mul i64 %i64, {frame_bytes}
-  %fp = getelementptr i8, ptr %frames, i64 %fo
-  %real = icmp ult i32 %i, %nthr
+{_loop("iloop", "i", "bbody", "ibody", "idone", "%npad", "sweep", "ibody")}ibody:
+{_frame("i", "", frame_bytes)}  %real = icmp ult i32 %i, %nthr
   %st0 = select i1 %real, i32 0, i32 3
   store i32 0, ptr %fp
-  %fsp = getelementptr i32, ptr %fp, i64 1
-  store i32 %st0, ptr %fsp
+{_field("fsp", "fp", "status")}  store i32 %st0, ptr %fsp
   %eo = mul i64 %i64, 4
   %eo2 = add i64 %eo, 2
   %ep = getelementptr i64, ptr %exch, i64 %eo2
@@ -253,21 +293,8 @@ sweep:
   %stall = phi i32 [0, %iloop], [%stall.r, %resweep]
   %prog0 = load i64, ptr %progp
   br label %tloop
-tloop:
-  %t = phi i32 [0, %sweep], [%tn, %tnext]
-  %ndone = phi i32 [0, %sweep], [%ndone.n, %tnext]
-  %nwarp = phi i32 [0, %sweep], [%nwarp.n, %tnext]
-  %nyield = phi i32 [0, %sweep], [%nyield.n, %tnext]
-  %nspin = phi i32 [0, %sweep], [%nspin.n, %tnext]
-  %moved = phi i1 [false, %sweep], [%moved.n, %tnext]
-  %tdone = icmp uge i32 %t, %nthr
-  br i1 %tdone, label %decide, label %tbody
-tbody:
-  %t64 = zext i32 %t to i64
-  %tfo = mul i64 %t64, {frame_bytes}
-  %tfp = getelementptr i8, ptr %frames, i64 %tfo
-  %tsp = getelementptr i32, ptr %tfp, i64 1
-  %status = load i32, ptr %tsp
+{_loop("tloop", "t", "sweep", "tnext", "tdone", "%nthr", "decide", "tbody", carried=_SWEEP_COUNTS)}tbody:
+{_frame("t", "t", frame_bytes)}{_field("tsp", "tfp", "status")}  %status = load i32, ptr %tsp
   %run = icmp eq i32 %status, 0
   br i1 %run, label %dorun, label %tstat
 dorun:
@@ -307,10 +334,7 @@ tstat:
   %ranmoved = and i1 %ran, %notyield
   %moved.n = or i1 %moved, %ranmoved
   br label %tnext
-tnext:
-  %tn = add i32 %t, 1
-  br label %tloop
-decide:
+{_step("tnext", "t", "tloop")}decide:
   %alldone = icmp eq i32 %ndone, %nthr
   br i1 %alldone, label %bnext, label %notdone
 notdone:
@@ -396,30 +420,16 @@ entry:
   %ready = alloca [32 x i32], align 4
   call void @llvm.memset.p0.i64(ptr %ready, i8 0, i64 128, i1 false)
   br label %uloop
-uloop:
-  %u = phi i32 [0, %entry], [%un, %unext]
-  %nready = phi i32 [0, %entry], [%nready.n, %unext]
-  %ud = icmp uge i32 %u, %nthr
-  br i1 %ud, label %apply, label %ubody
-ubody:
-  %u64 = zext i32 %u to i64
-  %ufo = mul i64 %u64, {frame_bytes}
-  %ufp = getelementptr i8, ptr %frames, i64 %ufo
-  %usp = getelementptr i32, ptr %ufp, i64 1
-  %ust = load i32, ptr %usp
+{_loop("uloop", "u", "entry", "unext", "ud", "%nthr", "apply", "ubody", carried=_READY_COUNT)}ubody:
+{_frame("u", "u", frame_bytes)}{_field("usp", "ufp", "status")}  %ust = load i32, ptr %usp
   %uw = icmp eq i32 %ust, 2
   br i1 %uw, label %check, label %unext0
 check:
   %ures = load i32, ptr %ufp
-  %ump = getelementptr i32, ptr %ufp, i64 3
-  %umask = load i32, ptr %ump
+{_field("ump", "ufp", "count")}  %umask = load i32, ptr %ump
   %ubase = and i32 %u, -32
   br label %vloop
-vloop:
-  %v = phi i32 [0, %check], [%vn, %vnext]
-  %vd = icmp uge i32 %v, 32
-  br i1 %vd, label %isready, label %vbody
-vbody:
+{_loop("vloop", "v", "check", "vnext", "vd", "32", "isready", "vbody")}vbody:
   %vbit = shl i32 1, %v
   %vin0 = and i32 %umask, %vbit
   %vin = icmp ne i32 %vin0, 0
@@ -428,11 +438,7 @@ vbody:
   %vcheck = and i1 %vin, %vreal
   br i1 %vcheck, label %vlook, label %vnext
 vlook:
-  %vt64 = zext i32 %vt to i64
-  %vfo = mul i64 %vt64, {frame_bytes}
-  %vfp = getelementptr i8, ptr %frames, i64 %vfo
-  %vsp = getelementptr i32, ptr %vfp, i64 1
-  %vst = load i32, ptr %vsp
+{_frame("vt", "v", frame_bytes)}{_field("vsp", "vfp", "status")}  %vst = load i32, ptr %vsp
   %vexited = icmp eq i32 %vst, 3
   %vres = load i32, ptr %vfp
   %vsame0 = icmp eq i32 %vres, %ures
@@ -440,13 +446,9 @@ vlook:
   %vsame = and i1 %vat, %vsame0
   %vok = or i1 %vexited, %vsame
   br i1 %vok, label %vnext, label %unext0
-vnext:
-  %vn = add i32 %v, 1
-  br label %vloop
-isready:
+{_step("vnext", "v", "vloop")}isready:
   %uwarp = lshr i32 %u, 5
-  %rq = getelementptr i32, ptr %ready, i32 %uwarp
-  %r0 = load i32, ptr %rq
+{_slot("rq", "ready", "uwarp")}  %r0 = load i32, ptr %rq
   %ulane = and i32 %u, 31
   %ubit = shl i32 1, %ulane
   %r1 = or i32 %r0, %ubit
@@ -462,20 +464,11 @@ unext:
 apply:
   %none = icmp eq i32 %nready, 0
   br label %aloop
-aloop:
-  %a = phi i32 [0, %apply], [%an, %anext]
-  %ad = icmp uge i32 %a, %nthr
-  br i1 %ad, label %adone, label %abody
-abody:
-  %a64 = zext i32 %a to i64
-  %afo = mul i64 %a64, {frame_bytes}
-  %afp = getelementptr i8, ptr %frames, i64 %afo
-  %asp = getelementptr i32, ptr %afp, i64 1
-  %ast = load i32, ptr %asp
+{_loop("aloop", "a", "apply", "anext", "ad", "%nthr", "adone", "abody")}abody:
+{_frame("a", "a", frame_bytes)}{_field("asp", "afp", "status")}  %ast = load i32, ptr %asp
   %aw = icmp eq i32 %ast, 2
   %awarp = lshr i32 %a, 5
-  %aq = getelementptr i32, ptr %ready, i32 %awarp
-  %am = load i32, ptr %aq
+{_slot("aq", "ready", "awarp")}  %am = load i32, ptr %aq
   %alane = and i32 %a, 31
   %abit = shl i32 1, %alane
   %ain0 = and i32 %am, %abit
@@ -486,10 +479,7 @@ abody:
 awake:
   store i32 0, ptr %asp
   br label %anext
-anext:
-  %an = add i32 %a, 1
-  br label %aloop
-adone:
+{_step("anext", "a", "aloop")}adone:
   ret i32 %nready
 }}
 
@@ -497,26 +487,15 @@ adone:
 define internal void @unyield(ptr %frames, i32 %nthr) {{
 entry:
   br label %loop
-loop:
-  %t = phi i32 [0, %entry], [%tn, %next]
-  %d = icmp uge i32 %t, %nthr
-  br i1 %d, label %done, label %body
-body:
-  %t64 = zext i32 %t to i64
-  %fo = mul i64 %t64, {frame_bytes}
-  %fp = getelementptr i8, ptr %frames, i64 %fo
-  %sp = getelementptr i32, ptr %fp, i64 1
-  %st = load i32, ptr %sp
+{_loop("loop", "t", "entry", "next", "d", "%nthr", "done", "body")}body:
+{_frame("t", "", frame_bytes)}{_field("sp", "fp", "status")}  %st = load i32, ptr %sp
   %y0 = icmp eq i32 %st, {ST_YIELD}
   %y1 = icmp eq i32 %st, {ST_SPIN}
   %y = or i1 %y0, %y1
   %st2 = select i1 %y, i32 0, i32 %st
   store i32 %st2, ptr %sp
   br label %next
-next:
-  %tn = add i32 %t, 1
-  br label %loop
-done:
+{_step("next", "t", "loop")}done:
   ret void
 }}
 
@@ -524,24 +503,12 @@ done:
 define internal void @report_yield_deadlock(ptr %ctx, ptr %ti, ptr %frames, i32 %nthr) {{
 entry:
   br label %loop
-loop:
-  %t = phi i32 [0, %entry], [%tn, %next]
-  %d = icmp uge i32 %t, %nthr
-  br i1 %d, label %none, label %body
-body:
-  %t64 = zext i32 %t to i64
-  %fo = mul i64 %t64, {frame_bytes}
-  %fp = getelementptr i8, ptr %frames, i64 %fo
-  %sp = getelementptr i32, ptr %fp, i64 1
-  %st = load i32, ptr %sp
+{_loop("loop", "t", "entry", "next", "d", "%nthr", "none", "body")}body:
+{_frame("t", "", frame_bytes)}{_field("sp", "fp", "status")}  %st = load i32, ptr %sp
   %y = icmp eq i32 %st, {ST_YIELD}
   br i1 %y, label %found, label %next
-next:
-  %tn = add i32 %t, 1
-  br label %loop
-found:
-  %lp = getelementptr i32, ptr %fp, i64 7
-  %l = load i32, ptr %lp
+{_step("next", "t", "loop")}found:
+{_field("lp", "fp", "line")}  %l = load i32, ptr %lp
   %bp = getelementptr i8, ptr %ti, i64 32
   %b = load i64, ptr %bp
   %won = call i1 @record_error_values(ptr %ctx, i32 %t, i64 %b, i64 {L.ERR_MBARRIER}, i64 0, i32 %l, i64 0)
@@ -574,83 +541,53 @@ entry:
   call void @llvm.memset.p0.i64(ptr %done, i8 0, i64 64, i1 false)
 {ctx_load("arrp", "arrivals", "ptr")}  %isbar = icmp eq i32 %which, 1
   br label %count
-count:
-  %t = phi i32 [0, %entry], [%tn, %cnext]
-  %nlive = phi i32 [0, %entry], [%nlive.n, %cnext]
-  %cd = icmp uge i32 %t, %nthr
-  br i1 %cd, label %judge, label %cbody
-cbody:
-  %t64 = zext i32 %t to i64
-  %fo = mul i64 %t64, {frame_bytes}
-  %fp = getelementptr i8, ptr %frames, i64 %fo
-  %sp = getelementptr i32, ptr %fp, i64 1
-  %st = load i32, ptr %sp
+{_loop("count", "t", "entry", "cnext", "cd", "%nthr", "judge", "cbody", carried=_LIVE_COUNT)}cbody:
+{_frame("t", "", frame_bytes)}{_field("sp", "fp", "status")}  %st = load i32, ptr %sp
   %alive = icmp ne i32 %st, 3
   %al1 = zext i1 %alive to i32
   %nlive.n = add i32 %nlive, %al1
   %atbar = icmp eq i32 %st, 1
   br i1 %atbar, label %tally, label %cnext
 tally:
-  %idp = getelementptr i32, ptr %fp, i64 2
-  %id0 = load i32, ptr %idp
+{_field("idp", "fp", "bar_id")}  %id0 = load i32, ptr %idp
   %id = and i32 %id0, 15
-  %cp = getelementptr i32, ptr %fp, i64 3
-  %c = load i32, ptr %cp
-  %vp = getelementptr i32, ptr %fp, i64 5
-  %v = load i32, ptr %vp
-  %lp = getelementptr i32, ptr %fp, i64 7
-  %l = load i32, ptr %lp
-  %wq = getelementptr i32, ptr %wait, i32 %id
-  %w = load i32, ptr %wq
+{_field("cp", "fp", "count")}  %c = load i32, ptr %cp
+{_field("vp", "fp", "red_value")}  %v = load i32, ptr %vp
+{_field("lp", "fp", "line")}  %l = load i32, ptr %lp
+{_slot("wq", "wait", "id")}  %w = load i32, ptr %wq
   %w1 = add i32 %w, 1
   store i32 %w1, ptr %wq
-  %nq = getelementptr i32, ptr %need, i32 %id
-  %n0 = load i32, ptr %nq
+{_slot("nq", "need", "id")}  %n0 = load i32, ptr %nq
   %n1 = call i32 @llvm.umax.i32(i32 %n0, i32 %c)
   store i32 %n1, ptr %nq
   %nocount = icmp eq i32 %c, 0
-  %ctq = getelementptr i32, ptr %cta, i32 %id
-  %ct0 = load i32, ptr %ctq
+{_slot("ctq", "cta", "id")}  %ct0 = load i32, ptr %ctq
   %ncz = zext i1 %nocount to i32
   %ct1 = or i32 %ct0, %ncz
   store i32 %ct1, ptr %ctq
-  %pq = getelementptr i32, ptr %pop, i32 %id
-  %p0 = load i32, ptr %pq
+{_slot("pq", "pop", "id")}  %p0 = load i32, ptr %pq
   %vnz = icmp ne i32 %v, 0
   %vz = zext i1 %vnz to i32
   %p1 = add i32 %p0, %vz
   store i32 %p1, ptr %pq
-  %hq = getelementptr i32, ptr %who, i32 %id
-  %h0 = load i32, ptr %hq
+{_slot("hq", "who", "id")}  %h0 = load i32, ptr %hq
   %first = icmp eq i32 %h0, 0
   %tp1 = add i32 %t, 1
   %h1 = select i1 %first, i32 %tp1, i32 %h0
   store i32 %h1, ptr %hq
-  %lq = getelementptr i32, ptr %lines, i32 %id
-  store i32 %l, ptr %lq
+{_slot("lq", "lines", "id")}  store i32 %l, ptr %lq
   br label %cnext
-cnext:
-  %tn = add i32 %t, 1
-  br label %count
-judge:
+{_step("cnext", "t", "count")}judge:
   br i1 %isbar, label %ids, label %warpops
 warpops:
   ; threads at warp operations: those whose member lanes all wait at the same one go on
   ; (the others wait for theirs); when no such group exists, every one goes on
   %wdone = call i32 @warp_release(ptr %frames, i32 %nthr)
   ret i32 0
-ids:
-  %k = phi i32 [0, %judge], [%kn, %inext]
-  %any = phi i1 [false, %judge], [%any.n, %inext]
-  %kd = icmp uge i32 %k, 16
-  br i1 %kd, label %verdict, label %ibody
-ibody:
-  %wkq = getelementptr i32, ptr %wait, i32 %k
-  %wk = load i32, ptr %wkq
-  %nkq = getelementptr i32, ptr %need, i32 %k
-  %nk = load i32, ptr %nkq
-  %ckq = getelementptr i32, ptr %cta, i32 %k
-  %ck = load i32, ptr %ckq
+{_loop("ids", "k", "judge", "inext", "kd", "16", "verdict", "ibody", carried=_ANY_COMPLETE)}ibody:
+{_slot("wkq", "wait", "k")}  %wk = load i32, ptr %wkq
+{_slot("nkq", "need", "k")}  %nk = load i32, ptr %nkq
+{_slot("ckq", "cta", "k")}  %ck = load i32, ptr %ckq
   %akq = getelementptr i64, ptr %arrp, i32 %k
   %ak64 = load i64, ptr %akq
   %ak = trunc i64 %ak64 to i32
@@ -664,14 +601,10 @@ ibody:
   %some = icmp ne i32 %wk, 0
   %comp = and i1 %some, %reached
   %compi = zext i1 %comp to i32
-  %dkq = getelementptr i32, ptr %done, i32 %k
-  store i32 %compi, ptr %dkq
+{_slot("dkq", "done", "k")}  store i32 %compi, ptr %dkq
   %any.n = or i1 %any, %comp
   br label %inext
-inext:
-  %kn = add i32 %k, 1
-  br label %ids
-verdict:
+{_step("inext", "k", "ids")}verdict:
   br i1 %any, label %wake, label %deadlock
 deadlock:
   ; with threads polling in spin loops nothing is final: they may still arrive (2)
@@ -680,63 +613,42 @@ notyet:
   ret i32 2
 dfind:
   %j = phi i32 [0, %deadlock], [%jn, %dnext]
-  %wjq = getelementptr i32, ptr %wait, i32 %j
-  %wj = load i32, ptr %wjq
+{_slot("wjq", "wait", "j")}  %wj = load i32, ptr %wjq
   %has = icmp ne i32 %wj, 0
   %last = icmp eq i32 %j, 15
   %stop = or i1 %has, %last
   br i1 %stop, label %dreport, label %dnext
-dnext:
-  %jn = add i32 %j, 1
-  br label %dfind
-dreport:
-  %whq = getelementptr i32, ptr %who, i32 %j
-  %wh = load i32, ptr %whq
+{_step("dnext", "j", "dfind")}dreport:
+{_slot("whq", "who", "j")}  %wh = load i32, ptr %whq
   %waiter = sub i32 %wh, 1
-  %njq = getelementptr i32, ptr %need, i32 %j
-  %nj = load i32, ptr %njq
-  %cjq = getelementptr i32, ptr %cta, i32 %j
-  %cj = load i32, ptr %cjq
+{_slot("njq", "need", "j")}  %nj = load i32, ptr %njq
+{_slot("cjq", "cta", "j")}  %cj = load i32, ptr %cjq
   %ctaw = icmp ne i32 %cj, 0
   %wants = select i1 %ctaw, i32 %nlive, i32 %nj
   %addr = zext i32 %wants to i64
-  %ljq = getelementptr i32, ptr %lines, i32 %j
-  %lj = load i32, ptr %ljq
+{_slot("ljq", "lines", "j")}  %lj = load i32, ptr %ljq
   %bp = getelementptr i8, ptr %ti, i64 32
   %blk = load i64, ptr %bp
   %won = call i1 @record_error_values(ptr %ctx, i32 %waiter, i64 %blk, i64 {L.ERR_DEADLOCK}, i64 %addr, i32 %lj, i64 0)
   ret i32 1
 wake:
   br label %wloop
-wloop:
-  %u = phi i32 [0, %wake], [%un, %wnext]
-  %wd = icmp uge i32 %u, %nthr
-  br i1 %wd, label %reset, label %wbody
-wbody:
-  %u64 = zext i32 %u to i64
-  %wfo = mul i64 %u64, {frame_bytes}
-  %wfp = getelementptr i8, ptr %frames, i64 %wfo
-  %wsp = getelementptr i32, ptr %wfp, i64 1
-  %wst = load i32, ptr %wsp
+{_loop("wloop", "u", "wake", "wnext", "wd", "%nthr", "reset", "wbody")}wbody:
+{_frame("u", "w", frame_bytes)}{_field("wsp", "wfp", "status")}  %wst = load i32, ptr %wsp
   %wwait = icmp eq i32 %wst, %which
   br i1 %wwait, label %which1, label %wnext
 which1:
   br i1 %isbar, label %barwake, label %wake1
 barwake:
-  %widp = getelementptr i32, ptr %wfp, i64 2
-  %wid0 = load i32, ptr %widp
+{_field("widp", "wfp", "bar_id")}  %wid0 = load i32, ptr %widp
   %wid = and i32 %wid0, 15
-  %wdq = getelementptr i32, ptr %done, i32 %wid
-  %wdn = load i32, ptr %wdq
+{_slot("wdq", "done", "wid")}  %wdn = load i32, ptr %wdq
   %goes = icmp ne i32 %wdn, 0
   br i1 %goes, label %redres, label %wnext
 redres:
-  %opp = getelementptr i32, ptr %wfp, i64 4
-  %op = load i32, ptr %opp
-  %wpq = getelementptr i32, ptr %pop, i32 %wid
-  %npop = load i32, ptr %wpq
-  %wwq = getelementptr i32, ptr %wait, i32 %wid
-  %nbar = load i32, ptr %wwq
+{_field("opp", "wfp", "red_op")}  %op = load i32, ptr %opp
+{_slot("wpq", "pop", "wid")}  %npop = load i32, ptr %wpq
+{_slot("wwq", "wait", "wid")}  %nbar = load i32, ptr %wwq
   %all = icmp eq i32 %npop, %nbar
   %anyp = icmp ne i32 %npop, 0
   %alli = zext i1 %all to i32
@@ -745,34 +657,22 @@ redres:
   %isor = icmp eq i32 %op, 3
   %r1 = select i1 %isand, i32 %alli, i32 %npop
   %r2 = select i1 %isor, i32 %anyi, i32 %r1
-  %rp = getelementptr i32, ptr %wfp, i64 6
-  store i32 %r2, ptr %rp
+{_field("rp", "wfp", "red_result")}  store i32 %r2, ptr %rp
   br label %wake1
 wake1:
   store i32 0, ptr %wsp
   br label %wnext
-wnext:
-  %un = add i32 %u, 1
-  br label %wloop
-reset:
+{_step("wnext", "u", "wloop")}reset:
   br i1 %isbar, label %rloop, label %finish
-rloop:
-  %q = phi i32 [0, %reset], [%qn, %rnext]
-  %qd = icmp uge i32 %q, 16
-  br i1 %qd, label %finish, label %rbody
-rbody:
-  %dq = getelementptr i32, ptr %done, i32 %q
-  %dv = load i32, ptr %dq
+{_loop("rloop", "q", "reset", "rnext", "qd", "16", "finish", "rbody")}rbody:
+{_slot("dq", "done", "q")}  %dv = load i32, ptr %dq
   %dz = icmp ne i32 %dv, 0
   br i1 %dz, label %rzero, label %rnext
 rzero:
   %aq = getelementptr i64, ptr %arrp, i32 %q
   store i64 0, ptr %aq
   br label %rnext
-rnext:
-  %qn = add i32 %q, 1
-  br label %rloop
-finish:
+{_step("rnext", "q", "rloop")}finish:
   ret i32 0
 }}
 """
@@ -794,31 +694,16 @@ entry:
   %nw = lshr i32 %nw0, 5
   br label %bloop
 {_block_loop_head()}  br label %iloop
-iloop:
-  %i = phi i32 [0, %bbody], [%in, %ibody]
-  %idone = icmp uge i32 %i, %nw
-  br i1 %idone, label %round, label %ibody
-ibody:
-  %i64 = zext i32 %i to i64
-  %fo = mul i64 %i64, {frame_bytes}
-  %fp = getelementptr i8, ptr %frames, i64 %fo
-  call void @llvm.memset.p0.i64(ptr %fp, i8 0, i64 {header_bytes}, i1 false)
+{_loop("iloop", "i", "bbody", "ibody", "idone", "%nw", "round", "ibody")}ibody:
+{_frame("i", "", frame_bytes)}  call void @llvm.memset.p0.i64(ptr %fp, i8 0, i64 {header_bytes}, i1 false)
   %wp = getelementptr i8, ptr %fp, i64 8
   store i32 %i, ptr %wp
   %in = add i32 %i, 1
   br label %iloop
 round:
   br label %wloop
-wloop:
-  %w = phi i32 [0, %round], [%wn, %wnext]
-  %ndone = phi i32 [0, %round], [%ndone.n, %wnext]
-  %wd = icmp uge i32 %w, %nw
-  br i1 %wd, label %decide, label %wbody
-wbody:
-  %w64 = zext i32 %w to i64
-  %wfo = mul i64 %w64, {frame_bytes}
-  %wfp = getelementptr i8, ptr %frames, i64 %wfo
-  %wsp = getelementptr i8, ptr %wfp, i64 4
+{_loop("wloop", "w", "round", "wnext", "wd", "%nw", "decide", "wbody", carried=_DONE_COUNT)}wbody:
+{_frame("w", "w", frame_bytes)}  %wsp = getelementptr i8, ptr %wfp, i64 4
   %st = load i32, ptr %wsp
   %ended = icmp eq i32 %st, 3
   br i1 %ended, label %wdone, label %dorun

@@ -179,7 +179,7 @@ class AsyncBarrierLowering(MbarrierHelpers):
         go, wait, join = self.label("mbdone"), self.label("mbyield"), self.label("mbjoin")
         self.emit(f"br i1 {done}, label %{go}, label %{wait}")
         self.block(wait)
-        self.sync_point(ST_YIELD, {7: inst.line})
+        self.sync_point(ST_YIELD, {"line": inst.line})
         self.emit(f"br label %{join}")
         self.block(go)
         self.emit(f"br label %{join}")

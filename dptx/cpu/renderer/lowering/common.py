@@ -29,8 +29,14 @@ ST_SPIN = 5     # a thread about to poll memory in a spin loop (ptx/spins.py): t
 # A plain kernel's thread stopped by a bounds fault returns ST_SITE + the index of the access
 # in Module.fault_sites, having stored the address in its fault_addr slot.
 ST_SITE = 1000
-FRAME_HEADER = 64   # i32 slots: 0 resume, 1 status, 2 bar id, 3 bar count, 4 red op,
-#                     5 red value, 6 red result, 7 bar line
+FRAME_HEADER = 64   # bytes of a resumable thread's frame before its spilled registers
+# The header's i32 fields, written by the thread at a sync point (function.sync_point) and read
+# by the block scheduler (schedulers.py): where it resumes, its status (0 run, 1 at a barrier,
+# 2 at a warp operation, 3 done, or ST_YIELD/ST_SPIN), the barrier's id and count (a warp
+# operation's member mask in the count's place), the bar.red operation, value and result, and
+# the PTX line it waits at
+FRAME_FIELD = {"resume": 0, "status": 1, "bar_id": 2, "count": 3, "red_op": 4,
+               "red_value": 5, "red_result": 6, "line": 7}
 
 SPECIAL_INDEX = {("%tid", "x"): 0, ("%tid", "y"): 1, ("%tid", "z"): 2,
                  ("%ctaid", "x"): 3, ("%ctaid", "y"): 4, ("%ctaid", "z"): 5}

@@ -99,7 +99,7 @@ class MatrixHelpers(NumericHelpers):
         return r
 
     def warp_meets(self, inst):
-        self.sync_point(ST_WARP, {7: inst.line})
+        self.sync_point(ST_WARP, {"line": inst.line})
 
     def warp_phases(self, inst, *phases) -> None:
         """Emit a warp-wide operation as ``phases`` (callables, each emitting one lane's part

@@ -22,7 +22,7 @@ class SyncLowering:
         mods = inst.modifiers
         if "warp" in mods:
             mask = self.read(inst.operands[0], "i32", inst) if inst.operands else "-1"
-            self.sync_point(ST_WARP, {3: mask, 7: inst.line})
+            self.sync_point(ST_WARP, {"count": mask, "line": inst.line})
             return
         if "arrive" in mods:
             # Arrive without waiting: counted towards the threads barrier ``id`` waits for.
@@ -41,8 +41,9 @@ class SyncLowering:
             pred = self.read(ops[-1], "i1", inst)
             pv = self.conv(pred, "i1", "i32")
             op_code = {"popc": 1, "and": 2, "or": 3}[next(m for m in mods if m in ("popc", "and", "or"))]
-            self.sync_point(ST_BAR, {2: bar_id, 3: count, 4: op_code, 5: pv, 7: inst.line})
-            res = self.tmp(); p = self.frame_slot(6); self.emit(f"{res} = load i32, ptr {p}")
+            self.sync_point(ST_BAR, {"bar_id": bar_id, "count": count, "red_op": op_code,
+                                     "red_value": pv, "line": inst.line})
+            res = self.tmp(); p = self.frame_field("red_result"); self.emit(f"{res} = load i32, ptr {p}")
             if op_code == 1:
                 self.write(dst, res, "i32", inst)
             else:
@@ -50,7 +51,7 @@ class SyncLowering:
             return
         bar_id = self.read(ops[0], "i32", inst) if ops else "0"
         count = self.read(ops[1], "i32", inst) if len(ops) > 1 else "0"
-        self.sync_point(ST_BAR, {2: bar_id, 3: count, 4: 0, 7: inst.line})
+        self.sync_point(ST_BAR, {"bar_id": bar_id, "count": count, "red_op": 0, "line": inst.line})
 
     def deposit(self, value: str, aux: str = "0"):
         """Write this thread's contribution to a warp operation and wait for the warp; then a
@@ -72,7 +73,7 @@ class SyncLowering:
         a = self.read(inst.operands[1], "i32", inst)
         mask = self.read(inst.operands[4], "i32", inst) if len(inst.operands) > 4 else "-1"
         self.deposit(self.conv(a, "i32", "i64"))
-        self.sync_point(ST_WARP, {3: mask, 7: inst.line})
+        self.sync_point(ST_WARP, {"count": mask, "line": inst.line})
         # Values used after a sync point are read after it (registers were reloaded).
         b = self.read(inst.operands[2], "i32", inst)
         c = self.read(inst.operands[3], "i32", inst)
@@ -91,7 +92,7 @@ class SyncLowering:
         else:
             self.write(dst, result, "i32", inst)
         mask = self.read(inst.operands[4], "i32", inst) if len(inst.operands) > 4 else "-1"
-        self.sync_point(ST_WARP, {3: mask, 7: inst.line})
+        self.sync_point(ST_WARP, {"count": mask, "line": inst.line})
 
     def warp_gather(self, inst, value: str, fn: str, mask_op, extra: str, finish):
         """Deposit ``value``, wait for the warp, combine the lanes of the mask with runtime
@@ -99,13 +100,13 @@ class SyncLowering:
         no lane overwrites its slot before all have read."""
         mask0 = self.read(mask_op, "i32", inst) if mask_op is not None else "-1"
         self.deposit(value)
-        self.sync_point(ST_WARP, {3: mask0, 7: inst.line})
+        self.sync_point(ST_WARP, {"count": mask0, "line": inst.line})
         mask = self.read(mask_op, "i32", inst) if mask_op is not None else "-1"
         base = self.exchange_ptr("0")
         lane = self.tmp(); self.emit(f"{lane} = and i32 {self.ti(6)}, 31")
         r = self.tmp(); self.emit(f"{r} = call i64 @{fn}(ptr {base}, i32 {mask}, i32 {lane}{extra})")
         finish(r, mask)
-        self.sync_point(ST_WARP, {3: mask, 7: inst.line})
+        self.sync_point(ST_WARP, {"count": mask, "line": inst.line})
 
     @registry.lower("vote")
     def op_vote(self, inst):
@@ -152,12 +153,12 @@ class SyncLowering:
         (the lanes executing this instruction together: activemask, elect)."""
         tag = self.sync_points + 1
         self.deposit("0")
-        self.sync_point(ST_WARP, {7: 0})
+        self.sync_point(ST_WARP, {"line": 0})
         base = self.exchange_ptr("0")
         valid = self.warp_valid_lanes()
         r = self.tmp(); self.emit(f"{r} = call i32 @warp_arrived(ptr {base}, i32 {valid}, i64 {tag})")
         finish(r)
-        self.sync_point(ST_WARP, {7: 0})
+        self.sync_point(ST_WARP, {"line": 0})
 
     @registry.lower("activemask")
     def op_activemask(self, inst):

@@ -906,7 +906,7 @@ class FunctionCore(AlignmentChecks, StopPolls):
             g = self.read(inst.guard, "i1", inst) if inst.guard is not None else "true"
             self.emit(f"br i1 {g}, label %{again}, label %{fall}")
             self.block(again)
-            self.sync_point(ST_SPIN, {7: inst.line})
+            self.sync_point(ST_SPIN, {"line": inst.line})
             self.emit(f"br label %{self.target(inst)}")
             self.block(fall)
             return

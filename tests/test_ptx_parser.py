@@ -281,3 +281,15 @@ def test_a_lone_surrogate_is_a_syntax_error_at_its_line_and_column():
         assert "line 4, column 9" in message and "lone surrogate" in message
         assert "// note \\ud800 here" in message
     assert parse(text.replace("\ud800", "\u00e9")).function("k")    # other non-ASCII is fine
+
+
+def test_a_c_strings_terminator_ends_the_text():
+    """NVRTC's PTX buffer ends with a NUL (a C string), as Warp's bundled NVRTC hands it over:
+    the text ends there. A NUL anywhere else is refused with its place."""
+    ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n"
+    assert [f.name for f in parse(ptx + "\0").kernels] == ["k"]
+    assert [f.name for f in parse(ptx + "\0\0").kernels] == ["k"]
+    with pytest.raises(PtxSyntaxError) as info:
+        parse(ptx.replace("ret;", "ret;\0"))
+    assert info.value.line == 6 and "\\x00" in str(info.value)
+

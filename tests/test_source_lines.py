@@ -64,3 +64,19 @@ def test_the_map_follows_loc_directives_per_function():
     assert source_lines(ptx) == {8: "a.cu:10", 10: "b.h:7"}
     assert with_source_lines("at PTX line 10 and PTX line 14", ptx) == \
         "at PTX line 10 (b.h:7) and PTX line 14"
+
+
+def test_a_message_annotated_twice_keeps_each_line_whole():
+    """A message that passes through the annotation twice (a worker's error, then the
+    client's) is annotated once: "PTX line 311 (gen.py:73)" stays so, where line 31 also has
+    a place (a lookahead that backtracked made it "PTX line 31 (gen.py:58)1 (gen.py:73)")."""
+    lines = ['.version 8.0', '.target sm_80', '.address_size 64', '.visible .entry f()', '{',
+             '\t.reg .b32 %r<3>;', '\t.loc\t1 58 0']
+    lines += ['\tmov.u32 %r1, 1;'] * (311 - len(lines) - 2)       # lines 8..309 <- gen.py:58
+    lines += ['\t.loc\t1 73 0', '\tmov.u32 %r2, 2;', '\tret;', '}', '\t.file\t1 "/x/gen.py"']
+    ptx = "\n".join(lines)
+    assert source_lines(ptx)[31] == "gen.py:58" and source_lines(ptx)[311] == "gen.py:73"
+    once = with_source_lines("PTX line 311: st.global", ptx)
+    assert once == "PTX line 311 (gen.py:73): st.global"
+    assert with_source_lines(once, ptx) == once
+    assert with_source_lines("PTX line 31: a", ptx) == "PTX line 31 (gen.py:58): a"

@@ -53,7 +53,9 @@ def tokenize(text: str) -> list:
     line = 1
     line_start = 0
     pos = 0
-    n = len(text)
+    # a C string's terminator where the text ends (NVRTC's nvrtcGetPTX buffer, as Warp's
+    # bundled NVRTC hands it over) ends the input; a NUL anywhere else is refused below
+    n = len(text.rstrip("\0"))
     match = _TOKEN_RE.match
     while pos < n:
         m = match(text, pos)

@@ -14,7 +14,7 @@ import re
 _FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
 _LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)")
 _FUNCTION_START = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+|\.extern\s+)*\.(?:entry|func)\b")
-_MENTION = re.compile(r"PTX line (\d+)(?! \()")
+_MENTION = re.compile(r"PTX line (\d+)(?!\d)(?! \()")   # not one annotated already
 
 
 @functools.lru_cache(maxsize=64)

@@ -345,3 +345,18 @@ def test_the_workers_setting_keeps_launches_and_uploads_on_those_workers(client,
         with pytest.raises(dptx.DptxError, match=r"dptx.workers=.*names none of the "
                                                  r"cluster's workers \(tcp://"):
             dptx.asarray(np.ones(n, np.float32))
+
+
+def test_triton_style_ptx_on_the_cluster(client, chunks8):
+    """tests/ptx_samples/triton_row_sum.ptx (masked loads and stores with one-element brace
+    lists, shuffles, a barrier) launched on dptx arrays, cut into chunks: numpy's row sums
+    in the kernel's order (tests/test_triton_style_ptx.py), bit for bit."""
+    from pathlib import Path
+    from tests.test_triton_style_ptx import row_sums_by_the_kernels_order
+    ptx = (Path(__file__).parents[1] / "ptx_samples" / "triton_row_sum.ptx").read_text()
+    kernel = dptx.RawModule(ptx=ptx).get_function("row_sum")
+    n, rows = 100, 40
+    x = np.random.default_rng(5).standard_normal(rows * n).astype(np.float32)
+    out = dptx.zeros(rows, np.float32)
+    kernel((rows,), (128,), (dptx.asarray(x), out, np.uint32(n)))
+    np.testing.assert_array_equal(out.get(), row_sums_by_the_kernels_order(x, n))

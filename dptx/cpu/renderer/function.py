@@ -176,8 +176,11 @@ class FunctionCore(AlignmentChecks, StopPolls):
     COMPONENTS = {"x": "x", "y": "y", "z": "z", "w": "w", "r": "x", "g": "y", "b": "z", "a": "w"}
 
     def component_reg(self, op):
-        """``%v.y`` of a vector register as the scalar register holding it; other operands
-        unchanged."""
+        """``%v.y`` of a vector register as the scalar register holding it, and ``{ %r1 }``
+        (a one-element brace list: how Triton writes the value of a scalar load or store) as
+        ``%r1``; other operands unchanged."""
+        if isinstance(op, ir.Vec) and len(op.items) == 1:
+            op = op.items[0]
         if isinstance(op, ir.Reg) and op.component and op.name in self.vector_regs:
             return ir.Reg(f"{op.name}.{self.COMPONENTS.get(op.component, op.component)}",
                           None, op.negated)

@@ -145,6 +145,7 @@ class VectorFunction(VectorMemoryAccess, RebuiltAddresses, FullWarpLoops, Memory
         return self.conv(value, src, dst, signed, lanes=W)
 
     def vreadable(self, op) -> bool:
+        op = self.scalar_operand(op)
         if isinstance(op, ir.Reg):
             if op.name in self.regs:
                 return not op.component
@@ -153,7 +154,14 @@ class VectorFunction(VectorMemoryAccess, RebuiltAddresses, FullWarpLoops, Memory
             return False
         return isinstance(op, (ir.Imm, ir.Sym))
 
+    @staticmethod
+    def scalar_operand(op):
+        """``{ %r1 }``, a one-element brace list (Triton's scalar loads and stores), is
+        ``%r1``; other operands unchanged."""
+        return op.items[0] if isinstance(op, ir.Vec) and len(op.items) == 1 else op
+
     def vread(self, op, ty: str, inst, signed=False) -> str:
+        op = self.scalar_operand(op)
         if isinstance(op, ir.Reg) and op.name in self.uniform:
             return self.splat(self.scalar_read(op, ty, signed), ty)
         if isinstance(op, ir.Reg) and op.name in self.regs:
@@ -176,6 +184,7 @@ class VectorFunction(VectorMemoryAccess, RebuiltAddresses, FullWarpLoops, Memory
         return self.splat(scalar, ty)
 
     def vwrite(self, op, value: str, ty: str, em: str, inst, signed=False):
+        op = self.scalar_operand(op)
         if isinstance(op, ir.Reg) and op.name == "_":
             return
         if not isinstance(op, ir.Reg) or op.name not in self.regs:
@@ -225,6 +234,7 @@ class VectorFunction(VectorMemoryAccess, RebuiltAddresses, FullWarpLoops, Memory
         return v
 
     def read(self, op, ty: str, inst, signed=False) -> str:
+        op = self.scalar_operand(op)
         if isinstance(op, ir.Reg) and op.name in self.uniform and not op.component:
             return self.scalar_read(op, ty, signed)
         if self.lane is not None and isinstance(op, ir.Reg) and op.name in self.regs:
@@ -240,6 +250,7 @@ class VectorFunction(VectorMemoryAccess, RebuiltAddresses, FullWarpLoops, Memory
         return super().read(op, ty, inst, signed)
 
     def write(self, op, value: str, ty: str, inst, signed=False):
+        op = self.scalar_operand(op)
         if isinstance(op, ir.Reg) and op.name == "_":
             return
         if isinstance(op, ir.Reg) and op.name in self.uniform:

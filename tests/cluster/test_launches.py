@@ -360,3 +360,23 @@ def test_triton_style_ptx_on_the_cluster(client, chunks8):
     out = dptx.zeros(rows, np.float32)
     kernel((rows,), (128,), (dptx.asarray(x), out, np.uint32(n)))
     np.testing.assert_array_equal(out.get(), row_sums_by_the_kernels_order(x, n))
+
+
+def test_numba_cuda_ptx_on_the_cluster(client, chunks8):
+    """numba-cuda's PTX (tests/generated_ptx) launched on dptx arrays through numba's array
+    ABI, cut into chunks: a shared-memory tree with an atomic per block, and a 2-D stencil."""
+    from tests.test_generated_ptx import kernel, numba_args
+    rng = np.random.default_rng(8)
+    n = 3000
+    x = rng.integers(-50, 50, 3072).astype(np.float32)
+    partial = dptx.zeros(1, np.float32)
+    kernel("numba_block_sum.ptx")((24,), (128,), numba_args(dptx.asarray(x), partial,
+                                                            np.int32(n)))
+    assert partial.get()[0] == x[:n].sum()
+    src = rng.integers(-1000, 1000, (64, 48)).astype(np.float32)
+    dst = dptx.zeros(src.shape, np.float32)
+    kernel("numba_stencil_2d.ptx")((4, 3), (16, 16), numba_args(dptx.asarray(src), dst))
+    want = np.zeros_like(src)
+    want[1:-1, 1:-1] = (src[:-2, 1:-1] + src[2:, 1:-1] + src[1:-1, :-2] + src[1:-1, 2:]
+                        - np.float32(4) * src[1:-1, 1:-1])
+    np.testing.assert_array_equal(dst.get(), want)

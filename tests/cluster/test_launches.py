@@ -380,3 +380,26 @@ def test_numba_cuda_ptx_on_the_cluster(client, chunks8):
     want[1:-1, 1:-1] = (src[:-2, 1:-1] + src[2:, 1:-1] + src[1:-1, :-2] + src[1:-1, 2:]
                         - np.float32(4) * src[1:-1, 1:-1])
     np.testing.assert_array_equal(dst.get(), want)
+
+
+def test_triton_ptx_on_the_cluster(client, chunks8):
+    """Triton's PTX (tests/generated_ptx): softmax rows and an f16 tensor-core matmul on dptx
+    arrays, cut into chunks, with the dynamic shared memory Triton's launcher passes."""
+    from tests.test_generated_ptx import kernel, triton_args, triton_shared
+    rng = np.random.default_rng(9)
+    rows, cols = 24, 200
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    out = dptx.zeros((rows, cols), np.float32)
+    kernel("triton_softmax.ptx")((rows,), (128,), triton_args(dptx.asarray(x), out, np.int32(cols)),
+                                 shared_mem=triton_shared("triton_softmax.ptx"))
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(out.get(), e / e.sum(axis=1, keepdims=True), rtol=2e-6, atol=1e-7)
+    M, N, K = 64, 64, 64
+    a = rng.integers(-4, 4, (M, K)).astype(np.float16)
+    b = rng.integers(-4, 4, (K, N)).astype(np.float16)
+    c = dptx.zeros((M, N), np.float32)
+    kernel("triton_matmul_f16.ptx")((2, 2), (128,), triton_args(dptx.asarray(a), dptx.asarray(b), c,
+                                                                np.int32(M), np.int32(N),
+                                                                np.int32(K)),
+                                    shared_mem=triton_shared("triton_matmul_f16.ptx"))
+    np.testing.assert_array_equal(c.get(), a.astype(np.float32) @ b.astype(np.float32))

@@ -238,6 +238,12 @@ def _imag(self):
     return zeros(self.shape, self.dtype)
 
 
+def _copy_to_host(self, ary=None, stream=0):
+    """numba-cuda's ``copy_to_host`` (``dptx.numba_cuda``): the values in a new numpy array,
+    or into ``ary``."""
+    return self.get(out=ary) if ary is not None else self.get()
+
+
 def _to_device(self, device, /, *, stream=None):
     """The array API's ``to_device``: this array, on the one device there is."""
     if not isinstance(device, cuda.Device):
@@ -331,6 +337,7 @@ SURFACE = {
     "device": property(lambda self: cuda.Device(0), doc="The device the array is on (the "
                        "array API's and CuPy's ``device``): the cluster, device 0."),
     "to_device": _to_device,
+    "copy_to_host": _copy_to_host,            # numba-cuda's name (dptx.numba_cuda)
     # printing (numpy's text), pickling and files (the values travel, not the futures)
     "__repr__": formatting.array_repr,
     "__str__": formatting.array_str,

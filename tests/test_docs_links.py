@@ -14,7 +14,10 @@ def _anchor(heading: str) -> str:
 
 
 def _links(page: Path):
-    for target in LINK.findall(page.read_text()):
+    """The targets of the page's links, code (fenced blocks, inline) left out."""
+    text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)
+    text = re.sub(r"`[^`\n]*`", "", text)
+    for target in LINK.findall(text):
         yield target
 
 

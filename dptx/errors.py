@@ -69,6 +69,11 @@ class FootprintViolation(DptxError):
         return (type(self), (self.args[0] if self.args else "", self.kernel, self.target))
 
 
+class ExecutorRefusedError(DptxError):
+    """An executor cannot run a kernel on its device (a GPU whose driver cannot load the PTX,
+    say): a worker's chunk then runs on the CPU instead (``dptx.device.executors``)."""
+
+
 class DptxTimeoutError(DptxError):
     """A kernel ran past its time limit (``dptx.kernel-timeout``) and was stopped."""
 

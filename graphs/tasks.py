@@ -30,7 +30,7 @@ from dptx import config
 from dptx.device.executors import executor
 from dptx.device.pointer import Pointer
 from dptx.device.window import Window
-from dptx.errors import FootprintViolation
+from dptx.errors import ExecutorRefusedError, FootprintViolation
 from dptx.ptx import parse
 from dptx.ptx.digest import ptx_digest
 
@@ -291,10 +291,10 @@ def _run_step(step: Step, device: str, views: list, inputs: tuple, lane: int = N
                cooperative=spec.cooperative, timeout=chunk_time_limit(spec.timeout),
                task_key=_current_key(), lane=lane,
                writes=_gpu_writes(step, slots, views) if device == "gpu" else None)
-    chosen = executor(device)
     try:
-        seconds, measured = chosen.run_blocks(kernel, spec.grid, spec.block, args, **run)
-    except chosen.CannotRun as exc:
+        seconds, measured = executor(device).run_blocks(kernel, spec.grid, spec.block, args,
+                                                        **run)
+    except ExecutorRefusedError as exc:
         # the device cannot take this kernel (driver too old for what it uses...): the
         # chunk's blocks run on this worker's CPU instead
         _note_once(("module", spec.kernel), "%s; its GPU chunks run on the CPU", exc)

@@ -3,8 +3,8 @@
 
     dptx.cpu.launch(kernel, grid, block, args, shared_mem=0, blocks=None)
 """
-from .blocks import CannotRun, run_blocks
+from .blocks import run_blocks
 from .executor import CompiledKernel, compile_kernel, global_image, launch, module_state
 
 __all__ = ["launch", "compile_kernel", "CompiledKernel", "global_image", "module_state",
-           "run_blocks", "CannotRun"]
+           "run_blocks"]

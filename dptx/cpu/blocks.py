@@ -11,11 +11,6 @@ from .executor import compile_kernel, launch
 from .watchdog import stoppable_task
 
 
-class CannotRun(Exception):
-    """Never raised: the CPU runs every kernel it can translate (what it cannot is a
-    PtxUnsupportedError, an error of the launch, not a reason to run elsewhere)."""
-
-
 def run_blocks(kernel, grid, block, args, *, shared_mem, blocks, globals, cooperative=False,
                timeout=None, task_key=None, lane=None, writes=None) -> tuple:
     """(seconds the kernel ran, whether they say how fast this worker runs it): not when the

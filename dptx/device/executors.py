@@ -2,9 +2,9 @@
 package of that name, imported on first use (a client that builds task graphs never loads
 LLVM or CuPy; a worker loads the one its chunks run on). Each executor package offers the
 same entry for a worker's chunk, ``run_blocks`` (a range of blocks of a launch, on this
-process's device), and names in ``CannotRun`` the error that sends a chunk to the CPU
-instead. A new executor is a package ``dptx/<name>`` with those two names, added to
-``EXECUTORS``.
+process's device); one that cannot take a kernel raises ``dptx.errors.ExecutorRefusedError``,
+and the chunk runs on the CPU instead. A new executor is a package ``dptx/<name>`` with
+``run_blocks``, added to ``EXECUTORS``.
 
 This is the one place that reaches an executor by name rather than by an import: the layers
 below the executors (this foundation, the front end) never import them."""

@@ -2,10 +2,10 @@
 block-offset-rewritten kernel (``dptx.ptx.rewrite``), loaded as ``ptx_for_device`` gives it for
 the worker's driver and device. CuPy is the ``gpu`` extra (``runner.cupy_module``, set by
 ``DPTX_CUPY_MODULE``); nothing here imports it on a CPU-only install until a GPU chunk runs."""
-from .blocks import CannotRun, run_blocks
+from .blocks import run_blocks
 from .loadable import ptx_for_device
 from .runner import (GpuFault, GpuModuleError, GpuUnavailable, available, devices, lane,
                      launch)
 
 __all__ = ["available", "devices", "lane", "launch", "ptx_for_device", "GpuFault",
-           "GpuModuleError", "GpuUnavailable", "run_blocks", "CannotRun"]
+           "GpuModuleError", "GpuUnavailable", "run_blocks"]

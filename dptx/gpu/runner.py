@@ -47,7 +47,7 @@ import numpy as np
 from ..device.launch_config import check_arg_count, check_shape, convert_scalar
 from ..device.pointer import Pointer
 from ..device.window import Window
-from ..errors import DptxError, LaunchError
+from ..errors import DptxError, ExecutorRefusedError, LaunchError
 from ..ptx.rewrite import sub_grid_arguments
 from .loadable import ptx_for_device
 
@@ -69,7 +69,7 @@ class GpuUnavailable(DptxError):
     """This process cannot use a GPU through CuPy; the message says why."""
 
 
-class GpuModuleError(DptxError):
+class GpuModuleError(ExecutorRefusedError):
     """A device cannot load a kernel (its driver or architecture cannot take the PTX)."""
 
 

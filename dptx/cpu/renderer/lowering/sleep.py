@@ -22,7 +22,7 @@ OS_SLEEP_NS = 200_000       # from here up an OS sleep; below it, a wait on the 
 HELPER = "dptx_nanosleep"
 
 HELPER_IR = f"""
-; nanosleep.u32 t (dptx/cpu/lowering/sleep.py): min(t, {MAX_NS}) ns times the context's
+; nanosleep.u32 t (dptx/cpu/renderer/lowering/sleep.py): min(t, {MAX_NS}) ns times the context's
 ; sleep scale; an OS sleep from {OS_SLEEP_NS} ns up, a wait on the monotonic clock below.
 define internal void @{HELPER}(ptr %ctx, i32 %t) noinline {{
 entry:

@@ -80,6 +80,8 @@ def chunk_footprints(kernel, grid: tuple, block: tuple, params: tuple, globals_:
     fp = _analysis(key, kernel.module, kernel.function)
     if fp is None:
         return None
+    if any(kind == "struct" for kind, _ in params):
+        return None     # pointers inside a struct: accesses the analysis cannot follow
     scalars, targets, offsets = {}, {}, {}
     for i, (kind, value) in enumerate(params):
         if kind == "buffer":            # (a view: the buffer's pointer plus its offset)

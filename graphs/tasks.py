@@ -28,7 +28,7 @@ from distributed.worker import thread_state
 from .worker_memory import pool
 from dptx import config
 from dptx.device.executors import executor
-from dptx.device.pointer import Pointer
+from dptx.device.pointer import Pointer, StructValue
 from dptx.device.window import Window
 from dptx.errors import ExecutorRefusedError, FootprintViolation
 from dptx.ptx import parse
@@ -160,7 +160,9 @@ class LaunchSpec:
 
     ``params`` has one entry per kernel parameter: ``("buffer", (slot, byte offset))`` for
     a device array (a view's offset in its buffer), ``("scalar", value)`` for a numpy scalar
-    or bytes (structs); ``globals`` maps module variable names to their slot."""
+    or bytes (structs), ``("struct", (bytes, ((byte in the struct, slot, byte offset),
+    ...)))`` for a struct by value that holds device pointers; ``globals`` maps module
+    variable names to their slot."""
     kernel: str
     grid: tuple
     block: tuple
@@ -304,10 +306,18 @@ def _run_step(step: Step, device: str, views: list, inputs: tuple, lane: int = N
 
 
 def _argument(kind: str, value, step: Step, views: list):
-    """A kernel argument: a buffer's window (or a pointer into it: a view), or a scalar."""
+    """A kernel argument: a buffer's window (or a pointer into it: a view), a struct whose
+    bytes hold pointers into buffers, or a scalar."""
+    if kind == "struct":
+        raw, fields = value
+        return StructValue(raw, tuple((at, _pointer(step, views, slot, offset))
+                                      for at, slot, offset in fields))
     if kind != "buffer":
         return value
-    slot, offset = value
+    return _pointer(step, views, *value)
+
+
+def _pointer(step: Step, views: list, slot: int, offset: int):
     if not offset:
         return views[step.slots[slot]]
     return Pointer(views[step.slots[slot]], offset)
@@ -321,6 +331,10 @@ def _gpu_writes(step: Step, slots: tuple, views: list) -> dict:
     for i, (kind, v) in enumerate(step.spec.params):
         if kind == "buffer" and slots[step.slots[v[0]]].mode != "read":
             writes[i] = (0, views[step.slots[v[0]]].nbytes)
+        elif kind == "struct":
+            for at, slot, _ in v[1]:
+                if slots[step.slots[slot]].mode != "read":
+                    writes[(i, at)] = (0, views[step.slots[slot]].nbytes)
     for name, s in step.spec.globals:
         if slots[step.slots[s]].mode != "read":
             writes[name] = (0, views[step.slots[s]].nbytes)

@@ -160,6 +160,32 @@ def test_structs_by_value(standin):
         assert out.tolist() == [-7.0, 2.5, 1e100]
 
 
+POINTERS = r'''struct Pair { const float* x; float* y; int n; };
+extern "C" __global__ void axpy(Pair p, float a) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < p.n) p.y[i] += a * p.x[i];
+}'''
+
+
+def test_structs_holding_device_pointers(standin):
+    """A struct by value whose fields point into arrays (Warp's arrays, struct { float* p; }):
+    the runner copies each array to the device and writes its device address into the bytes;
+    two pointers into one array are one allocation."""
+    from dptx.device.pointer import Pointer, StructValue
+    kernel = kernel_of(POINTERS, "axpy")
+    dt = np.dtype([("x", "<u8"), ("y", "<u8"), ("n", "<i4")], align=True)
+    raw = np.array([(0, 0, 100)], dt)[0].tobytes()
+    x, y = np.arange(100, dtype=np.float32), np.ones(100, np.float32)
+    gpu.launch(kernel, 4, 32, [StructValue(raw, ((0, x), (8, y))), np.float32(2)])
+    assert np.array_equal(y, 1 + 2 * np.arange(100, dtype=np.float32))
+    # y = y[0:100] + 3 * y[100:200] of one array: one allocation, the pointer offset in it
+    both = np.concatenate([np.ones(100, np.float32), np.arange(100, dtype=np.float32)])
+    gpu.launch(kernel, 4, 32, [StructValue(raw, ((0, Pointer(both, 400)), (8, both))),
+                               np.float32(3)])
+    assert np.array_equal(both[:100], 1 + 3 * np.arange(100, dtype=np.float32))
+    assert len([c for c in standin.copies() if c["kind"] == "HtoD"]) == 3
+
+
 def test_standin_passes_arguments_as_cupy_13_does(standin):
     """What runner.py must avoid: CuPy 13 refuses a numpy.void struct, and sends a Python float
     as a double whatever the parameter's type."""

@@ -19,7 +19,7 @@ from .. import config
 from ..demangle import name_in_source
 from ..device.launch_config import (MAX_COOPERATIVE_BLOCKS, check_arg_count, check_shape,
                                     convert_scalar)
-from ..device.pointer import Pointer
+from ..device.pointer import Pointer, StructValue
 from ..device.window import Window
 from ..errors import DptxError, DptxMemoryError, DptxTimeoutError, FootprintViolation, LaunchError
 from ..ptx import ir, print_module
@@ -454,6 +454,23 @@ def nanosleep_scale() -> float:
 
 
 @_naming_source_lines
+def _map_pointer(buffers, a, name: str, kernel) -> int:
+    """Map a pointer argument's buffer (a numpy array, a ``Window`` over one, or a ``Pointer``
+    into one: a view, ``d_ptr + n``, which maps its whole buffer, as it may reach any byte
+    of it) and return the device address the kernel gets. ``name`` is "argument i (p" ."""
+    whole = a.base if isinstance(a, Pointer) else a
+    data = whole.data if isinstance(whole, Window) else whole
+    if data.dtype.hasobject:
+        raise LaunchError(f"{name}) of kernel {kernel.name}: an array of dtype {data.dtype} "
+                          f"holds Python objects, not device data; pass an array of numbers")
+    if not (data.flags.c_contiguous and data.flags.writeable):
+        raise LaunchError(f"{name}) of kernel {kernel.name}: arrays must be C-contiguous and "
+                          f"writeable (np.ascontiguousarray)")
+    window = buffers.add(whole, f"{name}, {a.describe()})" if isinstance(a, Pointer)
+                         else f"{name})")
+    return L.buffer_address(window) + (a.offset if isinstance(a, Pointer) else 0)
+
+
 def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=None,
            threads=None, printf_capacity: int = 4096, cooperative: bool = False,
            heap_size: int = DEFAULT_HEAP_BYTES, timeout: float = None,
@@ -509,25 +526,18 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     param_buf = np.zeros(max(kernel.function.param_size, 8), np.uint8)
     pointer_values = []     # each parameter's 64-bit value (0 for narrower ones)
     for i, ((p, off), a) in enumerate(zip(kernel.function.param_layout(), args)):
-        if isinstance(a, (np.ndarray, Window, Pointer)):
+        if isinstance(a, (np.ndarray, Window, Pointer)) and \
+                not (isinstance(a, np.ndarray) and a.dtype.fields is not None):
             if p.size != 8:
                 raise LaunchError(f"argument {i} ({p.name}: .{p.type}) of kernel {kernel.name} "
                                   f"is not a pointer, got a numpy array")
-            # a Pointer (a view, d_ptr + n) maps its whole buffer: it may reach any byte of it
-            whole = a.base if isinstance(a, Pointer) else a
-            data = whole.data if isinstance(whole, Window) else whole
-            if data.dtype.hasobject:
-                raise LaunchError(f"argument {i} ({p.name}) of kernel {kernel.name}: an array "
-                                  f"of dtype {data.dtype} holds Python objects, not device "
-                                  f"data; pass an array of numbers")
-            if not (data.flags.c_contiguous and data.flags.writeable):
-                raise LaunchError(f"argument {i} of kernel {kernel.name}: arrays must be "
-                                  f"C-contiguous and writeable (np.ascontiguousarray)")
-            name = f"argument {i} ({p.name}, {a.describe()})" if isinstance(a, Pointer) \
-                else f"argument {i} ({p.name})"
-            window = buffers.add(whole, name)
-            shift = a.offset if isinstance(a, Pointer) else 0
-            raw = (L.buffer_address(window) + shift).to_bytes(8, "little")
+            raw = _map_pointer(buffers, a, f"argument {i} ({p.name}", kernel).to_bytes(8, "little")
+        elif isinstance(a, StructValue):
+            if len(a.raw) != p.size:
+                raise LaunchError(f"argument {i} ({p.name}) of kernel {kernel.name}: expected "
+                                  f"{p.size} bytes, got a {len(a.raw)}-byte struct")
+            raw = a.patched(lambda at, target: _map_pointer(
+                buffers, target, f"argument {i} ({p.name}), the pointer at byte {at}", kernel))
         else:
             value = convert_scalar(p, i, a, kernel.name)
             raw = value if isinstance(value, bytes) else value.tobytes()

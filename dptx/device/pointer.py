@@ -21,3 +21,21 @@ class Pointer:
 
     def describe(self) -> str:
         return f"{self.offset} bytes into a {self.nbytes}-byte array"
+
+
+@dataclass(frozen=True)
+class StructValue:
+    """A struct passed by value whose bytes hold device pointers (Warp's arrays, ``struct {
+    float* p; int n; }``): ``raw`` is its bytes, ``pointers`` says where each pointer goes,
+    ((byte offset in ``raw``, buffer or ``Pointer``), ...). The executor writes the address it
+    maps each buffer at into a copy of the bytes, and maps the whole buffer."""
+    raw: bytes
+    pointers: tuple
+
+    def patched(self, address_of) -> bytes:
+        """The bytes with the pointer at each byte offset ``at`` set to ``address_of(at,
+        buffer or Pointer)``."""
+        out = bytearray(self.raw)
+        for at, target in self.pointers:
+            out[at:at + 8] = int(address_of(at, target)).to_bytes(8, "little")
+        return bytes(out)

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..device.launch_config import check_arg_count, check_shape, convert_scalar
-from ..device.pointer import Pointer
+from ..device.pointer import Pointer, StructValue
 from ..device.window import Window
 from ..errors import DptxError, ExecutorRefusedError, LaunchError
 from ..ptx.rewrite import sub_grid_arguments
@@ -307,7 +307,8 @@ class _Group:
 @dataclass
 class _Plan:
     groups: list
-    params: list                # per parameter: ("buffer", group, offset) / ("value", array)
+    params: list                # per parameter: ("buffer", group, offset) / ("value", array) /
+                                # ("struct", bytes, ((byte, group, offset), ...))
     variables: list             # (name, host uint8 array, (lo, hi) to copy back or None, staged)
     staging_bytes: int
 
@@ -328,7 +329,10 @@ def _group(arrays: dict) -> list:
     # empty arrays hold no bytes: each is a group of its own (a null device pointer)
     groups = [[b.ctypes.data, b.ctypes.data, [(i, b.ctypes.data, b)]]
               for i, b in arrays.items() if b.size == 0]
-    spans = sorted((b.ctypes.data, b.ctypes.data + b.size, i) for i, b in arrays.items() if b.size)
+    # (keys are argument indices, or (index, byte) for a pointer inside a struct: sorted by
+    # the span alone, as the two kinds do not compare)
+    spans = sorted(((b.ctypes.data, b.ctypes.data + b.size, i) for i, b in arrays.items()
+                    if b.size), key=lambda span: span[:2])
     current = None
     for lo, hi, i in spans:
         if current is not None and lo < current[1]:
@@ -378,26 +382,39 @@ def _value(param, index: int, value, kernel_name: str) -> np.ndarray:
 
 
 def _plan(kernel, args, globals, writes) -> _Plan:
+    # the device buffers: one per array argument (key: its index) and per pointer inside a
+    # struct argument (key: (index, byte in the struct))
     arrays, where, shifts = {}, {}, {}
-    for i, ((p, _), a) in enumerate(zip(kernel.function.param_layout(), args)):
-        what = f"argument {i} ({p.name}) of kernel {kernel.name}"
+
+    def add(key, a, what):
         if isinstance(a, Pointer):      # a view: its whole buffer goes, the pointer is offset
-            shifts[i] = a.offset
+            shifts[key] = a.offset
             a = a.base
         if isinstance(a, Window):
             raise LaunchError(f"{what}: GPU launches take whole numpy arrays, not windows")
-        if isinstance(a, np.ndarray):
+        arrays[key] = _host_bytes(a, what)
+        where[key] = what
+
+    for i, ((p, _), a) in enumerate(zip(kernel.function.param_layout(), args)):
+        what = f"argument {i} ({p.name}) of kernel {kernel.name}"
+        if isinstance(a, StructValue):
+            if len(a.raw) != p.size:
+                raise LaunchError(f"{what}: expected {p.size} bytes, got a {len(a.raw)}-byte "
+                                  f"struct")
+            for at, target in a.pointers:
+                add((i, at), target, f"{what}, the pointer at byte {at}")
+        elif isinstance(a, (np.ndarray, Pointer, Window)):
             if p.size != 8:
                 raise LaunchError(f"{what} is not a pointer (.{p.type}), got a numpy array")
-            arrays[i] = _host_bytes(a, what)
-            where[i] = what
+            add(i, a, what)
     groups = _group(arrays)
-    member = {i: (g, off) for g in groups for i, off in g.members}
+    member = {key: (g, off + shifts.get(key, 0)) for g in groups for key, off in g.members}
     params = []
     for i, ((p, _), a) in enumerate(zip(kernel.function.param_layout(), args)):
-        if i in member:
-            group, offset = member[i]
-            params.append(("buffer", group, offset + shifts.get(i, 0)))
+        if isinstance(a, StructValue):
+            params.append(("struct", a.raw, tuple((at, *member[(i, at)]) for at, _ in a.pointers)))
+        elif i in member:
+            params.append(("buffer", *member[i]))
         else:
             params.append(("value", _value(p, i, a, kernel.name)))
     for g in groups:
@@ -535,6 +552,20 @@ def _unstage(plan: _Plan, staging: np.ndarray) -> None:
             host[back[0]:back[1]] = staging[at + back[0]:at + back[1]]
 
 
+def _argument(param: tuple, buffers: list, index: dict):
+    """A planned parameter as CuPy takes it: a device pointer into its group's buffer, the
+    bytes of a struct with the device addresses of its pointers written in, or a value."""
+    kind = param[0]
+    if kind == "buffer":
+        return buffers[index[id(param[1])]] + param[2]
+    if kind == "struct":
+        raw = bytearray(param[1])
+        for at, group, offset in param[2]:
+            raw[at:at + 8] = int((buffers[index[id(group)]] + offset).ptr).to_bytes(8, "little")
+        return np.frombuffer(bytes(raw), dtype=np.dtype((np.void, len(raw)))).copy()
+    return param[1]
+
+
 def _run(lane: _Lane, kernel, g: tuple, b: tuple, rng: range, plan: _Plan, shared_mem: int):
     """Stage, copy in, launch, copy back the written ranges, wait for the lane's stream (not
     the whole device: other streams' work is none of this chunk's business)."""
@@ -545,7 +576,7 @@ def _run(lane: _Lane, kernel, g: tuple, b: tuple, rng: range, plan: _Plan, share
     base, staging = _staging(lane, plan.staging_bytes)
     buffers, variables = _copy_in(lane, loaded, kernel, plan, base, staging)
     index = {id(grp): k for k, grp in enumerate(plan.groups)}
-    args = [buffers[index[id(p[1])]] + p[2] if p[0] == "buffer" else p[1] for p in plan.params]
+    args = [_argument(p, buffers, index) for p in plan.params]
     sub_grid, extra = sub_grid_arguments(g, rng.start, rng.stop)
     args += [np.array([v], dtype=np.uint32) for v in extra]
     loaded.function(sub_grid, b, tuple(args), shared_mem=int(shared_mem), stream=lane.stream)

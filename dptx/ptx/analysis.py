@@ -253,8 +253,13 @@ def pointer_provenance(module: ir.Module, function: ir.Function, strict: bool = 
                 addr = inst.operands[1] if len(inst.operands) > 1 else None
                 if "param" in inst.modifiers and isinstance(addr, ir.Addr) and \
                         isinstance(addr.base, ir.Sym) and addr.base.name in param_index:
+                    param = function.params[param_index[addr.base.name]]
                     new = {("param", param_index[addr.base.name])}
-                    if strict and not (addr.offset == 0 and set(inst.types) & _WIDE and
+                    if param.size > 8:
+                        # a field of a struct by value: a pointer there (Warp's arrays,
+                        # struct { float* p; }) may point anywhere, as one loaded from memory
+                        new = {UNKNOWN} if set(inst.types) & _WIDE else set()
+                    elif strict and not (addr.offset == 0 and set(inst.types) & _WIDE and
                                        function.params[param_index[addr.base.name]].size == 8):
                         # a field of a struct, or part of a value: not the parameter itself
                         new = {UNKNOWN} if set(inst.types) & _WIDE else set()

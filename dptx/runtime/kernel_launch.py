@@ -20,6 +20,8 @@ from ..device.launch_config import (MAX_COOPERATIVE_BLOCKS, check_arg_count, che
 from ..errors import FootprintViolation, LaunchError
 from ..ptx.analysis import merge_facts
 from . import cluster as runtime
+from . import device_addresses
+from .device_addresses import MemoryPointer
 from .groups import BatchGroup, FusedGroup
 from .handle import LaunchHandle
 from .ndarray import ndarray
@@ -78,10 +80,12 @@ class LaunchOp(Operation):
         self.kernel = kernel
         self.cooperative = cooperative          # every block at once: one chunk, CPU
         self.grid, self.block, self.shared_mem = grid, block, shared_mem
-        self.params = tuple(params)            # ("buffer", (slot, byte offset)) | ("scalar", value)
+        # ("buffer", (slot, byte offset)) | ("scalar", value) | ("struct", (bytes, ((byte in
+        # the struct, slot, byte offset), ...))): a struct by value holding device pointers
+        self.params = tuple(params)
         self.buffers = buffers                  # DeviceBuffer per slot
         self.names = tuple(names)               # per slot, for messages
-        self.targets = targets                  # per slot: {("param", i) | ("var", name)}
+        self.targets = targets  # per slot: {("param", i) | ("var", name) | ("struct", i, byte)}
         self.globals = tuple((t[1], s) for s, ts in enumerate(targets) for t in sorted(ts)
                              if t[0] == "var")
         self.description = f"launch of kernel {kernel.title} (grid {grid}, block {block})"
@@ -98,7 +102,10 @@ class LaunchOp(Operation):
                 found = {facts.reductions[t] for t in slot_targets if t in facts.reductions}
                 if len(found) == 1:
                     rule = found.pop()
-            written = facts.written is None or bool(slot_targets & facts.written)
+            # (a buffer a struct argument points to is reached by pointers the analysis
+            # cannot follow: taken as written)
+            written = facts.written is None or bool(slot_targets & facts.written) or \
+                any(t[0] == "struct" for t in slot_targets)
             slots.append(Slot(buf.pieces, name, written, rule, id(buf)))
         return slots
 
@@ -205,6 +212,20 @@ class LaunchOp(Operation):
         return True
 
 
+def _is_address(param, value) -> bool:
+    """An integer argument of a 64-bit integer parameter that is a device address handed out
+    by ``a.data.ptr``."""
+    return param.size == 8 and param.type in ("u64", "b64", "s64") and \
+        isinstance(value, (int, np.integer)) and not isinstance(value, bool) and \
+        device_addresses.in_range(int(value))
+
+
+def _check_address(buf, offset: int, where: str) -> None:
+    if not 0 <= offset <= buf.nbytes:
+        raise LaunchError(f"{where}: the address is {offset} bytes into a {buf.nbytes}-byte "
+                          f"array, outside it")
+
+
 def launch(kernel, grid, block, args, shared_mem: int = 0, stream=None, cooperative=False):
     try:
         return _launch(kernel, grid, block, args, shared_mem, stream, bool(cooperative))
@@ -248,11 +269,34 @@ def _launch(kernel, grid, block, args, shared_mem: int, stream, cooperative: boo
             slot = slot_for(a._buffer, ("param", i), f"argument {i} ({p.name})")
             # the buffer's pointer plus the array's offset in it (a view: d_ptr + n)
             params.append(("buffer", (slot, a._offset)))
-        elif isinstance(a, np.ndarray) and a.ndim > 0:
+        elif isinstance(a, np.ndarray) and a.ndim > 0 and a.dtype.fields is None:
             raise LaunchError(f"argument {i} ({p.name}) of kernel {kernel.name} is a numpy array; "
                               f"device arguments must be dptx arrays (dptx.asarray(x))")
+        elif isinstance(a, MemoryPointer) or _is_address(p, a):
+            # a.data.ptr (plus an offset), as CuPy's users pass pointers
+            buf, offset = (a.mem, a._offset) if isinstance(a, MemoryPointer) \
+                else device_addresses.resolve(int(a))
+            _check_address(buf, offset, f"argument {i} ({p.name}) of kernel {kernel.name}")
+            params.append(("buffer", (slot_for(buf, ("param", i), f"argument {i} ({p.name})"),
+                                      offset)))
         else:
-            params.append(("scalar", convert_scalar(p, i, a, kernel.name)))
+            value = convert_scalar(p, i, a, kernel.name)
+            held = device_addresses.embedded_addresses(value, getattr(a, "dtype", None)) \
+                if isinstance(value, bytes) else []
+            if not held:
+                params.append(("scalar", value))
+                continue
+            # a struct by value holding device pointers: each chunk writes the address its
+            # executor maps the buffer at into these bytes
+            fields = []
+            for at, buf, offset in held:
+                where = f"argument {i} ({p.name}), the pointer at byte {at} of the struct"
+                _check_address(buf, offset, f"{where} of kernel {kernel.name}")
+                slot = slot_for(buf, ("struct", i, at), where)
+                if p.size == 8:     # the struct is the pointer: the analysis follows it
+                    slot_for(buf, ("param", i), where)
+                fields.append((at, slot, offset))
+            params.append(("struct", (value, tuple(fields))))
     used = kernel.used_variables
     for name, buf in kernel.raw_module.global_buffers().items():
         if name in used:        # (the rest stay where they are: this launch cannot see them)

@@ -16,6 +16,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ..errors import DptxError
 from .buffers import DeviceBuffer
+from .device_addresses import MemoryPointer
 from .layout import (c_strides, check_order, copy_order, is_c_contiguous, is_f_contiguous,
                      new_strides, same_layout)
 from .stream import stream_for
@@ -181,6 +182,14 @@ class ndarray:
         if self._strides is not None:
             return self._strides
         return c_strides(self._shape, self._dtype.itemsize)
+
+    @property
+    def data(self) -> MemoryPointer:
+        """A pointer to the array's first element, as CuPy's ``a.data``: ``a.data.ptr`` is a
+        device address a kernel argument may carry (a pointer parameter, a field of a struct
+        passed by value: ``np.array((a.data.ptr, n), dtype=[("p", "u8"), ("n", "i4")])``),
+        valid while the array lives."""
+        return MemoryPointer(self._buffer, self._offset)
 
     @property
     def _contiguous(self) -> bool:

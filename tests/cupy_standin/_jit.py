@@ -146,7 +146,18 @@ def _argument(process: Process, ctx, param, raw: bytes):
     memory becomes its allocation with the pointer's offset (the kernel may reach the whole
     allocation, as on a GPU), anything else stays a value."""
     if param.type == "b8" and param.size > 1 or param.size > 8:
-        return raw                              # a struct (or array) passed by value
+        # a struct (or array) passed by value: on a GPU, with one flat address space, the
+        # device pointers among its 8-byte words need nothing; here each becomes its
+        # allocation, as a pointer argument does
+        from dptx.device.pointer import Pointer, StructValue
+        pointers = []
+        for at in range(0, len(raw) - 7, 8):
+            ptr = int.from_bytes(raw[at:at + 8], "little")
+            alloc = process.find(ctx, ptr) if ptr else None
+            if alloc is not None:
+                pointers.append((at, Pointer(alloc.data, ptr - alloc.ptr)
+                                 if ptr != alloc.ptr else alloc.data))
+        return StructValue(raw, tuple(pointers)) if pointers else raw
     value = np.frombuffer(raw, _SCALARS[param.type])[0]
     if param.size == 8:
         ptr = int.from_bytes(raw, "little")

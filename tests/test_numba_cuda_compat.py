@@ -3,7 +3,7 @@ cuda`` in place of ``from numba import cuda``), run as a script from a scratch f
 embedded cluster, results against numpy. Skipped without numba-cuda."""
 import pytest
 
-from tests.test_scripts import assert_clean, run_script
+from tests.test_scripts import assert_clean, frameworks_page_program, run_script
 
 pytest.importorskip("numba_cuda")
 
@@ -67,26 +67,8 @@ def test_a_numba_cuda_program_runs_with_one_import_changed(tmp_path):
     assert done.stdout.split("\n")[:4] == ["True", "[1, 1, 1, 1, 1]", "True", "True True"]
 
 
-def _frameworks_page_programs() -> list:
-    import re
-    from pathlib import Path
-    page = Path(__file__).resolve().parents[1] / "docs" / "frameworks.md"
-    return re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
-
-
 @pytest.mark.timeout(600)
 def test_the_frameworks_pages_numba_program_runs_as_written(tmp_path):
-    numba_program, _ = _frameworks_page_programs()
-    assert "from dptx import numba_cuda as cuda" in numba_program
-    done = run_script(tmp_path, numba_program)
+    done = run_script(tmp_path, frameworks_page_program("from dptx import numba_cuda as cuda"))
     assert_clean(done)
     assert done.stdout.split() == ["499500.0", "499500.0"]
-
-
-@pytest.mark.timeout(600)
-def test_the_frameworks_pages_triton_program_runs_as_written(tmp_path):
-    pytest.importorskip("triton")
-    _, triton_program = _frameworks_page_programs()
-    done = run_script(tmp_path, triton_program)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[1. 2. 3. 4.]"

@@ -25,6 +25,13 @@ def snippet_with(text: str) -> str:
     return next(c for c in using_it_snippets() if text in c)
 
 
+def frameworks_page_program(marker: str) -> str:
+    """The Python block of docs/frameworks.md that holds ``marker``."""
+    page = ROOT / "docs" / "frameworks.md"
+    return next(block for block in re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
+                if marker in block)
+
+
 def run_script(tmp_path, code: str) -> subprocess.CompletedProcess:
     tmp_path.mkdir(parents=True, exist_ok=True)
     script = tmp_path / "script.py"

@@ -191,6 +191,10 @@ class ndarray:
         valid while the array lives."""
         return MemoryPointer(self._buffer, self._offset)
 
+    def data_ptr(self) -> int:
+        """``a.data.ptr``, by torch's name, which Triton's launcher reads of its arguments."""
+        return self.data.ptr
+
     @property
     def _contiguous(self) -> bool:
         return self._strides is None

@@ -15,8 +15,9 @@ a kernel asks for allocated on the cluster. Arrays are ``dptx.ndarray``s (Triton
 ``dtype`` and ``data_ptr()``, as it reads a torch tensor's).
 
 Not supported (refused by name): tensor descriptors (TMA), tuples of arguments, thread-block
-clusters (``num_ctas > 1``), and, for targets with them, PTX dptx does not run yet (wgmma:
-keep the default sm_80). Needs Triton (``pip install triton``, the ``generators`` extra)."""
+clusters (``num_ctas > 1``). ``set_target(90)`` compiles for sm_90: matmuls become wgmma
+from shared memory, which runs (tensor-map copies, which Triton emits for tensor
+descriptors, do not). Needs Triton (``pip install triton``, the ``generators`` extra)."""
 from __future__ import annotations
 
 import time as _time
@@ -43,8 +44,8 @@ _target = [80]      # compute capability Triton compiles for, as major * 10 + mi
 
 
 def set_target(capability: int = 80) -> None:
-    """The compute capability Triton compiles for (80: sm_80, the default; 75, 86, 89...).
-    Targets whose code dptx does not run yet (wgmma on sm_90) are refused at launch."""
+    """The compute capability Triton compiles for (80: sm_80, the default; 75, 86, 89, 90...).
+    An instruction dptx does not run raises ``PtxUnsupportedError`` at launch, naming it."""
     if not isinstance(capability, int) or not 50 <= capability < 200:
         raise DptxError(f"set_target({capability!r}): a compute capability as major * 10 + "
                         f"minor (80 for sm_80)")

@@ -21,7 +21,8 @@ from ..device.launch_config import (MAX_COOPERATIVE_BLOCKS, check_arg_count, che
                                     convert_scalar)
 from ..device.pointer import Pointer, StructValue
 from ..device.window import Window
-from ..errors import DptxError, DptxMemoryError, DptxTimeoutError, FootprintViolation, LaunchError
+from ..errors import (DptxError, DptxMemoryError, DptxTimeoutError, FootprintViolation, LaunchError,
+                      PtxUnsupportedError)
 from ..ptx import ir, print_module
 from ..ptx.digest import ptx_digest
 from ..ptx.source_lines import with_source_lines
@@ -917,6 +918,11 @@ def _error(kernel, ck, record, g, b, buffers, shared_size):
     if code == L.ERR_STACK:
         return DptxMemoryError(f"local memory (call stack) overflow in {where}: recursion "
                                f"deeper than the {ck.local_bytes}-byte per-thread stack")
+    if code == L.ERR_WGMMA_DESCRIPTOR:
+        return PtxUnsupportedError(
+            f"wgmma matrix descriptor {addr:#x} in {where}: a non-zero base offset (a swizzle "
+            f"pattern that does not start at a multiple of its size) is not supported by the "
+            f"CPU executor")
     if code == L.ERR_MBARRIER:
         return DptxError(f"deadlock in {where}: threads wait on an mbarrier phase that never "
                          f"completes (its expected arrivals or transaction bytes are never "

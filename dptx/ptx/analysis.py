@@ -343,7 +343,7 @@ def _reads(function: ir.Function) -> set:
         if inst.guard is not None:
             names.add(inst.guard.name)
         for op in inst.destinations:  # addresses of stores read their base register
-            if isinstance(op, ir.Addr):
+            if isinstance(op, ir.Addr) or inst.reads_destinations:
                 visit(op)
     return names
 

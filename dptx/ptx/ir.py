@@ -307,11 +307,22 @@ class Instruction:
 
     @property
     def destinations(self) -> tuple:
+        if self.opcode == "wgmma":
+            # mma_async writes D (operand 0, and reads it: reads_destinations); fence,
+            # commit_group and wait_group write nothing
+            return (self.operands[0],) if "mma_async" in self.modifiers and self.operands \
+                else ()
         if not self.operands or self.opcode in NO_DESTINATION_OPCODES:
             if self.opcode == "call" and self.operands and isinstance(self.operands[0], ParamList):
                 return (self.operands[0],)
             return ()
         return (self.operands[0],)
+
+    @property
+    def reads_destinations(self) -> bool:
+        """Whether the instruction reads its destination registers too: wgmma.mma_async
+        accumulates into D (D = A B + D)."""
+        return self.opcode == "wgmma" and "mma_async" in self.modifiers
 
     @property
     def sources(self) -> tuple:

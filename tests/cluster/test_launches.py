@@ -403,3 +403,9 @@ def test_triton_ptx_on_the_cluster(client, chunks8):
                                                                 np.int32(K)),
                                     shared_mem=triton_shared("triton_matmul_f16.ptx"))
     np.testing.assert_array_equal(c.get(), a.astype(np.float32) @ b.astype(np.float32))
+    # sm_90's wgmma, from shared memory through matrix descriptors
+    c90 = dptx.zeros((M, N), np.float32)
+    kernel("triton_matmul_f16_sm90.ptx")((1, 1), (128,), triton_args(
+        dptx.asarray(a), dptx.asarray(b), c90, np.int32(M), np.int32(N), np.int32(K)),
+        shared_mem=triton_shared("triton_matmul_f16_sm90.ptx"))
+    np.testing.assert_array_equal(c90.get(), a.astype(np.float32) @ b.astype(np.float32))

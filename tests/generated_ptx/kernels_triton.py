@@ -79,3 +79,13 @@ KERNELS = {
     "matmul_f16": (matmul_f16, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32",
                                 "N": "i32", "K": "i32"}, {"BM": 32, "BN": 32, "BK": 32}, 4),
 }
+
+# sm_90: the same matmul with tiles of 64 rows, which Triton compiles to wgmma (a warpgroup's
+# 64 x N x 16 products from shared memory through matrix descriptors): f16 with BK 32 (A
+# K-major with 64-byte swizzling, B N-major with 128-byte), bf16 with BN 128 and BK 64
+# (128-byte swizzling on both)
+SM90_KERNELS = {
+    "matmul_f16_sm90": (matmul_f16, KERNELS["matmul_f16"][1], {"BM": 64, "BN": 64, "BK": 32}, 4),
+    "matmul_bf16_sm90": (matmul_f16, {**KERNELS["matmul_f16"][1], "a_ptr": "*bf16",
+                                      "b_ptr": "*bf16"}, {"BM": 64, "BN": 128, "BK": 64}, 4),
+}

@@ -120,6 +120,7 @@ ERR_FREE = 8          # free() of a pointer malloc() did not return, or freed tw
 ERR_MBARRIER = 9      # every live thread waits on an mbarrier phase that cannot complete
 ERR_PARAM = 10        # a .param access through a register outside the parameter buffer
 ERR_STOPPED = 11      # the launch was asked to stop (time limit, Ctrl-C): seen at a back edge
+ERR_WGMMA_DESCRIPTOR = 12   # a wgmma matrix descriptor the executor does not run (the value)
 
 # Values of the stop request: why the host asked the launch's threads to stop
 STOP_TIMEOUT = 1

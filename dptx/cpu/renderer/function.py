@@ -26,7 +26,7 @@ from .lowering.common import (LLTY, BITS, INT_OF, FUNCTION_ID_BASE, ST_ERR, ST_S
                               f64_bits_to_double, unsupported)
 from .lowering.registry import Lowerings
 from .lowering import (arithmetic, async_barrier, atomics, bits, compare, control, conversion,
-                       float_math, matrix, memory, sleep, sync, video, wmma)
+                       float_math, matrix, memory, sleep, sync, video, warpgroup, wmma)
 from .lowering.control import ControlLowering
 from .lowering.memory import MemoryLowering
 from .lowering.arithmetic import ArithmeticLowering
@@ -41,6 +41,7 @@ from .lowering.matrix import MatrixLowering
 from .lowering.wmma import WmmaLowering
 from .lowering.async_barrier import AsyncBarrierLowering
 from .lowering.sleep import SleepLowering
+from .lowering.warpgroup import WarpgroupLowering
 
 
 def window_fields(origin, windows: dict) -> list:
@@ -722,6 +723,8 @@ class FunctionCore(AlignmentChecks, StopPolls):
             for k, op in enumerate(inst.operands):
                 if k < ndest and not isinstance(op, (ir.Addr, ir.ParamList)):
                     self._reg_names(op, d)
+                    if inst.reads_destinations:
+                        self._reg_names(op, u)
                 else:
                     self._reg_names(op, u)
             if inst.guard is not None:
@@ -970,7 +973,8 @@ class FunctionCore(AlignmentChecks, StopPolls):
 class Function(FunctionCore, ControlLowering, MemoryLowering, ArithmeticLowering,
                FloatMathLowering, BitsLowering, VideoLowering, CompareLowering,
                ConversionLowering, AtomicLowering, SyncLowering, MatrixLowering,
-               WmmaLowering, AsyncBarrierLowering, ScalarVideoLowering, SleepLowering):
+               WmmaLowering, AsyncBarrierLowering, ScalarVideoLowering, SleepLowering,
+               WarpgroupLowering):
     """One PTX function body translated per thread: the core and the lowerings of every
     instruction family (``lowering/``). The per-thread form installs each family's registry
     here, explicitly; an opcode none of them lowers is refused (``instruction``)."""
@@ -978,4 +982,5 @@ class Function(FunctionCore, ControlLowering, MemoryLowering, ArithmeticLowering
     LOWERINGS = Lowerings(control.registry, memory.registry, arithmetic.registry,
                           float_math.registry, bits.registry, video.registry, compare.registry,
                           conversion.registry, atomics.registry, sync.registry, matrix.registry,
-                          wmma.registry, async_barrier.registry, sleep.registry)
+                          wmma.registry, async_barrier.registry, sleep.registry,
+                          warpgroup.registry)

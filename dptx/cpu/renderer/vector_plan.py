@@ -37,7 +37,7 @@ FULL_WARP_PURE = frozenset({
 _UNIFORM_SAFE = FULL_WARP_PURE | {"cvta"}
 # Warp-synchronous operations the vector executor implements (all lanes must reach them
 # together).
-_MATRIX_OPS = ("mma", "ldmatrix", "stmatrix", "movmatrix", "wmma")
+_MATRIX_OPS = ("mma", "ldmatrix", "stmatrix", "movmatrix", "wmma", "wgmma")
 _WARP_OPS = {"shfl", "vote", "activemask", *_MATRIX_OPS}
 
 
@@ -212,6 +212,8 @@ def _divergent_sync(function, cfg, reachable, reaches, sync_blocks, nosync, loop
         for k, op in enumerate(inst.operands):
             if k < nd and not isinstance(op, ir.Addr):
                 d |= names(op)
+                if inst.reads_destinations:
+                    u |= names(op)
             else:
                 u |= names(op)
         guard = names(inst.guard) if inst.guard is not None else set()

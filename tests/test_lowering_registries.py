@@ -26,7 +26,7 @@ def _families() -> dict:
 
 def test_each_family_module_has_its_registry_and_the_per_thread_form_installs_them_all():
     families = _families()
-    assert len(families) == 14
+    assert len(families) == 15
     for name, registry in families.items():
         assert isinstance(registry, Registry) and registry.family == name
         assert registry.scalar, f"{name} lowers nothing per thread"

@@ -16,7 +16,7 @@ OVERRUN = '''extern "C" __global__ void overrun(float* a, int n) {
 
 UNSUPPORTED = '''extern "C" __global__ void barrier_init(unsigned long long* bar) {
     __shared__ unsigned short b[64];
-    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+    asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");
     bar[0] = b[0];
 }
 '''
@@ -37,7 +37,7 @@ def test_an_unsupported_instruction_names_the_source_line():
     k = dptx.RawModule(UNSUPPORTED, options=("-lineinfo",), name="bar.cu").get_function("barrier_init")
     with pytest.raises(dptx.PtxUnsupportedError) as info:
         cpu.launch(k, 1, 1, [np.zeros(1, np.uint64)])
-    assert "wgmma" in str(info.value) and "(bar.cu:3)" in str(info.value), str(info.value)
+    assert "tcgen05" in str(info.value) and "(bar.cu:3)" in str(info.value), str(info.value)
 
 
 def test_without_line_information_only_the_ptx_line():

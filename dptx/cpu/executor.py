@@ -454,7 +454,6 @@ def nanosleep_scale() -> float:
     return scale
 
 
-@_naming_source_lines
 def _map_pointer(buffers, a, name: str, kernel) -> int:
     """Map a pointer argument's buffer (a numpy array, a ``Window`` over one, or a ``Pointer``
     into one: a view, ``d_ptr + n``, which maps its whole buffer, as it may reach any byte
@@ -472,6 +471,7 @@ def _map_pointer(buffers, a, name: str, kernel) -> int:
     return L.buffer_address(window) + (a.offset if isinstance(a, Pointer) else 0)
 
 
+@_naming_source_lines
 def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=None,
            threads=None, printf_capacity: int = 4096, cooperative: bool = False,
            heap_size: int = DEFAULT_HEAP_BYTES, timeout: float = None,

@@ -620,6 +620,8 @@ class Parser:
                 return reg
             if self.tok.kind == PUNCT and self.tok.text in ("+", "-") and self.peek().kind == INT:
                 return ir.Sym(text, self.const_expr_after_sign())
+            if self.tok.kind == PUNCT and self.tok.text == "[" and self.peek().kind == INT:
+                return self.array_element(text, t)
             return ir.Sym(text)
         if kind == PUNCT:
             if text == "{":
@@ -651,6 +653,22 @@ class Parser:
         if kind in (INT, FLOAT) or (kind == PUNCT and text in ("-", "~", "(")):
             return self.number()
         self.error("unexpected token", "an operand (register, immediate, address, vector or name)")
+
+    def array_element(self, name: str, t):
+        """``a[0]``, the ISA's square-bracket notation for an array's element ("Arrays as
+        Operands"; tinygrad writes ``mov.u64 %r, local0[0]``): its address is the array's.
+        The ISA does not say whether a non-zero index counts elements or bytes, so only 0 is
+        taken."""
+        self.expect("[")
+        index = self.tok
+        value = self.number()
+        self.expect("]", "']'")
+        if not isinstance(value, ir.Imm) or value.kind != "int" or value.value != 0:
+            raise PtxUnsupportedError(
+                f"line {index.line}, column {index.column}: the array element {name}[...] "
+                f"with an index other than 0: the PTX ISA does not say whether the index counts "
+                f"elements or bytes; write the address as {name}+bytes")
+        return ir.Sym(name)
 
     def source_operand(self, line: int):
         """An operand after the first (a source: the first is the destination, or the

@@ -409,3 +409,40 @@ def test_triton_ptx_on_the_cluster(client, chunks8):
         dptx.asarray(a), dptx.asarray(b), c90, np.int32(M), np.int32(N), np.int32(K)),
         shared_mem=triton_shared("triton_matmul_f16_sm90.ptx"))
     np.testing.assert_array_equal(c90.get(), a.astype(np.float32) @ b.astype(np.float32))
+
+
+def test_warp_ptx_on_the_cluster(client, chunks8):
+    """Warp's PTX (tests/generated_ptx): its arrays as structs by value holding dptx arrays'
+    a.data.ptr, a grid-stride saxpy and a histogram by atomics cut into chunks."""
+    from tests.test_generated_ptx import warp_array, warp_bounds, warp_kernel
+    rng = np.random.default_rng(12)
+    n = 20_000
+    hx, hy = rng.integers(-100, 100, n).astype(np.float32), rng.integers(-100, 100, n).astype(np.float32)
+    x, y = dptx.asarray(hx), dptx.asarray(hy)
+    warp_kernel("saxpy")((64,), (128,), (warp_bounds(n), warp_array(x), warp_array(y),
+                                         np.float32(2)))
+    np.testing.assert_array_equal(y.get(), 2 * hx + hy)
+    keys = rng.integers(0, 1000, n).astype(np.int32)
+    bins = dptx.zeros(16, np.int32)
+    warp_kernel("histogram")((64,), (128,), (warp_bounds(n), warp_array(dptx.asarray(keys)),
+                                             warp_array(bins)))
+    np.testing.assert_array_equal(bins.get(), np.bincount(keys % 16, minlength=16))
+
+
+def test_tinygrad_ptx_on_the_cluster(client, chunks8):
+    """tinygrad's PTX (tests/generated_ptx): a softmax's three kernels over dptx arrays, the
+    temporaries as views into one arena array, as tinygrad packs them."""
+    from tests.test_generated_ptx import HERE, TINYGRAD, _softmax
+    from dptx.ptx import parse
+    spec = TINYGRAD["computations"]["softmax"]
+    x = np.random.default_rng(13).standard_normal((16, 100)).astype(np.float32)
+    memory = {int(slot): dptx.zeros(size, np.uint8) for slot, size in spec["sizes"].items()}
+    memory[spec["inputs"][0]] = dptx.asarray(x.reshape(-1).view(np.uint8))
+    for k in spec["kernels"]:
+        text = (HERE / k["file"]).read_text()
+        (entry,) = [f.name for f in parse(text).kernels]
+        dptx.RawModule(ptx=text).get_function(entry)(
+            tuple(k["grid"]), tuple(k["block"]),
+            tuple(memory[slot][offset:offset + size] for slot, offset, size in k["buffers"]))
+    got = memory[spec["output"]].get().view(np.float32).reshape(16, 100)
+    np.testing.assert_allclose(got, _softmax(x.astype(np.float64)), rtol=1e-6, atol=1e-7)

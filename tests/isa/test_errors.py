@@ -148,7 +148,7 @@ ret;""", name="dead2")
     # a tensor-core form not supported: Volta's m8n8k4 with .f16 inputs (quad pairs)
     ("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4,%f5,%f6,%f7,%f8}, "
      "{%r1,%r2}, {%r5,%r6}, {%f1,%f2,%f3,%f4,%f5,%f6,%f7,%f8};", "mma.sync"),
-    ("wgmma.fence.sync.aligned;", "wgmma.fence"),
+    ("tcgen05.fence::before_thread_sync;", "tcgen05.fence"),
 ])
 def test_unsupported_instruction_names_opcode_and_line(inst, opcode):
     text = kernel_text(".param .u64 p", "mov.u32 %r1, 1;\n" + inst + "\nret;", name="unsup")

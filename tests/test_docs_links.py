@@ -54,11 +54,13 @@ def test_every_docs_page_is_reachable_from_the_readme():
 
 
 def test_the_readme_is_what_a_newcomer_needs_first():
-    """What it is, the two set-up commands, a first kernel, a first array program, the cluster
-    in five lines, the pages: the details live in docs/."""
+    """What it is, the two set-up commands, a first kernel, a first array program, how other
+    frameworks' kernels run, the cluster in five lines, the pages: the details live in
+    docs/."""
     text = (ROOT / "README.md").read_text()
     headings = re.findall(r"^## (.*)$", text, re.M)
     assert headings == ["Set-up on a fresh machine", "A first kernel", "A first array program",
-                        "The cluster in five lines", "Documentation"]
+                        "Kernels from other frameworks", "The cluster in five lines",
+                        "Documentation"]
     assert len(re.findall(r"```bash\n", text)) == 3     # the two set-up commands, the cluster
     assert len(text) < 8000

@@ -3,6 +3,10 @@
     dptx check [--only NAME ...] [--sub-grids] [--no-gpu] [--corpus DIR]
         run the kernel corpus dptx ships on the CPU against numpy, and on the GPU against
         the CPU where CuPy sees one (``python -m dptx.check`` is the same)
+    dptx sanitize [--tool memcheck|racecheck] [--error-exitcode N] [--print-limit N]
+                  [--save FILE] -- python script.py ARGS
+        run a program with every dptx launch checked (in the process and on the cluster's
+        workers), each hazard printed once with its count, as compute-sanitizer does
     dptx info [--scheduler ADDRESS]
         without a scheduler: this machine (versions, cores, GPUs and why none, the embedded
         cluster dptx would start); with one (or the ``dptx.scheduler-address`` setting): its
@@ -20,8 +24,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="dptx", description="dptx: a distributed PTX virtual "
                                      "machine", formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=__doc__.split("\n\n", 1)[1])
-    sub = parser.add_subparsers(dest="command", metavar="{check,info}")
+    sub = parser.add_subparsers(dest="command", metavar="{check,sanitize,info}")
     sub.add_parser("check", help="run the kernel corpus (CPU vs numpy, GPU vs CPU)",
+                   add_help=False)
+    sub.add_parser("sanitize", help="run a program with every dptx launch checked",
                    add_help=False)
     info = sub.add_parser("info", help="this machine, or a cluster's workers and kernels")
     info.add_argument("--scheduler", help="a scheduler address (default: the "
@@ -30,6 +36,10 @@ def main(argv=None) -> int:
         # lazy: each command loads what it needs, so `dptx --help` stays quick
         from .check import main as check_main
         return check_main(argv[1:])
+    if argv[:1] == ["sanitize"]:         # its options, then the program after --
+        # lazy: each command loads what it needs, so `dptx --help` stays quick
+        from .sanitize_command import main as sanitize_main
+        return sanitize_main(argv[1:])
     opts = parser.parse_args(argv)
     if opts.command == "info":
         return info_command(opts.scheduler)

@@ -283,6 +283,8 @@ def _run_step(step: Step, device: str, views: list, inputs: tuple, lane: int = N
     the CPU executor's forms (half the blocks in the slower one). On the GPU, ``lane`` is the
     CUDA device the chunk holds."""
     spec = step.spec
+    if device == "gpu" and config.get("sanitize"):
+        device = "cpu"      # a sanitizer's checks are the CPU executor's (dptx sanitize)
     kernel = load_kernel(inputs[step.image], spec.kernel)
     args = [_argument(kind, v, step, views) for kind, v in spec.params]
     global_buffers = {name: views[step.slots[s]] for name, s in spec.globals}

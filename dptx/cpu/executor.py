@@ -28,6 +28,9 @@ from ..ptx.digest import ptx_digest
 from ..ptx.source_lines import with_source_lines
 from .renderer import address_space as L
 from . import forms, jit
+from ..device import sanitizer
+from .hazards import report_hazards
+from .renderer import racecheck_ir as RACE
 from .renderer.heap_ir import DEFAULT_HEAP_BYTES, HEADER_BYTES as HEAP_HEADER_BYTES, init_heap
 from .watchdog import WATCHDOG, interrupts_stop, request_stop
 
@@ -63,6 +66,8 @@ class CompiledKernel:
         found, tier = forms.cached(key), forms.OPTIMIZED
         if found is None:
             policy = tier_policy(module, name)
+            if vector_mode == "racecheck" and policy == "quick first":
+                policy = "quick only"   # (the stand-in would run without the checks)
             if policy in ("quick only", "unoptimized"):
                 tier = forms.QUICK if policy == "quick only" else forms.UNOPTIMIZED
                 found = forms.build(module, name, vector_mode, param_alignment, tier,
@@ -166,17 +171,20 @@ def _naming_source_lines(fn):
 
 
 @_naming_source_lines
-def compile_kernel(kernel, aligned_params: bool = True) -> CompiledKernel:
+def compile_kernel(kernel, aligned_params: bool = True, racecheck: bool = False) -> CompiledKernel:
     """The compiled form of ``kernel`` (anything with ``.module``, ``.name`` and ideally
     ``.ptx``), cached per process by PTX hash and name. ``aligned_params``: the build that
     takes the pointer parameters as aligned (address_space.PARAM_ALIGNMENT), else the one
-    that assumes nothing, for a launch given a pointer off that alignment."""
-    key = cache_key(kernel) + (() if aligned_params else ("unaligned parameters",))
+    that assumes nothing, for a launch given a pointer off that alignment. ``racecheck``:
+    the race-checked build (per thread, shared memory accesses noted: racecheck_ir)."""
+    key = cache_key(kernel) + (() if aligned_params else ("unaligned parameters",)) + \
+        (("racecheck",) if racecheck else ())
     with _compile_lock:
         ck = _compiled.get(key)
         if ck is None:
             ck = _compiled[key] = CompiledKernel(
                 kernel.module, kernel.name, _ptx(kernel),
+                vector_mode="racecheck" if racecheck else None,
                 param_alignment=L.PARAM_ALIGNMENT if aligned_params else 1)
     return ck
 
@@ -256,6 +264,13 @@ class _Chunk:
          table, self.param_windows) = arrays
         (_, shared_at, local_at, error_at, frames_at, exchange_at, matrix_at, printf_at,
          arrivals_at, progress_at, fault_at, history_at, table_at, windows_at) = addresses
+        self.hazards = None
+        if ck.racecheck:        # shadow memory, epochs, hazard records (racecheck_ir)
+            (shadow, epochs, self.hazards), race_at = _private_set([
+                (max(shared_size, 1) * RACE.SHADOW_BYTES, np.uint8),
+                (max(nthreads, 1) * RACE.EPOCH_BYTES, np.uint8),
+                (1 + RACE.HAZARD_CAPACITY * RACE.HAZARD_FIELDS, np.int64)])
+            self.race_arrays = (shadow, epochs)
         self.ctx[:] = base_ctx
         # Each call has its own table: windows 1 and 2 map its shared and local memory, so
         # that generic addresses translate with one lookup whatever their window.
@@ -282,6 +297,8 @@ class _Chunk:
         c[L.CTX["param_windows"]] = windows_at
         c[L.CTX["printf_cap"]] = printf_cap
         c[L.CTX["printf_count"]] = 0
+        if self.hazards is not None:
+            c[L.CTX["race_shadow"]], c[L.CTX["race_epochs"]], c[L.CTX["hazards"]] = race_at
         self.address = self.ctx.ctypes.data
 
 
@@ -475,7 +492,7 @@ def _map_pointer(buffers, a, name: str, kernel) -> int:
 def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=None,
            threads=None, printf_capacity: int = 4096, cooperative: bool = False,
            heap_size: int = DEFAULT_HEAP_BYTES, timeout: float = None,
-           stop_request: np.ndarray = None):
+           stop_request: np.ndarray = None, sanitize: str = None):
     """Run ``kernel`` on numpy arrays in this process. ``blocks`` restricts the run to a range
     of linear block ids; ``globals`` maps module variable names to uint8 buffers to use
     instead of the module's own (the distributed layer passes private copies); ``threads``
@@ -486,13 +503,33 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     malloc returns NULL when it is used up). ``timeout``: seconds the launch may run
     (default: the ``dptx.kernel-timeout`` setting, None: no limit), checked between pieces
     of blocks and at every loop back edge; past it, ``DptxTimeoutError``. Ctrl-C stops a
-    launch the same way (KeyboardInterrupt)."""
+    launch the same way (KeyboardInterrupt). ``sanitize``: a sanitizer tool ("memcheck",
+    "racecheck"; default: the ``dptx.sanitize`` setting), whose reports go to
+    ``dptx.device.sanitizer``."""
     if not hasattr(kernel, "function") or not hasattr(kernel, "module"):
         raise LaunchError(f"dptx.cpu.launch takes a kernel (RawModule(...).get_function(name) "
                           f"or dptx.RawKernel), got {type(kernel).__name__} {kernel!r}")
     g, b = check_shape(grid, block, shared_mem)
     check_arg_count(kernel, args)
-    ck = compile_kernel(kernel)
+    tool = sanitizer.tool(sanitize)
+    try:
+        return _launch(kernel, g, b, args, shared_mem, blocks, globals, threads,
+                       printf_capacity, cooperative, heap_size, timeout, stop_request,
+                       tool == "racecheck")
+    except DptxMemoryError as exc:
+        if tool is not None:    # memcheck's report (racecheck's builds check memory too)
+            named = name_in_source(exc, [kernel]).args[0]
+            ptx = getattr(kernel, "ptx", None)
+            named = with_source_lines(named, ptx) if ptx else named
+            sanitizer.report({"tool": "memcheck", "kind": "memory", "kernel": kernel.name,
+                              "message": named,
+                              "key": ["memcheck", kernel.name, named.split(":")[0]]})
+        raise
+
+
+def _launch(kernel, g, b, args, shared_mem, blocks, globals, threads, printf_capacity,
+            cooperative, heap_size, timeout, stop_request, racecheck: bool):
+    ck = compile_kernel(kernel, racecheck=racecheck)
     for form in (ck, ck.alternative):
         if form is not None:
             form.upgrade()
@@ -546,7 +583,7 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
         pointer_values.append(int.from_bytes(raw, "little") if p.size == 8 else 0)
     if _misaligned_parameters(ck, pointer_values):
         # a view off the alignment the build assumed of pointers: the build that assumes none
-        ck = compile_kernel(kernel, aligned_params=False)
+        ck = compile_kernel(kernel, aligned_params=False, racecheck=racecheck)
         for form in (ck, ck.alternative):
             if form is not None:
                 form.upgrade()
@@ -748,8 +785,11 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
                     f"{pieces.describe_unfinished(rng.stop)} "
                     f"of the launch's {nblocks} had not finished; arrays it wrote are partly "
                     f"written")
+        if form.racecheck:
+            found_hazards.extend(chunk.hazards.copy() for chunk in chunks)
         return chunks, sorted(failures, key=lambda f: f[0]), printed
 
+    found_hazards = []      # racecheck builds: each native call's hazard records
     alarm = WATCHDOG.arm(deadline, stop_request) if deadline is not None else None
     try:
         runs = _run_forms(ck, execute, nblocks, nthreads, args, rng, workers, cooperative)
@@ -758,6 +798,8 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
             WATCHDOG.disarm(alarm)
     keep_alive = (table, param_buf, buffers, heap, stop_request)  # noqa: F841 - native code points into these
     _print_records(kernel, [p for run in runs for p in run[2]], buffers)
+    if found_hazards:
+        report_hazards(kernel, found_hazards, g, b)
     for form, failures, _ in runs:
         if failures:
             raise _error(kernel, form, failures[0][1].error, g, b, buffers, shared_size)

@@ -46,6 +46,7 @@ class Facts:
     frame_bytes: int
     local_bytes: int
     shared_static: int
+    racecheck: bool = False     # shared memory accesses and sync points noted (racecheck_ir)
 
     @classmethod
     def of(cls, t: Translation) -> "Facts":
@@ -53,7 +54,7 @@ class Facts:
                    t.vector_reason, t.vector_for_loops, bool(t.spins), t.prefetch_sites,
                    t.stop_polls > 0, any(f.name == "vprintf" for f in t.functions),
                    t.uses_grid_workspace, t.uses_malloc, t.frame_bytes,
-                   t.local_bytes_per_thread(), t.shared.dynamic_offset)
+                   t.local_bytes_per_thread(), t.shared.dynamic_offset, t.racecheck)
 
 
 @functools.lru_cache(maxsize=None)

@@ -82,6 +82,10 @@ CTX_FIELDS = [
                       # STALL_SWEEPS sweeps (waiting, perhaps, on a later block)
     "sleep_scale",    # a double: what nanosleep durations are multiplied by (the process's
                       # dptx.nanosleep-scale; lowering/sleep.py)
+    "race_shadow",    # racecheck builds (racecheck_ir.py): shadow entries of the block's
+                      # shared memory, per thread its epochs, the hazard records (int64:
+    "race_epochs",    # the count, then records)
+    "hazards",
 ]
 # Native stack that nested device-function calls may use per call of dptx_run: recursion
 # deeper than that is a call stack overflow (ERR_STACK), not a crash of the process. (A GPU's

@@ -27,6 +27,7 @@ from . import address_space as L
 from .block_check import BlockCheck, trusted_sites
 from .function import Function
 from .heap_ir import HEAP_IR
+from .racecheck_ir import RACE_IR
 from .lowering.common import FRAME_HEADER, HOST_FUNCTIONS, ST_SITE, unsupported
 from .runtime_ir import RUNTIME_IR
 from .schedulers import scheduler_plain, scheduler_resumable, scheduler_warps
@@ -87,6 +88,11 @@ class Module:
         # can prove it exact (DPTX_CPU_VECTOR=0 turns it off; =all takes every kernel).
         self.vector_plan, self.vector_reason = None, "kernel without sync points"
         choice = (vector_mode or os.environ.get("DPTX_CPU_VECTOR", "1")).strip().lower()
+        # a race-checked build (dptx sanitize --tool racecheck): the per-thread forms, every
+        # shared memory access and sync point noted (racecheck_ir.py)
+        self.racecheck = choice == "racecheck"
+        if self.racecheck:
+            choice = "0"
         # Plain kernels with a loop in each thread go warp-vectorized too: LLVM's vectorizer
         # only works on innermost loops, so a per-thread loop (often a recurrence) would run
         # one thread at a time, while 32 lanes run it side by side (25x on a polynomial).
@@ -193,7 +199,8 @@ class Module:
         if helpers:
             helpers.insert(0, "declare void @llvm.set.rounding(i32)")
         text = "\n".join(bodies + helpers + [RUNTIME_IR, sched] +
-                         ([HEAP_IR] if self.uses_malloc else []))
+                         ([HEAP_IR] if self.uses_malloc else []) +
+                         ([RACE_IR] if self.racecheck else []))
         return "\n".join(self.intrinsic_declarations(text) + [text]) + "\n"
 
     @staticmethod

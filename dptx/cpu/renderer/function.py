@@ -22,7 +22,7 @@ from .alignment_checks import AlignmentChecks
 from .stop_polls import StopPolls
 from .lowering.common import (LLTY, BITS, INT_OF, FUNCTION_ID_BASE, ST_ERR, ST_SITE, FRAME_FIELD,
                               FRAME_HEADER,
-                              ST_SPIN, ST_WARP, SPECIAL_INDEX, fconst, f32_bits_to_double,
+                              ST_BAR, ST_SPIN, ST_WARP, SPECIAL_INDEX, fconst, f32_bits_to_double,
                               f64_bits_to_double, unsupported)
 from .lowering.registry import Lowerings
 from .lowering import (arithmetic, async_barrier, atomics, bits, compare, control, conversion,
@@ -42,6 +42,7 @@ from .lowering.wmma import WmmaLowering
 from .lowering.async_barrier import AsyncBarrierLowering
 from .lowering.sleep import SleepLowering
 from .lowering.warpgroup import WarpgroupLowering
+from .racecheck_ir import ATOMIC as RACE_ATOMIC, READ as RACE_READ, WRITE as RACE_WRITE
 
 
 def window_fields(origin, windows: dict) -> list:
@@ -513,11 +514,12 @@ class FunctionCore(AlignmentChecks, StopPolls):
         return value
 
     def translate(self, value: str, space: str, size: int, inst, base=None,
-                  aligned: bool = False) -> str:
+                  aligned: bool = False, kind: int = None) -> str:
         """Host pointer for the device address ``value`` (i64) of ``space``, bounds-checked
         (jumps to the fault exit); ``base``: the register it came from, whose one known
         buffer, if any, makes the check cheaper; ``aligned``: the address is naturally
-        aligned by construction (no alignment check)."""
+        aligned by construction (no alignment check). ``kind``: for racecheck builds, what
+        the access does (racecheck_ir READ, WRITE, ATOMIC; by default, from the opcode)."""
         fn = {"generic": "xlate", "global": "xlate", "const": "xlate", "shared": "xshared",
               "local": "xlocal"}.get(space)
         if fn is None:
@@ -539,7 +541,21 @@ class FunctionCore(AlignmentChecks, StopPolls):
         ok = self.label("ok")
         self.emit(f"br i1 {bad}, label %fault, label %{ok}")
         self.block(ok)
+        if self.mod.racecheck and fn in ("xshared", "xlate"):
+            self.note_race(value, size, inst, kind, fn == "xshared")
         return p
+
+    def note_race(self, value: str, size, inst, kind, shared_offset: bool) -> None:
+        """racecheck builds: tell the shadow memory of this access (racecheck_ir.py)."""
+        if kind is None:
+            kind = {"st": RACE_WRITE, "atom": RACE_ATOMIC, "red": RACE_ATOMIC}.get(
+                inst.opcode, RACE_READ)
+        if shared_offset:       # (a .shared address is an offset in the block's window)
+            t = self.tmp()
+            self.emit(f"{t} = or i64 {value}, {L.buffer_address(L.SHARED_WINDOW)}")
+            value = t
+        self.emit(f"call void @race_note(ptr %ctx, ptr %ti, i64 {value}, i64 {size}, "
+                  f"i32 {kind}, i32 {inst.line})")
 
 
     def allowed_windows(self, base) -> list:
@@ -881,6 +897,9 @@ class FunctionCore(AlignmentChecks, StopPolls):
         self.emit(f"ret i32 {status}")
         self.block(after)
         self.resume_blocks.append((reload, after))
+        if self.mod.racecheck and status in (ST_BAR, ST_WARP):
+            # a block barrier or a warp synchronization passed (racecheck_ir.py)
+            self.emit(f"call void @race_epoch(ptr %ctx, ptr %ti, i32 {0 if status == ST_BAR else 1})")
         return after
 
     def exchange_ptr(self, lane_expr: str = None) -> str:

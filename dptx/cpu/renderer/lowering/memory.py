@@ -180,8 +180,8 @@ class MemoryLowering(MbarrierHelpers):
         dst_space, src_space = spaces
         ops = list(inst.operands)
         size = self.conv(self.read(ops[2], "i32", inst), "i32", "i64")
-        dst = self.translate(self.address_value(ops[0], inst), dst_space, size, inst)
-        src = self.translate(self.address_value(ops[1], inst), src_space, size, inst)
+        dst = self.translate(self.address_value(ops[0], inst), dst_space, size, inst, kind=1)
+        src = self.translate(self.address_value(ops[1], inst), src_space, size, inst, kind=0)
         self.emit(f"call void @llvm.memmove.p0.p0.i64(ptr {dst}, ptr {src}, i64 {size}, i1 false)")
         if any(m.startswith("mbarrier") for m in inst.modifiers):
             if len(ops) < 4:

@@ -1,0 +1,60 @@
+"""racecheck's hazard records (renderer/racecheck_ir.py), read after a launch, as reports in
+the user's terms: the kernel, the shared memory offset, both accesses with their kinds,
+threads, PTX lines and CUDA source lines."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..device import sanitizer
+from ..ptx.source_lines import with_source_lines
+from .renderer import racecheck_ir as RACE
+
+# kind -> (this access, the other access, what it means)
+_ACCESSES = {1: ("read", "write"), 2: ("write", "read"), 3: ("write", "write"),
+             4: ("access", "access")}
+
+
+def _coords(index: int, shape: tuple) -> tuple:
+    x = index % shape[0]
+    y = index // shape[0] % shape[1]
+    z = index // (shape[0] * shape[1])
+    return (x, y, z)
+
+
+def _where(kernel, line: int) -> str:
+    text = f"PTX line {line}"
+    ptx = getattr(kernel, "ptx", None)
+    return with_source_lines(text, ptx) if ptx else text
+
+
+def report_hazards(kernel, records: list, grid: tuple, block: tuple) -> int:
+    """Report the hazards of one launch (``records``: each native call's int64 array);
+    returns how many were recorded (counted past the records' capacity too)."""
+    total = 0
+    seen = set()
+    for hz in records:
+        count = int(hz[0])
+        total += count
+        rows = hz[1:1 + min(count, RACE.HAZARD_CAPACITY) * RACE.HAZARD_FIELDS]
+        for kind, offset, me, line, other, oline, blk, size in \
+                np.asarray(rows).reshape(-1, RACE.HAZARD_FIELDS).tolist():
+            key = (kind, line, oline)
+            if key in seen:
+                continue
+            seen.add(key)
+            this, that = _ACCESSES[kind]
+            name = RACE.KINDS[kind]
+            first, second = _where(kernel, oline), _where(kernel, line)
+            other_thread = f"thread {other} {_coords(other, block)}" if other >= 0 \
+                else "another thread"
+            message = (f"{name} hazard in kernel {kernel.name} on shared memory offset "
+                       f"{offset}: a {that} by {other_thread} at {first} and a {this} by "
+                       f"thread {me} {_coords(me, block)} at {second}, block {blk} "
+                       f"{_coords(blk, grid)}, with no barrier between them")
+            sanitizer.report({
+                "tool": "racecheck", "kind": name, "kernel": kernel.name, "space": "shared",
+                "offset": offset, "block": blk, "message": message,
+                "first": {"access": that, "thread": other, "ptx_line": oline, "at": first},
+                "second": {"access": this, "thread": me, "ptx_line": line, "at": second},
+                "key": ["racecheck", kernel.name, name, oline, line]})
+    return total

@@ -1,0 +1,255 @@
+"""``dptx sanitize``: racecheck on a corpus of racy and clean kernels (each hazard named with
+both source lines, no report on a clean kernel), memcheck's reports, and the command line on
+a program whose launches run on the embedded cluster's workers."""
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import dptx
+from dptx import cpu
+from dptx.device import sanitizer
+
+SOURCE = r'''
+extern "C" __global__ void sum_missing_barrier(const float* x, float* out) {
+    __shared__ float tile[128];
+    int t = threadIdx.x;
+    tile[t] = x[blockIdx.x * 128 + t];                       // line 5
+    for (int s = 64; s > 0; s >>= 1) {                       // (no barrier before the loop)
+        if (t < s) tile[t] += tile[t + s];                   // line 7
+        __syncthreads();
+    }
+    if (t == 0) out[blockIdx.x] = tile[0];
+}
+extern "C" __global__ void sum(const float* x, float* out) {
+    __shared__ float tile[128];
+    int t = threadIdx.x;
+    tile[t] = x[blockIdx.x * 128 + t];
+    __syncthreads();
+    for (int s = 64; s > 0; s >>= 1) {
+        if (t < s) tile[t] += tile[t + s];
+        __syncthreads();
+    }
+    if (t == 0) out[blockIdx.x] = tile[0];
+}
+extern "C" __global__ void same_word(int* out) {
+    __shared__ int w;
+    w = threadIdx.x;                                         // line 25: every thread writes
+    __syncthreads();
+    out[threadIdx.x] = w;
+}
+extern "C" __global__ void accumulator_rewritten(const float* x, float* out) {
+    __shared__ float acc;
+    int t = threadIdx.x;
+    for (int it = 0; it < 4; it++) {
+        if (t == 0) acc = 0.0f;                              // line 33
+        __syncthreads();
+        atomicAdd(&acc, x[it * 64 + t]);
+        __syncthreads();
+        out[it * 64 + t] = acc;                              // line 37: read, then the next
+    }                                                        // iteration's write, no barrier
+}
+extern "C" __global__ void accumulator(const float* x, float* out) {
+    __shared__ float acc;
+    int t = threadIdx.x;
+    for (int it = 0; it < 4; it++) {
+        if (t == 0) acc = 0.0f;
+        __syncthreads();
+        atomicAdd(&acc, x[it * 64 + t]);
+        __syncthreads();
+        out[it * 64 + t] = acc;
+        __syncthreads();
+    }
+}
+extern "C" __global__ void plain_and_atomic(int* out) {
+    __shared__ int count;
+    if (threadIdx.x == 0) count = 0;                         // line 54
+    atomicAdd(&count, 1);                                    // line 55: no barrier between
+    __syncthreads();
+    if (threadIdx.x == 0) out[0] = count;
+}
+extern "C" __global__ void lockstep(const int* x, int* out) {
+    __shared__ volatile int v[32];
+    int t = threadIdx.x;
+    v[t] = x[t];                                             // line 62
+    out[t] = v[31 - t];                                      // line 63: no __syncwarp
+}
+extern "C" __global__ void syncwarp_exchange(const int* x, int* out) {
+    __shared__ int v[32];
+    int t = threadIdx.x;
+    v[t] = x[t];
+    __syncwarp();
+    out[t] = v[31 - t];
+}
+extern "C" __global__ void shuffle_sum(const int* x, int* out) {
+    int v = x[threadIdx.x];
+    for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(0xffffffffu, v, d);
+    if (threadIdx.x == 0) out[0] = v;
+}
+extern "C" __global__ void double_buffered(const float* x, float* out, int steps) {
+    __shared__ float buf[2][64];
+    int t = threadIdx.x;
+    buf[0][t] = x[t];
+    __syncthreads();
+    for (int s = 0; s < steps; s++) {
+        int cur = s & 1, nxt = cur ^ 1;
+        buf[nxt][t] = buf[cur][t] + buf[cur][(t + 1) % 64];  // reads cur, writes nxt
+        __syncthreads();
+    }
+    out[t] = buf[steps & 1][t];
+}
+extern "C" __global__ void shared_histogram(const int* keys, int* bins) {
+    __shared__ int local[16];
+    int t = threadIdx.x;
+    if (t < 16) local[t] = 0;
+    __syncthreads();
+    atomicAdd(&local[keys[blockIdx.x * 128 + t] & 15], 1);
+    __syncthreads();
+    if (t < 16) atomicAdd(&bins[t], local[t]);
+}
+'''
+RACY = {    # kernel -> the hazard as (kind, the first access's line, the second's): the order the
+    #          threads ran in decides which comes first, so either of a pair
+    "sum_missing_barrier": {("WAR", 7, 5), ("RAW", 5, 7)},
+    "same_word": {("WAW", 25, 25)},
+    "accumulator_rewritten": {("WAR", 37, 33), ("RAW", 33, 37)},
+    "plain_and_atomic": {("ATOMIC", 54, 55), ("ATOMIC", 55, 54)},
+    "lockstep": {("WAR", 63, 62), ("RAW", 62, 63)},
+}
+
+
+@pytest.fixture(scope="module")
+def module():
+    return dptx.RawModule(SOURCE, options=("-lineinfo",), name="races.cu")
+
+
+@pytest.fixture(autouse=True)
+def fresh_reports():
+    sanitizer.reset()
+    yield
+    sanitizer.reset()
+
+
+@pytest.fixture(params=["0", "1", "all"])
+def form(request, monkeypatch):
+    """(A race-checked build is per thread whatever DPTX_CPU_VECTOR says.)"""
+    monkeypatch.setenv("DPTX_CPU_VECTOR", request.param)
+    return request.param
+
+
+def _args(name):
+    rng = np.random.default_rng(1)
+    f32 = rng.integers(0, 10, 1024).astype(np.float32)
+    i32 = np.arange(1024, dtype=np.int32)
+    return {
+        "sum_missing_barrier": ((4,), (128,), (f32, np.zeros(4, np.float32))),
+        "sum": ((4,), (128,), (f32, np.zeros(4, np.float32))),
+        "same_word": ((1,), (64,), (np.zeros(64, np.int32),)),
+        "accumulator_rewritten": ((1,), (64,), (f32, np.zeros(256, np.float32))),
+        "accumulator": ((1,), (64,), (f32, np.zeros(256, np.float32))),
+        "plain_and_atomic": ((1,), (64,), (np.zeros(1, np.int32),)),
+        "lockstep": ((1,), (32,), (i32, np.zeros(32, np.int32))),
+        "syncwarp_exchange": ((1,), (32,), (i32, np.zeros(32, np.int32))),
+        "shuffle_sum": ((1,), (32,), (i32, np.zeros(1, np.int32))),
+        "double_buffered": ((1,), (64,), (f32, np.zeros(64, np.float32), np.int32(5))),
+        "shared_histogram": ((2,), (128,), (i32, np.zeros(16, np.int32))),
+    }[name]
+
+
+def _hazards(kernel) -> list:
+    """This process's racecheck keys for ``kernel``: (kind, first line, second line) as
+    PTX lines."""
+    keys = [json.loads(k) for k in sanitizer.seen()]
+    return [tuple(k[2:]) for k in keys if k[0] == "racecheck" and k[1] == kernel]
+
+
+def _cu_line(kernel, ptx_line: int) -> int:
+    from dptx.ptx.source_lines import with_source_lines
+    text = with_source_lines(f"PTX line {ptx_line}", kernel.ptx)
+    return int(re.search(r"races\.cu:(\d+)", text).group(1))
+
+
+@pytest.mark.parametrize("name", sorted(RACY))
+def test_racy_kernels_are_named_with_both_lines(module, form, name, capsys):
+    kernel = module.get_function(name)
+    grid, block, args = _args(name)
+    cpu.launch(kernel, grid, block, args, sanitize="racecheck")
+    found = _hazards(name)
+    assert found, f"no hazard reported for {name}"
+    named = {(k, _cu_line(kernel, a), _cu_line(kernel, b)) for k, a, b in found}
+    assert named & RACY[name], named
+    printed = capsys.readouterr().err
+    for kind, first, second in named & RACY[name]:
+        assert f"{kind} hazard in kernel {name}" in printed and \
+            f"races.cu:{first}" in printed and f"races.cu:{second}" in printed, printed
+
+
+@pytest.mark.parametrize("name", ["sum", "accumulator", "syncwarp_exchange", "shuffle_sum",
+                                  "double_buffered", "shared_histogram"])
+def test_clean_kernels_have_no_report_and_right_results(module, form, name):
+    kernel = module.get_function(name)
+    grid, block, args = _args(name)
+    plain = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    cpu.launch(kernel, grid, block, args, sanitize="racecheck")
+    assert _hazards(name) == []
+    cpu.launch(kernel, grid, block, plain)          # the same results as without the tool
+    for a, b in zip(args, plain):
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_a_launch_without_the_tool_is_the_plain_build(module):
+    from dptx.cpu.executor import compile_kernel
+    kernel = module.get_function("sum")
+    assert not compile_kernel(kernel).racecheck
+    assert compile_kernel(kernel, racecheck=True).racecheck
+    with pytest.raises(dptx.errors.LaunchError, match="sanitize='thread'"):
+        cpu.launch(kernel, (1,), (128,), _args("sum")[2], sanitize="thread")
+
+
+def test_memcheck_reports_a_memory_error(module):
+    overrun = dptx.RawModule(r'''extern "C" __global__ void overrun(float* a, int n) {
+        a[threadIdx.x + n] = 1.0f;
+    }''', options=("-lineinfo",), name="overrun.cu").get_function("overrun")
+    with pytest.raises(dptx.DptxMemoryError):
+        cpu.launch(overrun, (1,), (32,), (np.zeros(32, np.float32), np.int32(100)),
+                   sanitize="memcheck")
+    keys = [json.loads(k) for k in sanitizer.seen()]
+    assert any(k[0] == "memcheck" and k[1] == "overrun" for k in keys), keys
+
+
+PROGRAM = r'''
+import numpy as np, dptx
+source = open("races.cu").read()
+m = dptx.RawModule(source, options=("-lineinfo",), name="races.cu")
+x = dptx.asarray(np.arange(8 * 128, dtype=np.float32))
+out = dptx.zeros(8, np.float32)
+m.get_function("KERNEL")((8,), (128,), (x, out))
+print(out.get().sum())
+'''
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("kernel, hazards", [("sum_missing_barrier", 1), ("sum", 0)])
+def test_the_command_on_a_program_whose_launches_run_on_the_cluster(tmp_path, kernel,
+                                                                     hazards):
+    (tmp_path / "races.cu").write_text(SOURCE)
+    (tmp_path / "script.py").write_text(PROGRAM.replace("KERNEL", kernel))
+    done = subprocess.run([sys.executable, "-m", "dptx.cli", "sanitize", "--tool", "racecheck",
+                           "--error-exitcode", "7", "--save", "hazards.json", "--",
+                           sys.executable, "script.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=500)
+    summary = f"RACECHECK SUMMARY: {hazards} hazard{'' if hazards == 1 else 's'}"
+    assert summary in done.stderr, done.stderr
+    saved = json.loads((tmp_path / "hazards.json").read_text())
+    assert len(saved["hazards"]) == hazards and saved["status"] == 0
+    if hazards:
+        assert done.returncode == 7
+        assert "races.cu:7" in done.stderr and "races.cu:5" in done.stderr, done.stderr
+        assert saved["hazards"][0]["kind"] == "WAR"
+    else:
+        assert done.returncode == 0
+        assert float(done.stdout.split()[-1]) == np.arange(8 * 128).sum()

@@ -60,7 +60,8 @@ def test_the_readme_is_what_a_newcomer_needs_first():
     text = (ROOT / "README.md").read_text()
     headings = re.findall(r"^## (.*)$", text, re.M)
     assert headings == ["Set-up on a fresh machine", "A first kernel", "A first array program",
-                        "Kernels from other frameworks", "The cluster in five lines",
-                        "Documentation"]
-    assert len(re.findall(r"```bash\n", text)) == 3     # the two set-up commands, the cluster
+                        "Kernels from other frameworks", "Races and memory errors: dptx sanitize",
+                        "The cluster in five lines", "Documentation"]
+    assert len(re.findall(r"```bash\n", text)) == 4     # the two set-up commands, sanitize,
+    #                                                     the cluster
     assert len(text) < 8000

@@ -160,16 +160,14 @@ def _args(name):
 
 
 def _hazards(kernel) -> list:
-    """This process's racecheck keys for ``kernel``: (kind, first line, second line) as
-    PTX lines."""
+    """This process's racecheck hazards for ``kernel``: (kind, first .cu line, second)."""
     keys = [json.loads(k) for k in sanitizer.seen()]
-    return [tuple(k[2:]) for k in keys if k[0] == "racecheck" and k[1] == kernel]
+    return [(k[2], _cu_line(k[3]), _cu_line(k[4])) for k in keys
+            if k[0] == "racecheck" and k[1] == kernel]
 
 
-def _cu_line(kernel, ptx_line: int) -> int:
-    from dptx.ptx.source_lines import with_source_lines
-    text = with_source_lines(f"PTX line {ptx_line}", kernel.ptx)
-    return int(re.search(r"races\.cu:(\d+)", text).group(1))
+def _cu_line(location: str) -> int:
+    return int(re.fullmatch(r"races\.cu:(\d+)", location).group(1))
 
 
 @pytest.mark.parametrize("name", sorted(RACY))
@@ -179,7 +177,7 @@ def test_racy_kernels_are_named_with_both_lines(module, form, name, capsys):
     cpu.launch(kernel, grid, block, args, sanitize="racecheck")
     found = _hazards(name)
     assert found, f"no hazard reported for {name}"
-    named = {(k, _cu_line(kernel, a), _cu_line(kernel, b)) for k, a, b in found}
+    named = set(found)
     assert named & RACY[name], named
     printed = capsys.readouterr().err
     for kind, first, second in named & RACY[name]:
@@ -253,3 +251,20 @@ def test_the_command_on_a_program_whose_launches_run_on_the_cluster(tmp_path, ke
     else:
         assert done.returncode == 0
         assert float(done.stdout.split()[-1]) == np.arange(8 * 128).sum()
+
+
+@pytest.mark.timeout(600)
+def test_the_readmes_report_is_what_the_example_gives(tmp_path):
+    """The README shows a real report: examples/race_attention.py under the command."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-m", "dptx.cli", "sanitize", "--tool", "racecheck",
+                           "--", sys.executable, str(root / "examples" / "race_attention.py")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=500)
+    assert done.returncode == 0, done.stderr
+    readme = (root / "README.md").read_text()
+    shown = [line for line in readme.splitlines() if line.startswith("========= ")]
+    got = [line for line in done.stderr.splitlines() if line.startswith("========= ")][1:]
+    # (the PTX lines are NVRTC's to choose: the .cu lines are the point)
+    mask = lambda lines: [re.sub(r"PTX line \d+", "PTX line N", x) for x in lines]
+    assert shown and mask(got) == mask(shown), (got, shown)

@@ -3,6 +3,8 @@ the user's terms: the kernel, the shared memory offset, both accesses with their
 threads, PTX lines and CUDA source lines."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..device import sanitizer
@@ -25,6 +27,13 @@ def _where(kernel, line: int) -> str:
     text = f"PTX line {line}"
     ptx = getattr(kernel, "ptx", None)
     return with_source_lines(text, ptx) if ptx else text
+
+
+def _location(where: str) -> str:
+    """``file.cu:line`` of a "PTX line N (file.cu:line)" when the PTX says, else the PTX
+    line."""
+    found = re.search(r"\(([^()]+:\d+)\)", where)
+    return found.group(1) if found else where
 
 
 def report_hazards(kernel, records: list, grid: tuple, block: tuple) -> int:
@@ -56,5 +65,6 @@ def report_hazards(kernel, records: list, grid: tuple, block: tuple) -> int:
                 "offset": offset, "block": blk, "message": message,
                 "first": {"access": that, "thread": other, "ptx_line": oline, "at": first},
                 "second": {"access": this, "thread": me, "ptx_line": line, "at": second},
-                "key": ["racecheck", kernel.name, name, oline, line]})
+                # one hazard per source location (an unrolled loop's copies are one)
+                "key": ["racecheck", kernel.name, name, _location(first), _location(second)]})
     return total

@@ -26,7 +26,8 @@ def main(argv: list) -> int:
         prog="dptx sanitize", description="run a program with every dptx launch checked")
     parser.add_argument("--tool", choices=TOOLS, default="memcheck",
                         help="memcheck (default): memory errors; racecheck: hazards between "
-                        "a block's threads on shared memory")
+                        "a block's threads on shared memory; synccheck: divergent barriers, "
+                        "warp masks that leave out their own thread")
     parser.add_argument("--error-exitcode", type=int, default=None, metavar="N",
                         help="exit with N when any hazard was found")
     parser.add_argument("--print-limit", type=int, default=100, metavar="N",
@@ -58,7 +59,7 @@ def main(argv: list) -> int:
         print(f"========= {h['tool']}: {h['message']}{times}", file=sys.stderr)
     if len(shown) < len(hazards):
         print(f"========= ... {len(hazards) - len(shown)} more (--print-limit)", file=sys.stderr)
-    word = "hazard" if opts.tool == "racecheck" else "error"
+    word = "error" if opts.tool == "memcheck" else "hazard"
     print(f"========= {opts.tool.upper()} SUMMARY: {len(hazards)} {word}"
           f"{'' if len(hazards) == 1 else 's'}", file=sys.stderr)
     if opts.save:

@@ -268,3 +268,77 @@ def test_the_readmes_report_is_what_the_example_gives(tmp_path):
     # (the PTX lines are NVRTC's to choose: the .cu lines are the point)
     mask = lambda lines: [re.sub(r"PTX line \d+", "PTX line N", x) for x in lines]
     assert shown and mask(got) == mask(shown), (got, shown)
+
+
+SYNC_SOURCE = r'''
+extern "C" __global__ void divergent(float* out) {
+    __shared__ float s[64];
+    int t = threadIdx.x;
+    s[t] = t;
+    if (t < 32) {
+        __syncthreads();                        // line 7: only the first warp
+        out[t] = s[63 - t];
+    } else {
+        __syncthreads();                        // line 10: the others, at another barrier
+        out[t] = s[63 - t] + 1;
+    }
+}
+extern "C" __global__ void bad_mask(int* out) {
+    int v = threadIdx.x;
+    v = __shfl_xor_sync(0x0000ffffu, v, 1);     // line 16: lanes 16-31 left out
+    out[threadIdx.x] = v;
+}
+extern "C" __global__ void early_exit(const float* x, float* out, int n) {
+    __shared__ float s[64];
+    int t = threadIdx.x;
+    if (blockIdx.x * 64 + t >= n) return;       // exited threads count as arrived (sm_70+)
+    s[t] = x[blockIdx.x * 64 + t];
+    __syncthreads();
+    out[blockIdx.x * 64 + t] = s[t] * 2.0f;
+}
+extern "C" __global__ void half_warp_mask(int* out) {
+    int v = threadIdx.x;
+    if (threadIdx.x < 16) v = __shfl_xor_sync(0x0000ffffu, v, 1);   // the lanes that call it
+    out[threadIdx.x] = v;
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def sync_module():
+    return dptx.RawModule(SYNC_SOURCE, options=("-lineinfo",), name="sync.cu")
+
+
+def _sync_hazards(kernel) -> list:
+    keys = [json.loads(k) for k in sanitizer.seen()]
+    return [tuple(k[2:]) for k in keys if k[0] == "synccheck" and k[1] == kernel]
+
+
+def test_synccheck_names_a_divergent_barrier_and_a_bad_mask(sync_module, form):
+    cpu.launch(sync_module.get_function("divergent"), (1,), (64,), (np.zeros(64, np.float32),),
+               sanitize="synccheck")
+    assert _sync_hazards("divergent") in ([("BARRIER", "sync.cu:7", "sync.cu:10")],
+                                          [("BARRIER", "sync.cu:10", "sync.cu:7")])
+    cpu.launch(sync_module.get_function("bad_mask"), (1,), (32,), (np.zeros(32, np.int32),),
+               sanitize="synccheck")
+    assert _sync_hazards("bad_mask") == [("MASK", "sync.cu:16")]
+
+
+def test_synccheck_is_quiet_on_legal_code(sync_module, module, form):
+    n = 100
+    x, out = np.arange(128, dtype=np.float32), np.zeros(128, np.float32)
+    cpu.launch(sync_module.get_function("early_exit"), (2,), (64,), (x, out, np.int32(n)),
+               sanitize="synccheck")
+    np.testing.assert_array_equal(out[:n], 2 * x[:n])
+    half = np.zeros(32, np.int32)
+    cpu.launch(sync_module.get_function("half_warp_mask"), (1,), (32,), (half,),
+               sanitize="synccheck")
+    np.testing.assert_array_equal(half[:16], np.arange(16) ^ 1)
+    for name in ("sum", "syncwarp_exchange", "shuffle_sum", "double_buffered"):
+        grid, block, args = _args(name)
+        cpu.launch(module.get_function(name), grid, block, args, sanitize="synccheck")
+    assert [k for k in sanitizer.seen() if "synccheck" in k] == []
+    # racecheck's hazards are not synccheck's
+    cpu.launch(module.get_function("lockstep"), (1,), (32,), _args("lockstep")[2],
+               sanitize="synccheck")
+    assert sanitizer.seen() == {}

@@ -515,7 +515,7 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     try:
         return _launch(kernel, g, b, args, shared_mem, blocks, globals, threads,
                        printf_capacity, cooperative, heap_size, timeout, stop_request,
-                       tool == "racecheck")
+                       tool)
     except DptxMemoryError as exc:
         if tool is not None:    # memcheck's report (racecheck's builds check memory too)
             named = name_in_source(exc, [kernel]).args[0]
@@ -528,7 +528,9 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
 
 
 def _launch(kernel, g, b, args, shared_mem, blocks, globals, threads, printf_capacity,
-            cooperative, heap_size, timeout, stop_request, racecheck: bool):
+            cooperative, heap_size, timeout, stop_request, tool):
+    # racecheck and synccheck share the checked build (renderer/racecheck_ir.py)
+    racecheck = tool in ("racecheck", "synccheck")
     ck = compile_kernel(kernel, racecheck=racecheck)
     for form in (ck, ck.alternative):
         if form is not None:
@@ -799,7 +801,7 @@ def _launch(kernel, g, b, args, shared_mem, blocks, globals, threads, printf_cap
     keep_alive = (table, param_buf, buffers, heap, stop_request)  # noqa: F841 - native code points into these
     _print_records(kernel, [p for run in runs for p in run[2]], buffers)
     if found_hazards:
-        report_hazards(kernel, found_hazards, g, b)
+        report_hazards(kernel, found_hazards, g, b, tool)
     for form, failures, _ in runs:
         if failures:
             raise _error(kernel, form, failures[0][1].error, g, b, buffers, shared_size)

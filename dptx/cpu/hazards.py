@@ -36,9 +36,33 @@ def _location(where: str) -> str:
     return found.group(1) if found else where
 
 
-def report_hazards(kernel, records: list, grid: tuple, block: tuple) -> int:
-    """Report the hazards of one launch (``records``: each native call's int64 array);
-    returns how many were recorded (counted past the records' capacity too)."""
+def _report_sync(kernel, kind, value, me, line, other, oline, blk, grid, block) -> None:
+    where, block_at = _where(kernel, line), f"block {blk} {_coords(blk, grid)}"
+    if kind == RACE.BARRIER_HAZARD:
+        first = _where(kernel, oline)
+        message = (f"divergent barrier in kernel {kernel.name}: thread {other} "
+                   f"{_coords(other, block)} waits at barrier {value} at {first} and thread "
+                   f"{me} {_coords(me, block)} at {where}, {block_at} (__syncthreads, "
+                   f"bar.sync: every thread of the block must reach the same instruction)")
+        key = ["synccheck", kernel.name, "BARRIER", _location(first), _location(where)]
+        extra = {"first": {"thread": other, "ptx_line": oline, "at": first},
+                 "second": {"thread": me, "ptx_line": line, "at": where}}
+    else:
+        message = (f"warp synchronization in kernel {kernel.name} with member mask "
+                   f"{value:#010x} leaving out its own thread {me} {_coords(me, block)} "
+                   f"(lane {me % 32}) at {where}, {block_at}")
+        key = ["synccheck", kernel.name, "MASK", _location(where)]
+        extra = {"second": {"thread": me, "ptx_line": line, "at": where}, "mask": value}
+    sanitizer.report({"tool": "synccheck", "kind": RACE.KINDS[kind], "kernel": kernel.name,
+                      "block": blk, "message": message, "key": key, **extra})
+
+
+def report_hazards(kernel, records: list, grid: tuple, block: tuple,
+                   tool: str = "racecheck") -> int:
+    """Report the hazards of one launch that ``tool`` reports (``records``: each native
+    call's int64 array; the checked build records racecheck's and synccheck's); returns how
+    many were recorded (counted past the records' capacity too)."""
+    kinds = RACE.SYNCCHECK_KINDS if tool == "synccheck" else RACE.RACECHECK_KINDS
     total = 0
     seen = set()
     for hz in records:
@@ -48,9 +72,12 @@ def report_hazards(kernel, records: list, grid: tuple, block: tuple) -> int:
         for kind, offset, me, line, other, oline, blk, size in \
                 np.asarray(rows).reshape(-1, RACE.HAZARD_FIELDS).tolist():
             key = (kind, line, oline)
-            if key in seen:
+            if kind not in kinds or key in seen:
                 continue
             seen.add(key)
+            if kind in RACE.SYNCCHECK_KINDS:
+                _report_sync(kernel, kind, offset, me, line, other, oline, blk, grid, block)
+                continue
             this, that = _ACCESSES[kind]
             name = RACE.KINDS[kind]
             first, second = _where(kernel, oline), _where(kernel, line)

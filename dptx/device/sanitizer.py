@@ -14,7 +14,7 @@ import threading
 from .. import config
 from ..errors import LaunchError
 
-TOOLS = ("memcheck", "racecheck")
+TOOLS = ("memcheck", "racecheck", "synccheck")
 
 _lock = threading.Lock()
 _seen: dict = {}        # key -> count, in this process

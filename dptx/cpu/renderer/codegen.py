@@ -186,7 +186,7 @@ class Module:
             bodies += sorted(kernel_fn.decls)
         elif self.resumable:
             self.frame_bytes = FRAME_HEADER + 8 * len(kernel_fn.regs)
-            sched = scheduler_resumable(self.frame_bytes, kw)
+            sched = scheduler_resumable(self.frame_bytes, kw, synccheck=self.racecheck)
         elif kernel_fn.trusted:
             bodies.append(BlockCheck(self, self.kernel, kernel_fn.trusted, kernel_fn.check_slice).render())
             sched = scheduler_plain(self.fault_sites, ST_SITE, kw, block_check=True)

@@ -873,6 +873,10 @@ class FunctionCore(AlignmentChecks, StopPolls):
         continues in a fresh block where execution resumes. Returns that block's name."""
         self.sync_points += 1
         k = self.sync_points
+        if self.mod.racecheck and status == ST_WARP and fields.get("count", "-1") != "-1":
+            # synccheck: the member mask must hold the calling thread (racecheck_ir)
+            self.emit(f"call void @sync_mask(ptr %ctx, ptr %ti, i32 {fields['count']}, "
+                      f"i32 {fields.get('line', 0)})")
         if status == ST_WARP and "count" not in fields:
             fields = {**fields, "count": "-1"}   # the member mask: the whole warp
         for field, value in fields.items():

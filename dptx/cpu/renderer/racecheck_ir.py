@@ -30,7 +30,12 @@ HAZARD_FIELDS = 8           # i64: kind, shared offset, thread, line, other thre
 #                             block, size
 HAZARD_CAPACITY = 4096      # records per native call; more are counted
 READ, WRITE, ATOMIC = 0, 1, 2
-KINDS = {1: "RAW", 2: "WAR", 3: "WAW", 4: "ATOMIC"}
+KINDS = {1: "RAW", 2: "WAR", 3: "WAW", 4: "ATOMIC", 5: "BARRIER", 6: "MASK"}
+RACECHECK_KINDS, SYNCCHECK_KINDS = (1, 2, 3, 4), (5, 6)
+BARRIER_HAZARD, MASK_HAZARD = 5, 6
+# synccheck: a sync point's barrier id field carries this bit for an aligned barrier (bar.sync,
+# barrier.sync.aligned), whose threads must all wait at the same instruction
+ALIGNED_BARRIER = 0x100
 
 # entry fields (i32 index): 0 block tag; from WRITE_AT the last plain write, from ATOMIC_AT the
 # last atomic, from READ_AT the first read of the interval, each (thread + 1 (0: none), block
@@ -150,6 +155,29 @@ fill:
   store i64 %b64, ptr %f6
   %f7 = getelementptr i64, ptr %r, i64 7
   store i64 %size, ptr %f7
+  br label %done
+done:
+  ret void
+}}
+
+; synccheck: a warp synchronization (bar.warp.sync, shfl.sync, vote.sync...) whose member mask
+; leaves out the calling thread (the ISA: undefined)
+define internal void @sync_mask(ptr %ctx, ptr %ti, i32 %mask, i32 %line) noinline {{
+entry:
+  %tp = getelementptr i32, ptr %ti, i64 6
+  %me = load i32, ptr %tp
+  %lane = and i32 %me, 31
+  %bit0 = lshr i32 %mask, %lane
+  %bit = and i32 %bit0, 1
+  %out = icmp eq i32 %bit, 0
+  br i1 %out, label %bad, label %done
+bad:
+  %bp = getelementptr i8, ptr %ti, i64 32
+  %b64 = load i64, ptr %bp
+  %b = trunc i64 %b64 to i32
+  %tag = add i32 %b, 1
+  %m64 = zext i32 %mask to i64
+  call void @race_record(ptr %ctx, i64 {MASK_HAZARD}, i64 %m64, i32 %me, i32 %line, i32 -1, i32 0, i32 %tag, i64 0)
   br label %done
 done:
   ret void

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from . import address_space as L
 from .lowering.common import FRAME_FIELD, ST_SPIN, ST_YIELD
+from .racecheck_ir import ALIGNED_BARRIER, BARRIER_HAZARD
 from .runtime_ir import CTX_ARG, ctx_load
 
 
@@ -266,9 +267,37 @@ finish:
 """
 
 
-def scheduler_resumable(frame_bytes: int, kw_slots: int) -> str:
+def _divergence_check() -> str:
+    """IR in @release's tally (a thread %t waits at barrier %id0 from PTX line %l; %first: no
+    thread counted there yet, %h0 the first waiter + 1): a waiter at another aligned barrier
+    instruction of the same id is a divergent barrier (bar.sync, __syncthreads: .aligned, every
+    thread of the block at the same instruction). Recorded once per tally (racecheck_ir)."""
+    return f"""  %lprev = load i32, ptr %lq
+  %lother = icmp ne i32 %lprev, %l
+  %waited = xor i1 %first, true
+  %aligned0 = and i32 %id0, {ALIGNED_BARRIER}
+  %aligned = icmp ne i32 %aligned0, 0
+  %dv0 = and i1 %waited, %lother
+  %diverged = and i1 %dv0, %aligned
+  br i1 %diverged, label %divergent, label %tallied
+divergent:
+  %firstw = sub i32 %h0, 1
+  %bp0 = getelementptr i8, ptr %ti, i64 32
+  %blk0 = load i64, ptr %bp0
+  %blk32 = trunc i64 %blk0 to i32
+  %btag = add i32 %blk32, 1
+  %id64 = zext i32 %id to i64
+  call void @race_record(ptr %ctx, i64 {BARRIER_HAZARD}, i64 %id64, i32 %t, i32 %l, i32 %firstw, i32 %lprev, i32 %btag, i64 0)
+  br label %tallied
+tallied:
+"""
+
+
+def scheduler_resumable(frame_bytes: int, kw_slots: int, synccheck: bool = False) -> str:
     """Block scheduler for kernels with sync points: each thread's frame header holds the
-    fields ``FRAME_FIELD`` names (lowering/common.py)."""
+    fields ``FRAME_FIELD`` names (lowering/common.py). ``synccheck``: threads waiting at one
+    barrier id from different aligned barrier instructions (a divergent __syncthreads) are
+    recorded as hazards (racecheck_ir.py)."""
     return f"""
 define i32 @dptx_run(ptr {CTX_ARG}, i64 %first, i64 %end) {{
 entry:
@@ -575,7 +604,7 @@ tally:
   %tp1 = add i32 %t, 1
   %h1 = select i1 %first, i32 %tp1, i32 %h0
   store i32 %h1, ptr %hq
-{_slot("lq", "lines", "id")}  store i32 %l, ptr %lq
+{_slot("lq", "lines", "id")}{_divergence_check() if synccheck else ""}  store i32 %l, ptr %lq
   br label %cnext
 {_step("cnext", "t", "count")}judge:
   br i1 %isbar, label %ids, label %warpops

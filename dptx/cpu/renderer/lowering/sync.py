@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ....ptx import ir
 from .. import address_space as L
+from ..racecheck_ir import ALIGNED_BARRIER
 from .common import (LLTY, ST_BAR, ST_WARP, ST_ERR, unsupported, W, F_RESUME, F_CURMASK, F_DEAD,
                      F_NOSYNC, SLOT, vt, iota)
 from .registry import Registry
@@ -51,6 +52,10 @@ class SyncLowering:
             return
         bar_id = self.read(ops[0], "i32", inst) if ops else "0"
         count = self.read(ops[1], "i32", inst) if len(ops) > 1 else "0"
+        if self.mod.racecheck and (inst.opcode == "bar" or "aligned" in mods):
+            # synccheck: an aligned barrier (racecheck_ir.ALIGNED_BARRIER)
+            marked = self.tmp(); self.emit(f"{marked} = or i32 {bar_id}, {ALIGNED_BARRIER}")
+            bar_id = marked
         self.sync_point(ST_BAR, {"bar_id": bar_id, "count": count, "red_op": 0, "line": inst.line})
 
     def deposit(self, value: str, aux: str = "0"):

@@ -99,6 +99,14 @@ def dptx_doc(scheduler, extra, doc):
                      source=profile_source)
     along.segment(x0="x", x1="x", y0="y0", y1="y1", color="color", line_dash="dashed",
                   source=cut_source)
+    # hazards the workers' sanitizer found (dptx sanitize; plugin.hazards)
+    hazard_source = ColumnDataSource(dict(tool=[], kind=[], kernel=[], count=[], message=[]))
+    hazards = DataTable(source=hazard_source, width=1000, height=160, index_position=None,
+                        columns=[TableColumn(field="tool", title="tool", width=80),
+                                 TableColumn(field="kind", title="hazard", width=70),
+                                 TableColumn(field="kernel", title="kernel", width=160),
+                                 TableColumn(field="count", title="seen", width=50),
+                                 TableColumn(field="message", title="report", width=640)])
     lines = {}
     palette = Category10[10]
 
@@ -129,6 +137,8 @@ def dptx_doc(scheduler, extra, doc):
                     values.append(k["share"])
                     colors.append(palette[i % len(palette)])
         table_source.data = rows
+        found = state.get("hazards", [])
+        hazard_source.data = {k: [h.get(k) for h in found] for k in hazard_source.data}
         shares.x_range.factors = labels
         share_source.data = dict(label=labels, share=values, color=colors)
         profile_source.data, cut_source.data = profile_lines(state.get("profiles", []), palette)
@@ -151,7 +161,9 @@ def dptx_doc(scheduler, extra, doc):
     doc.add_periodic_callback(update, 500)
     doc.title = "Dask: dptx"
     doc.add_root(column(Div(text="<h2>dptx: devices, kernels, throughput, shares</h2>"),
-                        table, shares, series, along))
+                        table, shares, series, along,
+                        Div(text="<h3>Hazards found by dptx sanitize on the workers</h3>"),
+                        hazards))
     doc.template_variables.update(extra)
 
 

@@ -36,6 +36,9 @@ PUBLISH_SECONDS = 0.2
 MODEL_EVENTS_KEPT = 4
 SPAN_PRUNE_SECONDS = 5.0
 
+# the worker event topic of sanitizer reports (dptx.device.sanitizer.report)
+HAZARD_TOPIC = "dptx-hazard"
+
 
 @dataclass
 class LaunchState:
@@ -515,7 +518,24 @@ class DptxSchedulerPlugin(SchedulerPlugin):
                     # seconds a chunk costs the worker beyond its kernels (None: not yet)
                     "overhead_s": self.overheads.overhead(kernel, addr),
                 }
-        return {"workers": workers, "profiles": self._profiles_state(workers)}
+        return {"workers": workers, "profiles": self._profiles_state(workers),
+                "hazards": self.hazards()}
+
+    def hazards(self) -> list:
+        """The sanitizer's reports workers sent (``dptx sanitize``: the worker event topic
+        HAZARD_TOPIC), one per hazard with how many times it was seen, first seen first."""
+        found: dict = {}
+        for _, entry in self.scheduler.get_events(HAZARD_TOPIC):
+            if not isinstance(entry, dict) or "message" not in entry:
+                continue
+            key = str(entry.get("key", entry["message"]))
+            if key in found:
+                found[key]["count"] += 1
+            else:
+                found[key] = {"tool": entry.get("tool"), "kind": entry.get("kind"),
+                              "kernel": entry.get("kernel"), "message": entry["message"],
+                              "count": 1}
+        return list(found.values())
 
     def _register(self, kernel: str, title) -> None:
         """Note a kernel's name in the CUDA source (and how many kernels have that name)."""

@@ -227,6 +227,15 @@ x = dptx.asarray(np.arange(8 * 128, dtype=np.float32))
 out = dptx.zeros(8, np.float32)
 m.get_function("KERNEL")((8,), (128,), (x, out))
 print(out.get().sum())
+# what the dashboard's dptx page lists: the workers' reports, at the scheduler
+import time
+client = dptx.runtime.cluster.get_session().client
+for _ in range(50):
+    state = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins["dptx"].state())
+    if state["hazards"] or "missing" not in "KERNEL":
+        break
+    time.sleep(0.1)
+print("dashboard", len(state["hazards"]), [h["kind"] for h in state["hazards"]])
 '''
 
 
@@ -244,13 +253,14 @@ def test_the_command_on_a_program_whose_launches_run_on_the_cluster(tmp_path, ke
     assert summary in done.stderr, done.stderr
     saved = json.loads((tmp_path / "hazards.json").read_text())
     assert len(saved["hazards"]) == hazards and saved["status"] == 0
+    assert done.stdout.split("\n")[1].startswith(f"dashboard {hazards}"), done.stdout
     if hazards:
         assert done.returncode == 7
         assert "races.cu:7" in done.stderr and "races.cu:5" in done.stderr, done.stderr
         assert saved["hazards"][0]["kind"] == "WAR"
     else:
         assert done.returncode == 0
-        assert float(done.stdout.split()[-1]) == np.arange(8 * 128).sum()
+        assert float(done.stdout.split()[0]) == np.arange(8 * 128).sum()
 
 
 @pytest.mark.timeout(600)

@@ -44,6 +44,21 @@ def report(entry: dict) -> None:
                 f.write(json.dumps({**entry, "pid": os.getpid()}) + "\n")
     if first and not path:
         print(f"========= {entry['tool']}: {entry['message']}", file=sys.stderr, flush=True)
+    _to_scheduler(entry)
+
+
+def _to_scheduler(entry: dict) -> None:
+    """On a worker, the report goes to the scheduler too (its event log, topic
+    ``dptx-hazard``), where the dashboard's dptx page lists it."""
+    worker = None
+    if "distributed" in sys.modules:        # (a worker has loaded it; a plain program may not)
+        from distributed import get_worker  # lazy: only where distributed is loaded already
+        try:
+            worker = get_worker()
+        except ValueError:
+            return                          # not in a worker
+    if worker is not None:
+        worker.log_event("dptx-hazard", entry)
 
 
 def seen() -> dict:

@@ -352,3 +352,32 @@ def test_synccheck_is_quiet_on_legal_code(sync_module, module, form):
     cpu.launch(module.get_function("lockstep"), (1,), (32,), _args("lockstep")[2],
                sanitize="synccheck")
     assert sanitizer.seen() == {}
+
+
+def test_the_command_counts_limits_and_saves(tmp_path, capsys):
+    """Reports from several processes (here, lines the program writes itself), counted per
+    hazard, the first --print-limit shown, all saved; the program's own status kept when
+    nothing was found."""
+    from dptx.sanitize_command import main
+    writer = ("import json, os, sys\n"
+              "path = os.environ['DASK_DPTX__SANITIZE_REPORT']\n"
+              "assert os.environ['DASK_DPTX__SANITIZE'] == 'racecheck'\n"
+              "with open(path, 'a') as f:\n"
+              "    for k in [1, 2, 2, 3, 3, 3]:\n"
+              "        f.write(json.dumps({'tool': 'racecheck', 'kind': 'RAW', 'kernel': 'k',\n"
+              "                            'message': f'hazard {k}', 'key': [k]}) + '\\n')\n"
+              "sys.exit(int(sys.argv[1]))\n")
+    (tmp_path / "w.py").write_text(writer)
+    saved = tmp_path / "h.json"
+    status = main(["--tool", "racecheck", "--print-limit", "2", "--save", str(saved),
+                   "--error-exitcode", "9", "--", sys.executable, str(tmp_path / "w.py"), "0"])
+    err = capsys.readouterr().err
+    assert status == 9
+    assert "racecheck: hazard 1\n" in err and "hazard 2 (2 times)" in err
+    assert "hazard 3" not in err and "... 1 more (--print-limit)" in err
+    assert "RACECHECK SUMMARY: 3 hazards" in err
+    assert [h["count"] for h in json.loads(saved.read_text())["hazards"]] == [1, 2, 3]
+    # without --error-exitcode: the program's status
+    (tmp_path / "quiet.py").write_text("import sys; sys.exit(4)\n")
+    assert main(["--", sys.executable, str(tmp_path / "quiet.py")]) == 4
+    assert "MEMCHECK SUMMARY: 0 errors" in capsys.readouterr().err

@@ -1,7 +1,8 @@
 """What ``dptx sanitize --tool racecheck`` costs: kernels with shared memory run in process
-(``dptx.cpu.launch``) with and without the tool, warm (each build compiled and run once
-before timing), side by side; results checked equal. memcheck's cost is none (its checks are
-every launch's).
+(``dptx.cpu.launch``) with and without the tool, warm (each build compiled at O3 and run
+once before timing), side by side; results checked equal. memcheck's cost is none (its checks
+are every launch's). ``DPTX_CPU_VECTOR=0`` compares with the per-thread build, which the
+checked build is.
 
     python benchmarks/sanitize_overhead.py [--repeat 5] [--threads N]
 """
@@ -14,6 +15,7 @@ import numpy as np
 
 import dptx
 from dptx import cpu
+from dptx.cpu.executor import compile_kernel
 
 SOURCE = r'''
 extern "C" __global__ void block_sum(const float* x, float* out) {
@@ -91,6 +93,8 @@ def main(argv=None) -> int:
                                             sanitize=tool)
         run(plain_args, None)
         run(checked_args, "racecheck")
+        for checked in (False, True):   # the optimized builds, not the quick stand-ins
+            compile_kernel(kernel, racecheck=checked).upgrade(wait=True)
         for p, c in zip(plain_args, checked_args):
             if isinstance(p, np.ndarray):
                 assert np.array_equal(p, c), f"{name}: racecheck changed the results"

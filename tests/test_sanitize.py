@@ -381,3 +381,34 @@ def test_the_command_counts_limits_and_saves(tmp_path, capsys):
     (tmp_path / "quiet.py").write_text("import sys; sys.exit(4)\n")
     assert main(["--", sys.executable, str(tmp_path / "quiet.py")]) == 4
     assert "MEMCHECK SUMMARY: 0 errors" in capsys.readouterr().err
+
+
+BYTES_SOURCE = r'''
+extern "C" __global__ void byte_flags(int* out) {
+    __shared__ unsigned char flags[128];
+    int t = threadIdx.x;
+    flags[t] = (unsigned char)t;                // neighbours write bytes of one word: no race
+    __syncthreads();
+    out[t] = flags[127 - t] + ((const int*)flags)[t / 4];
+}
+extern "C" __global__ void bytes_then_word(int* out) {
+    __shared__ unsigned char b[128];
+    int t = threadIdx.x;
+    b[t] = (unsigned char)t;                    // line 12
+    out[t] = ((const int*)b)[(t / 4 + 1) % 32]; // line 13: the next word, written by others
+}
+'''
+
+
+def test_bytes_of_one_word_are_apart_and_a_word_read_sees_them(form):
+    m = dptx.RawModule(BYTES_SOURCE, options=("-lineinfo",), name="bytes.cu")
+    out = np.zeros(128, np.int32)
+    cpu.launch(m.get_function("byte_flags"), (1,), (128,), (out,), sanitize="racecheck")
+    words = np.arange(128, dtype=np.uint8).view(np.int32)
+    np.testing.assert_array_equal(out, (127 - np.arange(128)) + words[np.arange(128) // 4])
+    assert [k for k in sanitizer.seen()] == []
+    cpu.launch(m.get_function("bytes_then_word"), (1,), (128,), (np.zeros(128, np.int32),),
+               sanitize="racecheck")
+    found = {tuple(json.loads(k)[2:]) for k in sanitizer.seen()}
+    assert found & {("RAW", "bytes.cu:12", "bytes.cu:13"), ("WAR", "bytes.cu:13", "bytes.cu:12")}, \
+        found

@@ -15,8 +15,8 @@ makes it one.
 
 Shadow memory: one entry of SHADOW_BYTES per byte of the block's shared memory, tagged with
 the block (a new block finds entries of the old one empty, without clearing), holding the
-last write (thread, epochs, line, atomic) and the last read (first reader, whether others read
-too in the same epochs, epochs, line). Per thread: its block (tag) and its two epochs. Each
+last plain write, the last atomic and the first read of the interval (each packed in 64 bits:
+thread, line, epochs) and whether other threads read too. Per thread: its block (tag) and its two epochs. Each
 access records at most one hazard (the first byte that shows one) in the launch's hazard
 records (``HAZARD_FIELDS`` each), counted past their capacity."""
 from __future__ import annotations
@@ -24,7 +24,9 @@ from __future__ import annotations
 from . import address_space as L
 from .runtime_ir import ctx_load
 
-SHADOW_BYTES = 64           # i32 x 16 per byte of shared memory
+SHADOW_BYTES = 32           # per byte of shared memory: i32 block tag, i32 "others read
+#                             too", then three packed records (i64): the last plain write,
+#                             the last atomic, the first read of the interval
 EPOCH_BYTES = 16            # i32 x 4 per thread: block tag, block epoch, warp epoch
 HAZARD_FIELDS = 8           # i64: kind, shared offset, thread, line, other thread, other line,
 #                             block, size
@@ -37,56 +39,53 @@ BARRIER_HAZARD, MASK_HAZARD = 5, 6
 # barrier.sync.aligned), whose threads must all wait at the same instruction
 ALIGNED_BARRIER = 0x100
 
-# entry fields (i32 index): 0 block tag; from WRITE_AT the last plain write, from ATOMIC_AT the
-# last atomic, from READ_AT the first read of the interval, each (thread + 1 (0: none), block
-# epoch, warp epoch, PTX line); MANY_AT: other threads read too
-WRITE_AT, ATOMIC_AT, READ_AT, MANY_AT = 1, 5, 9, 13
+# A record packs an access into an i64 (0: none): thread + 1 in bits 0-10 (blocks have at most
+# 1024 threads), its PTX line in bits 11-31, its block epoch in bits 32-51 and its warp epoch
+# in bits 52-63 (epochs modulo 2^20 and 2^12: a record is compared with the accesses that
+# follow it, never that many synchronizations later in practice)
+LINE_SHIFT, EPOCH_SHIFT, WARP_SHIFT = 11, 32, 52
+WRITE_AT, ATOMIC_AT, READ_AT = 8, 16, 24      # byte offsets of the records in an entry
 
 
 def _record(name: str, at: int) -> str:
-    """IR loading a record of the entry %e as %<name>_t1 (thread + 1), %<name>_t, its
-    epochs and line, and %c_<name>: whether it is concurrent with this access."""
+    """IR loading the record at byte ``at`` of entry %e as %<name> (and its pointer
+    %<name>_p), its thread %<name>_t and line %<name>_line, and %c_<name>: whether it is
+    concurrent with this access (another thread, the same block epoch, and not in this warp
+    behind a warp synchronization)."""
     return "\n".join([
-        f"  %{name}_t1_p = getelementptr i32, ptr %e, i64 {at}",
-        f"  %{name}_t1 = load i32, ptr %{name}_t1_p",
-        f"  %{name}_be_p = getelementptr i32, ptr %e, i64 {at + 1}",
-        f"  %{name}_be = load i32, ptr %{name}_be_p",
-        f"  %{name}_we_p = getelementptr i32, ptr %e, i64 {at + 2}",
-        f"  %{name}_we = load i32, ptr %{name}_we_p",
-        f"  %{name}_line_p = getelementptr i32, ptr %e, i64 {at + 3}",
-        f"  %{name}_line = load i32, ptr %{name}_line_p",
-        f"  %{name}_t = sub i32 %{name}_t1, 1",
-        f"  %{name}_has = icmp ne i32 %{name}_t1, 0",
-        f"  %{name}_cc = call i1 @race_concurrent(i32 %me, i32 %be, i32 %we, i32 %{name}_t, "
-        f"i32 %{name}_be, i32 %{name}_we)",
-        f"  %c_{name} = and i1 %{name}_has, %{name}_cc"])
+        f"  %{name}_p = getelementptr i8, ptr %e, i64 {at}",
+        f"  %{name} = load i64, ptr %{name}_p",
+        f"  %{name}_t1 = and i64 %{name}, 2047",
+        f"  %{name}_t64 = sub i64 %{name}_t1, 1",
+        f"  %{name}_t = trunc i64 %{name}_t64 to i32",
+        f"  %{name}_l0 = lshr i64 %{name}, {LINE_SHIFT}",
+        f"  %{name}_l1 = and i64 %{name}_l0, 2097151",
+        f"  %{name}_line = trunc i64 %{name}_l1 to i32",
+        f"  %{name}_x = xor i64 %{name}, %mine",
+        f"  %{name}_be0 = lshr i64 %{name}_x, {EPOCH_SHIFT}",
+        f"  %{name}_be1 = and i64 %{name}_be0, 1048575",
+        f"  %{name}_sameb = icmp eq i64 %{name}_be1, 0",
+        f"  %{name}_wed = icmp uge i64 %{name}_x, {1 << WARP_SHIFT}",
+        f"  %{name}_w = lshr i64 %{name}_t64, 5",
+        f"  %{name}_samew = icmp eq i64 %{name}_w, %mywarp",
+        f"  %{name}_wsync = and i1 %{name}_samew, %{name}_wed",
+        f"  %{name}_unsynced = xor i1 %{name}_wsync, true",
+        f"  %{name}_other = icmp ne i64 %{name}_t1, %me1_64",
+        f"  %{name}_has = icmp ne i64 %{name}_t1, 0",
+        f"  %{name}_c0 = and i1 %{name}_has, %{name}_other",
+        f"  %{name}_c1 = and i1 %{name}_c0, %{name}_sameb",
+        f"  %c_{name} = and i1 %{name}_c1, %{name}_unsynced"])
 
 
 LOADS = "\n".join([_record("w", WRITE_AT), _record("a", ATOMIC_AT), _record("r", READ_AT),
-                   f"  %many_p = getelementptr i32, ptr %e, i64 {MANY_AT}",
+                   "  %many_p = getelementptr i8, ptr %e, i64 4",
                    "  %many = load i32, ptr %many_p"])
-CLEAR = "\n".join(f"  %z{k} = getelementptr i32, ptr %e, i64 {k}\n  store i32 0, ptr %z{k}"
-                   for k in (WRITE_AT, ATOMIC_AT, READ_AT, MANY_AT))
+CLEAR = "\n".join(f"  %z{k} = getelementptr i8, ptr %e, i64 {k}\n  store i64 0, ptr %z{k}"
+                   for k in (WRITE_AT, ATOMIC_AT, READ_AT)) + \
+    "\n  %zm = getelementptr i8, ptr %e, i64 4\n  store i32 0, ptr %zm"
 
 RACE_IR = f"""
-; racecheck (dptx/cpu/renderer/racecheck_ir.py): ordered(t, be, we) when another thread's access
-; at (be, we) is separated from this thread's by a barrier, or a warp sync within one warp
-define internal i1 @race_concurrent(i32 %me, i32 %mybe, i32 %mywe, i32 %other, i32 %be, i32 %we) alwaysinline {{
-entry:
-  %same = icmp eq i32 %other, %me
-  %bsame = icmp eq i32 %be, %mybe
-  %mw = lshr i32 %me, 5
-  %ow = lshr i32 %other, 5
-  %warp = icmp eq i32 %mw, %ow
-  %wdiff = icmp ne i32 %we, %mywe
-  %wordered = and i1 %warp, %wdiff
-  %unordered = xor i1 %wordered, true
-  %c0 = and i1 %bsame, %unordered
-  %notme = xor i1 %same, true
-  %c = and i1 %c0, %notme
-  ret i1 %c
-}}
-
+; racecheck (dptx/cpu/renderer/racecheck_ir.py)
 define internal ptr @race_thread(ptr %ctx, ptr %ti) alwaysinline {{
 entry:
   %tp = getelementptr i32, ptr %ti, i64 6
@@ -183,55 +182,26 @@ done:
   ret void
 }}
 
-; an access of %size bytes at device address %addr: kind 0 read, 1 write, 2 atomic
-define internal void @race_note(ptr %ctx, ptr %ti, i64 %addr, i64 %size, i32 %kind, i32 %line) noinline {{
+; one entry %e (of shared byte %at, tag %tag current) against an access (%record, %mine: it
+; packed without its line; %found: a hazard of this access was recorded already): checks,
+; records the first hazard, notes the access; returns %found or'd with the new one. Bit 31 of
+; the "many" field marks a word whose bytes have entries of their own (race_note).
+define internal i1 @race_entry(ptr %ctx, ptr %e, i64 %at, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %kind, i32 %tag, i64 %size, i1 %found) alwaysinline {{
 entry:
-  %win = lshr i64 %addr, {L.WINDOW_SHIFT}
-  %isshared = icmp eq i64 %win, {L.SHARED_WINDOW}
-  br i1 %isshared, label %go, label %done
-go:
-  %off = and i64 %addr, {L.OFFSET_MASK}
-  %ep = call ptr @race_thread(ptr %ctx, ptr %ti)
-  %tag = load i32, ptr %ep
-  %bp = getelementptr i32, ptr %ep, i64 1
-  %be = load i32, ptr %bp
-  %wp = getelementptr i32, ptr %ep, i64 2
-  %we = load i32, ptr %wp
-  %tp = getelementptr i32, ptr %ti, i64 6
-  %me = load i32, ptr %tp
-  %me1 = add i32 %me, 1
-{ctx_load("shadow", "race_shadow", "ptr")}  %isread = icmp eq i32 %kind, {READ}
-  %iswrite = icmp eq i32 %kind, {WRITE}
+  %isread = icmp eq i32 %kind, {READ}
   %isatomic = icmp eq i32 %kind, {ATOMIC}
   %notread = xor i1 %isread, true
   %notatomic = xor i1 %isatomic, true
-  br label %loop
-loop:
-  %i = phi i64 [0, %go], [%i1, %next]
-  %found = phi i1 [false, %go], [%found1, %next]
-  %at = add i64 %off, %i
-  %eoff = mul i64 %at, {SHADOW_BYTES}
-  %e = getelementptr i8, ptr %shadow, i64 %eoff
-  %etag = load i32, ptr %e
-  %ours = icmp eq i32 %etag, %tag
-  br i1 %ours, label %check, label %claim
-claim:
-  ; an entry of an earlier block: empty now
-  store i32 %tag, ptr %e
-{CLEAR}
-  br label %check
-check:
 {LOADS}
-  ; a concurrent plain write: RAW (read), WAW (write), ATOMIC (atomic)
+  ; a concurrent plain write: RAW (read), WAW (write), ATOMIC (atomic); a concurrent atomic
+  ; beside a plain access (two atomics never race); concurrent reads (the first reader, or
+  ; others in this block epoch) before a write or an atomic: WAR, ATOMIC
   %h_w = and i1 %c_w, true
-  ; a concurrent atomic: a plain access beside it (two atomics never race)
   %h_a = and i1 %c_a, %notatomic
-  ; concurrent reads (another reader, or the first reader not this thread): WAR, ATOMIC
-  %others = icmp ne i32 %many, 0
-  %samerb = icmp eq i32 %r_be, %be
-  %manyc0 = and i1 %others, %samerb
-  %has_r = icmp ne i32 %r_t1, 0
-  %manyc = and i1 %manyc0, %has_r
+  %others0 = and i32 %many, 1
+  %others = icmp ne i32 %others0, 0
+  %manyc0 = and i1 %others, %r_sameb
+  %manyc = and i1 %manyc0, %r_has
   %c_rr = or i1 %c_r, %manyc
   %h_r = and i1 %c_rr, %notread
   %any0 = or i1 %h_w, %h_a
@@ -256,37 +226,152 @@ update:
   %found1 = or i1 %found, %report
   br i1 %isread, label %noteread, label %notewrite
 notewrite:
-  %slot = select i1 %isatomic, i64 {ATOMIC_AT}, i64 {WRITE_AT}
-  %sp = getelementptr i32, ptr %e, i64 %slot
-  store i32 %me1, ptr %sp
-  %sp1 = getelementptr i32, ptr %sp, i64 1
-  store i32 %be, ptr %sp1
-  %sp2 = getelementptr i32, ptr %sp, i64 2
-  store i32 %we, ptr %sp2
-  %sp3 = getelementptr i32, ptr %sp, i64 3
-  store i32 %line, ptr %sp3
-  br label %next
+  %slot = select i1 %isatomic, ptr %a_p, ptr %w_p
+  store i64 %record, ptr %slot
+  ret i1 %found1
 noteread:
-  ; the first reader of this interval stays; a second thread marks others
-  %keep = and i1 %has_r, %samerb
+  ; the first reader of this block epoch stays; another thread marks "others"
+  %keep = and i1 %r_has, %r_sameb
   br i1 %keep, label %more, label %fresh
 more:
-  %byother = icmp ne i32 %r_t, %me
+  %byother = icmp ne i64 %r_t1, %me1_64
   %m32 = zext i1 %byother to i32
   %m = or i32 %many, %m32
   store i32 %m, ptr %many_p
-  br label %next
+  ret i1 %found1
 fresh:
-  store i32 %me1, ptr %r_t1_p
-  store i32 %be, ptr %r_be_p
-  store i32 %we, ptr %r_we_p
-  store i32 %line, ptr %r_line_p
-  store i32 0, ptr %many_p
-  br label %next
-next:
-  %i1 = add i64 %i, 1
-  %more1 = icmp ult i64 %i1, %size
-  br i1 %more1, label %loop, label %done
+  store i64 %record, ptr %r_p
+  %split = and i32 %many, -2147483648
+  store i32 %split, ptr %many_p
+  ret i1 %found1
+}}
+
+; the entry of shared byte %at, made current (an entry of an earlier block is empty now)
+define internal ptr @race_current(ptr %shadow, i64 %at, i32 %tag) alwaysinline {{
+entry:
+  %eoff = mul i64 %at, {SHADOW_BYTES}
+  %e = getelementptr i8, ptr %shadow, i64 %eoff
+  %etag = load i32, ptr %e
+  %ours = icmp eq i32 %etag, %tag
+  br i1 %ours, label %done, label %claim
+claim:
+  store i32 %tag, ptr %e
+{CLEAR}
+  br label %done
+done:
+  ret ptr %e
+}}
+
+; an access of %size bytes at device address %addr: kind 0 read, 1 write, 2 atomic. Words
+; (4 aligned bytes) that only whole-word accesses touched keep one entry, their first
+; byte's; the first access to part of a word gives each of its bytes an entry of its own
+; (copies of the word's) and marks the word (bit 31 of its first entry's "many" field)
+define internal void @race_note(ptr %ctx, ptr %ti, i64 %addr, i64 %size, i32 %kind, i32 %line) noinline {{
+entry:
+  %win = lshr i64 %addr, {L.WINDOW_SHIFT}
+  %isshared = icmp eq i64 %win, {L.SHARED_WINDOW}
+  br i1 %isshared, label %go, label %done
+go:
+  %off = and i64 %addr, {L.OFFSET_MASK}
+  %ep = call ptr @race_thread(ptr %ctx, ptr %ti)
+  %tag = load i32, ptr %ep
+  %bp = getelementptr i32, ptr %ep, i64 1
+  %be = load i32, ptr %bp
+  %wp = getelementptr i32, ptr %ep, i64 2
+  %we = load i32, ptr %wp
+  %tp = getelementptr i32, ptr %ti, i64 6
+  %me = load i32, ptr %tp
+  %me1 = add i32 %me, 1
+  ; this access as a record (racecheck_ir's layout)
+  %me1_64 = zext i32 %me1 to i64
+  %me64 = zext i32 %me to i64
+  %mywarp = lshr i64 %me64, 5
+  %line64 = zext i32 %line to i64
+  %lbits0 = and i64 %line64, 2097151
+  %lbits = shl i64 %lbits0, {LINE_SHIFT}
+  %be64 = zext i32 %be to i64
+  %bbits0 = and i64 %be64, 1048575
+  %bbits = shl i64 %bbits0, {EPOCH_SHIFT}
+  %we64 = zext i32 %we to i64
+  %wbits = shl i64 %we64, {WARP_SHIFT}
+  %mine0 = or i64 %me1_64, %bbits
+  %mine = or i64 %mine0, %wbits
+  %record = or i64 %mine, %lbits
+{ctx_load("shadow", "race_shadow", "ptr")}  %misal0 = or i64 %off, %size
+  %misal = and i64 %misal0, 3
+  %whole = icmp eq i64 %misal, 0
+  br i1 %whole, label %words, label %bytes
+words:
+  %wend = lshr i64 %size, 2
+  br label %wloop
+wloop:
+  %wi = phi i64 [0, %words], [%wi1, %wnext]
+  %wf = phi i1 [false, %words], [%wf1, %wnext]
+  %wsh = shl i64 %wi, 2
+  %wat = add i64 %off, %wsh
+  %we0 = call ptr @race_current(ptr %shadow, i64 %wat, i32 %tag)
+  %wmp = getelementptr i8, ptr %we0, i64 4
+  %wmany = load i32, ptr %wmp
+  %wsplit = icmp slt i32 %wmany, 0
+  br i1 %wsplit, label %wbytes, label %wone
+wone:
+  %wf_one = call i1 @race_entry(ptr %ctx, ptr %we0, i64 %wat, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %kind, i32 %tag, i64 %size, i1 %wf)
+  br label %wnext
+wbytes:
+  %wf_b0 = call i1 @race_entry(ptr %ctx, ptr %we0, i64 %wat, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %kind, i32 %tag, i64 %size, i1 %wf)
+  %wat1 = add i64 %wat, 1
+  %we1 = call ptr @race_current(ptr %shadow, i64 %wat1, i32 %tag)
+  %wf_b1 = call i1 @race_entry(ptr %ctx, ptr %we1, i64 %wat1, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %kind, i32 %tag, i64 %size, i1 %wf_b0)
+  %wat2 = add i64 %wat, 2
+  %we2 = call ptr @race_current(ptr %shadow, i64 %wat2, i32 %tag)
+  %wf_b2 = call i1 @race_entry(ptr %ctx, ptr %we2, i64 %wat2, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %kind, i32 %tag, i64 %size, i1 %wf_b1)
+  %wat3 = add i64 %wat, 3
+  %we3 = call ptr @race_current(ptr %shadow, i64 %wat3, i32 %tag)
+  %wf_b3 = call i1 @race_entry(ptr %ctx, ptr %we3, i64 %wat3, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %kind, i32 %tag, i64 %size, i1 %wf_b2)
+  br label %wnext
+wnext:
+  %wf1 = phi i1 [%wf_one, %wone], [%wf_b3, %wbytes]
+  %wi1 = add i64 %wi, 1
+  %wmore = icmp ult i64 %wi1, %wend
+  br i1 %wmore, label %wloop, label %done
+bytes:
+  br label %bloop
+bloop:
+  %bi = phi i64 [0, %bytes], [%bi1, %bnext]
+  %bf = phi i1 [false, %bytes], [%bf1, %bnext]
+  %bat = add i64 %off, %bi
+  %bw = and i64 %bat, -4
+  %be0 = call ptr @race_current(ptr %shadow, i64 %bw, i32 %tag)
+  %bmp = getelementptr i8, ptr %be0, i64 4
+  %bmany = load i32, ptr %bmp
+  %bsplit = icmp slt i32 %bmany, 0
+  br i1 %bsplit, label %bentry, label %split
+split:
+  ; the word's bytes get entries of their own, copies of the word's
+  %src8 = getelementptr i8, ptr %be0, i64 4
+  %bmk = or i32 %bmany, -2147483648
+  store i32 %bmk, ptr %src8
+  br label %copy
+copy:
+  %cj = phi i64 [1, %split], [%cj1, %copy]
+  %cat = add i64 %bw, %cj
+  %coff = mul i64 %cat, {SHADOW_BYTES}
+  %cdst = getelementptr i8, ptr %shadow, i64 %coff
+  call void @llvm.memcpy.p0.p0.i64(ptr %cdst, ptr %be0, i64 {SHADOW_BYTES}, i1 false)
+  %cmp = getelementptr i8, ptr %cdst, i64 4
+  store i32 %bmany, ptr %cmp
+  %cj1 = add i64 %cj, 1
+  %cmore = icmp ult i64 %cj1, 4
+  br i1 %cmore, label %copy, label %bentry
+bentry:
+  %bthis = call ptr @race_current(ptr %shadow, i64 %bat, i32 %tag)
+  %bf_e = call i1 @race_entry(ptr %ctx, ptr %bthis, i64 %bat, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %kind, i32 %tag, i64 %size, i1 %bf)
+  br label %bnext
+bnext:
+  %bf1 = phi i1 [%bf_e, %bentry]
+  %bi1 = add i64 %bi, 1
+  %bmore = icmp ult i64 %bi1, %size
+  br i1 %bmore, label %bloop, label %done
 done:
   ret void
 }}

@@ -3,8 +3,8 @@
     dptx check [--only NAME ...] [--sub-grids] [--no-gpu] [--corpus DIR]
         run the kernel corpus dptx ships on the CPU against numpy, and on the GPU against
         the CPU where CuPy sees one (``python -m dptx.check`` is the same)
-    dptx sanitize [--tool memcheck|racecheck] [--error-exitcode N] [--print-limit N]
-                  [--save FILE] -- python script.py ARGS
+    dptx sanitize [--tool memcheck|racecheck|synccheck|initcheck] [--error-exitcode N]
+                  [--print-limit N] [--save FILE] -- python script.py ARGS
         run a program with every dptx launch checked (in the process and on the cluster's
         workers), each hazard printed once with its count, as compute-sanitizer does
     dptx info [--scheduler ADDRESS]

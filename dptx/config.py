@@ -69,9 +69,10 @@ DEFAULTS = {
         # clusters and capacity planning (benchmarks/scale_out.py).
         "nanosleep-scale": 1.0,
         # A sanitizer tool every launch runs under (dptx sanitize, tests): None, "memcheck"
-        # (the checks every launch has, its memory errors reported) or "racecheck" (shared
-        # memory hazards between a block's threads: the race-checked build). Read by each
-        # process, workers included.
+        # (the checks every launch has, its memory errors reported), "racecheck" (shared
+        # memory hazards between a block's threads), "synccheck" (barrier misuse) or
+        # "initcheck" (reads of bytes nothing wrote): the last three run the checked build.
+        # Read by each process, workers included.
         "sanitize": None,
         # A file each process appends its sanitizer reports to, one JSON object a line
         # (dptx sanitize sets it); None: reports go to stderr only.

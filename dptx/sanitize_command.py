@@ -1,7 +1,7 @@
 """``dptx sanitize``: a program run with every dptx launch checked, as compute-sanitizer runs a
 CUDA program.
 
-    dptx sanitize [--tool memcheck|racecheck] [--error-exitcode N] [--print-limit N]
+    dptx sanitize [--tool memcheck|racecheck|synccheck|initcheck] [--error-exitcode N] [--print-limit N]
                   [--save FILE] -- python script.py ARGS
 
 The program runs as a child process with the ``dptx.sanitize`` setting (its launches in the
@@ -27,7 +27,8 @@ def main(argv: list) -> int:
     parser.add_argument("--tool", choices=TOOLS, default="memcheck",
                         help="memcheck (default): memory errors; racecheck: hazards between "
                         "a block's threads on shared memory; synccheck: divergent barriers, "
-                        "warp masks that leave out their own thread")
+                        "warp masks that leave out their own thread; initcheck: reads of "
+                        "memory nothing wrote (dptx.empty)")
     parser.add_argument("--error-exitcode", type=int, default=None, metavar="N",
                         help="exit with N when any hazard was found")
     parser.add_argument("--print-limit", type=int, default=100, metavar="N",

@@ -105,6 +105,9 @@ class KernelImage:
     function: object
     name: str
     ptx: str
+    # the parameters' names in the CUDA source (the client's; for the sanitizer's reports,
+    # which workers print: demangle.with_parameter_names)
+    source_parameters: tuple = None
 
     @property
     def params(self) -> list:
@@ -115,17 +118,18 @@ _kernel_cache: dict = {}
 _kernel_lock = threading.Lock()
 
 
-def load_kernel(ptx: str, name: str) -> KernelImage:
+def load_kernel(ptx: str, name: str, source_parameters: tuple = None) -> KernelImage:
     """The kernel ``name`` of a module, parsed once per process (the CPU executor keeps its
-    own JIT cache keyed by PTX hash)."""
+    own JIT cache keyed by PTX hash); ``source_parameters``: its parameters' names in the
+    CUDA source, for messages."""
 
-    key = (ptx_digest(ptx), name)
+    key = (ptx_digest(ptx), name, source_parameters)
     with _kernel_lock:
         kernel = _kernel_cache.get(key)
     if kernel is None:
         module = parse(ptx)
         function = next(f for f in module.kernels if f.name == name)
-        kernel = KernelImage(module, function, name, ptx)
+        kernel = KernelImage(module, function, name, ptx, source_parameters)
         with _kernel_lock:
             _kernel_cache[key] = kernel
     return kernel
@@ -171,6 +175,8 @@ class LaunchSpec:
     globals: tuple          # ((name, slot), ...)
     cooperative: bool = False   # every block at once (grid.sync()): one chunk, the whole grid
     timeout: object = None      # the client's dptx.kernel-timeout (chunk_time_limit)
+    unwritten: tuple = ()       # initcheck (dptx sanitize): per slot, the bytes nothing wrote
+    source_parameters: tuple = None     # the kernel's parameters as its source names them
 
 
 @dataclass(frozen=True)
@@ -285,16 +291,22 @@ def _run_step(step: Step, device: str, views: list, inputs: tuple, lane: int = N
     spec = step.spec
     if device == "gpu" and config.get("sanitize"):
         device = "cpu"      # a sanitizer's checks are the CPU executor's (dptx sanitize)
-    kernel = load_kernel(inputs[step.image], spec.kernel)
+    kernel = load_kernel(inputs[step.image], spec.kernel, spec.source_parameters)
     args = [_argument(kind, v, step, views) for kind, v in spec.params]
     global_buffers = {name: views[step.slots[s]] for name, s in spec.globals}
     blocks = range(step.first, step.end)
     first_run = (id(kernel), device, lane) not in _timed
     _timed.add((id(kernel), device, lane))
+    if spec.unwritten:      # initcheck: what the client knows nothing wrote, per argument
+        run_unwritten = ({i: spec.unwritten[v[0]] for i, (kind, v) in enumerate(spec.params)
+                          if kind == "buffer"},
+                         {name: spec.unwritten[s] for name, s in spec.globals})
     run = dict(shared_mem=spec.shared_mem, blocks=blocks, globals=global_buffers,
                cooperative=spec.cooperative, timeout=chunk_time_limit(spec.timeout),
                task_key=_current_key(), lane=lane,
                writes=_gpu_writes(step, slots, views) if device == "gpu" else None)
+    if spec.unwritten:
+        run["unwritten"] = run_unwritten
     try:
         seconds, measured = executor(device).run_blocks(kernel, spec.grid, spec.block, args,
                                                         **run)

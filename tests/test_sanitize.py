@@ -412,3 +412,62 @@ def test_bytes_of_one_word_are_apart_and_a_word_read_sees_them(form):
     found = {tuple(json.loads(k)[2:]) for k in sanitizer.seen()}
     assert found & {("RAW", "bytes.cu:12", "bytes.cu:13"), ("WAR", "bytes.cu:13", "bytes.cu:12")}, \
         found
+
+
+INIT_SOURCE = r'''
+extern "C" __global__ void shift(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i + 1] * 2.0f;          // line 4: x[n] is read
+}
+extern "C" __global__ void scale(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] * 2.0f;
+}
+'''
+
+
+def test_initcheck_in_process_names_the_first_unwritten_read(form):
+    m = dptx.RawModule(INIT_SOURCE, options=("-lineinfo",), name="init.cu")
+    x, y = np.arange(65, dtype=np.float32), np.zeros(64, np.float32)
+    # the caller says what nothing wrote: x[64] (bytes 256-260)
+    cpu.launch(m.get_function("scale"), (2,), (32,), (x, y, np.int32(64)), sanitize="initcheck",
+               unwritten=({0: [(256, 260)]}, {}))
+    assert sanitizer.seen() == {}
+    cpu.launch(m.get_function("shift"), (2,), (32,), (x, y, np.int32(64)), sanitize="initcheck",
+               unwritten=({0: [(256, 260)]}, {}))
+    np.testing.assert_array_equal(y, 2 * x[1:])
+    (key,) = sanitizer.seen()
+    assert json.loads(key) == ["initcheck", "shift", "init.cu:4"]
+
+
+INIT_PROGRAM = r'''
+import numpy as np, dptx
+m = dptx.RawModule(open("init.cu").read(), options=("-lineinfo",), name="init.cu")
+n = 1000
+x = dptx.empty(n + 1, np.float32)            # x[n]: nothing writes it
+x[:n] = dptx.arange(n, dtype=np.float32)
+y, z = dptx.empty(n, np.float32), dptx.empty(n, np.float32)
+m.get_function("scale")((4,), (256,), (x, y, np.int32(n)))    # reads x[:n]: written
+m.get_function("scale")((4,), (256,), (y, z, np.int32(n)))    # y: written by the launch
+if "SHIFT":
+    m.get_function("shift")((4,), (256,), (x, z, np.int32(n)))
+print(z[:2].get())
+'''
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("shift", [True, False])
+def test_initcheck_on_the_cluster_follows_what_wrote_each_byte(tmp_path, shift):
+    (tmp_path / "init.cu").write_text(INIT_SOURCE)
+    (tmp_path / "script.py").write_text(INIT_PROGRAM.replace('"SHIFT"', str(shift)))
+    done = subprocess.run([sys.executable, "-m", "dptx.cli", "sanitize", "--tool", "initcheck",
+                           "--", sys.executable, "script.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=500)
+    assert done.returncode == 0, done.stderr
+    if shift:
+        assert "INITCHECK SUMMARY: 1 hazard" in done.stderr, done.stderr
+        assert re.search(r"uninitialized read in kernel shift: thread \d+ .* \(init\.cu:4\) reads 4 "
+                         r"bytes at byte 4000 of argument 0 \(x\), which nothing wrote",
+                         done.stderr), done.stderr
+    else:
+        assert "INITCHECK SUMMARY: 0 hazards" in done.stderr, done.stderr

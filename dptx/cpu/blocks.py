@@ -12,7 +12,7 @@ from .watchdog import stoppable_task
 
 
 def run_blocks(kernel, grid, block, args, *, shared_mem, blocks, globals, cooperative=False,
-               timeout=None, task_key=None, lane=None, writes=None) -> tuple:
+               timeout=None, task_key=None, lane=None, writes=None, unwritten=None) -> tuple:
     """(seconds the kernel ran, whether they say how fast this worker runs it): not when the
     launch tried both of the executor's forms (``executor.launch_class``: half the blocks in
     the slower one). A cooperative launch runs its whole grid (``blocks`` ignored). ``lane``
@@ -24,6 +24,7 @@ def run_blocks(kernel, grid, block, args, *, shared_mem, blocks, globals, cooper
     with stoppable_task(task_key, stop_request):
         launch(kernel, grid, block, args, shared_mem=shared_mem,
                blocks=None if cooperative else blocks, globals=globals, threads=1,
-               cooperative=cooperative, timeout=timeout, stop_request=stop_request)
+               cooperative=cooperative, timeout=timeout, stop_request=stop_request,
+               unwritten=unwritten)
     seconds = time.perf_counter() - t0
     return seconds, len(compiled.chosen) == decided

@@ -471,6 +471,33 @@ def nanosleep_scale() -> float:
     return scale
 
 
+def _init_maps(buffers, table, unwritten, arg_windows: dict, var_windows: dict):
+    """initcheck: (the per-window table of init map addresses, {window: map}): a byte per byte
+    of each window holding unwritten bytes, 0 for those. (Module variables are written: .global
+    variables without an initializer hold zeros, as C++ zero-initializes static storage.)"""
+    by_window = {}
+    given_args, given_vars = unwritten or ({}, {})
+    for i, ranges in (given_args or {}).items():
+        if i in arg_windows and ranges:
+            by_window.setdefault(arg_windows[i], []).extend(ranges)
+    for name, ranges in (given_vars or {}).items():
+        if name in var_windows and ranges:
+            by_window.setdefault(var_windows[name], []).extend(ranges)
+    addresses = np.zeros(max(len(table), 1), np.int64)
+    maps = {}
+    for w, ranges in by_window.items():
+        i = w - L.FIRST_BUFFER
+        data, offset = buffers.data[i], buffers.offsets[i]
+        m = np.ones(data.nbytes, np.uint8)
+        for lo, hi in ranges:
+            lo, hi = max(lo - offset, 0), min(hi - offset, data.nbytes)
+            if lo < hi:
+                m[lo:hi] = 0
+        maps[w] = m
+        addresses[w] = m.ctypes.data
+    return addresses, maps
+
+
 def _map_pointer(buffers, a, name: str, kernel) -> int:
     """Map a pointer argument's buffer (a numpy array, a ``Window`` over one, or a ``Pointer``
     into one: a view, ``d_ptr + n``, which maps its whole buffer, as it may reach any byte
@@ -492,7 +519,7 @@ def _map_pointer(buffers, a, name: str, kernel) -> int:
 def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=None,
            threads=None, printf_capacity: int = 4096, cooperative: bool = False,
            heap_size: int = DEFAULT_HEAP_BYTES, timeout: float = None,
-           stop_request: np.ndarray = None, sanitize: str = None):
+           stop_request: np.ndarray = None, sanitize: str = None, unwritten=None):
     """Run ``kernel`` on numpy arrays in this process. ``blocks`` restricts the run to a range
     of linear block ids; ``globals`` maps module variable names to uint8 buffers to use
     instead of the module's own (the distributed layer passes private copies); ``threads``
@@ -504,8 +531,10 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     (default: the ``dptx.kernel-timeout`` setting, None: no limit), checked between pieces
     of blocks and at every loop back edge; past it, ``DptxTimeoutError``. Ctrl-C stops a
     launch the same way (KeyboardInterrupt). ``sanitize``: a sanitizer tool ("memcheck",
-    "racecheck"; default: the ``dptx.sanitize`` setting), whose reports go to
-    ``dptx.device.sanitizer``."""
+    "racecheck", "synccheck", "initcheck"; default: the ``dptx.sanitize`` setting), whose
+    reports go to ``dptx.device.sanitizer``. ``unwritten``: for initcheck, the bytes nothing
+    wrote, ({argument index: [(lo, hi), ...]}, {module variable: [...]}) in each buffer's
+    terms (the cluster's tasks pass what the client knows of arrays made by ``dptx.empty``)."""
     if not hasattr(kernel, "function") or not hasattr(kernel, "module"):
         raise LaunchError(f"dptx.cpu.launch takes a kernel (RawModule(...).get_function(name) "
                           f"or dptx.RawKernel), got {type(kernel).__name__} {kernel!r}")
@@ -515,7 +544,7 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
     try:
         return _launch(kernel, g, b, args, shared_mem, blocks, globals, threads,
                        printf_capacity, cooperative, heap_size, timeout, stop_request,
-                       tool)
+                       tool, unwritten)
     except DptxMemoryError as exc:
         if tool is not None:    # memcheck's report (racecheck's builds check memory too)
             named = name_in_source(exc, [kernel]).args[0]
@@ -528,9 +557,9 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
 
 
 def _launch(kernel, g, b, args, shared_mem, blocks, globals, threads, printf_capacity,
-            cooperative, heap_size, timeout, stop_request, tool):
-    # racecheck and synccheck share the checked build (renderer/racecheck_ir.py)
-    racecheck = tool in ("racecheck", "synccheck")
+            cooperative, heap_size, timeout, stop_request, tool, unwritten):
+    # the checked build serves racecheck, synccheck and initcheck (renderer/racecheck_ir.py)
+    racecheck = tool in ("racecheck", "synccheck", "initcheck")
     ck = compile_kernel(kernel, racecheck=racecheck)
     for form in (ck, ck.alternative):
         if form is not None:
@@ -557,12 +586,13 @@ def _launch(kernel, g, b, args, shared_mem, blocks, globals, threads, printf_cap
     located = getattr(kernel, "module_variables", None)
     state = located() if globals is None and located is not None else module_state(kernel.module)
     buffers = _Buffers()
+    var_windows, arg_windows = {}, {}     # (for initcheck's maps)
     for v in ck.variables:
         buf = (globals or {}).get(v.name, state[v.name])
         if buf.nbytes != v.size:    # (a Window's nbytes is its whole buffer's)
             raise LaunchError(f"buffer for module variable {v.name} has {buf.nbytes} "
                               f"bytes, the variable {v.size}")
-        buffers.add(buf, f"module variable {v.name}")
+        var_windows[v.name] = buffers.add(buf, f"module variable {v.name}")
     param_buf = np.zeros(max(kernel.function.param_size, 8), np.uint8)
     pointer_values = []     # each parameter's 64-bit value (0 for narrower ones)
     for i, ((p, off), a) in enumerate(zip(kernel.function.param_layout(), args)):
@@ -571,7 +601,9 @@ def _launch(kernel, g, b, args, shared_mem, blocks, globals, threads, printf_cap
             if p.size != 8:
                 raise LaunchError(f"argument {i} ({p.name}: .{p.type}) of kernel {kernel.name} "
                                   f"is not a pointer, got a numpy array")
-            raw = _map_pointer(buffers, a, f"argument {i} ({p.name}", kernel).to_bytes(8, "little")
+            address = _map_pointer(buffers, a, f"argument {i} ({p.name}", kernel)
+            arg_windows[i] = address >> L.WINDOW_SHIFT
+            raw = address.to_bytes(8, "little")
         elif isinstance(a, StructValue):
             if len(a.raw) != p.size:
                 raise LaunchError(f"argument {i} ({p.name}) of kernel {kernel.name}: expected "
@@ -636,6 +668,10 @@ def _launch(kernel, g, b, args, shared_mem, blocks, globals, threads, printf_cap
     thread_ids = L.thread_id_table(tuple(b))     # (cached per block shape: lives on)
     base[L.CTX["thread_ids"]] = thread_ids.ctypes.data
     base.view(np.float64)[L.CTX["sleep_scale"]] = nanosleep_scale()
+    init_maps = None
+    if tool == "initcheck":
+        init_maps = _init_maps(buffers, table, unwritten, arg_windows, var_windows)
+        base[L.CTX["init_maps"]] = init_maps[0].ctypes.data
 
     def execute(form, blocks_range):
         """Run ``blocks_range`` with compiled ``form`` on ``workers`` threads that take pieces
@@ -801,7 +837,8 @@ def _launch(kernel, g, b, args, shared_mem, blocks, globals, threads, printf_cap
     keep_alive = (table, param_buf, buffers, heap, stop_request)  # noqa: F841 - native code points into these
     _print_records(kernel, [p for run in runs for p in run[2]], buffers)
     if found_hazards:
-        report_hazards(kernel, found_hazards, g, b, tool)
+        report_hazards(kernel, found_hazards, g, b, tool,
+                       place=lambda addr: _place(addr, buffers))
     for form, failures, _ in runs:
         if failures:
             raise _error(kernel, form, failures[0][1].error, g, b, buffers, shared_size)

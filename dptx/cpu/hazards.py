@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 
+from ..demangle import with_parameter_names
 from ..device import sanitizer
 from ..ptx.source_lines import with_source_lines
 from .renderer import racecheck_ir as RACE
@@ -21,6 +22,11 @@ def _coords(index: int, shape: tuple) -> tuple:
     y = index // shape[0] % shape[1]
     z = index // (shape[0] * shape[1])
     return (x, y, z)
+
+
+def _named(kernel, text: str) -> str:
+    """``text`` with the kernel's parameters named as its CUDA source names them."""
+    return with_parameter_names(text, kernel.name, getattr(kernel, "source_parameters", None))
 
 
 def _where(kernel, line: int) -> str:
@@ -58,11 +64,12 @@ def _report_sync(kernel, kind, value, me, line, other, oline, blk, grid, block) 
 
 
 def report_hazards(kernel, records: list, grid: tuple, block: tuple,
-                   tool: str = "racecheck") -> int:
+                   tool: str = "racecheck", place=None) -> int:
     """Report the hazards of one launch that ``tool`` reports (``records``: each native
     call's int64 array; the checked build records racecheck's and synccheck's); returns how
     many were recorded (counted past the records' capacity too)."""
-    kinds = RACE.SYNCCHECK_KINDS if tool == "synccheck" else RACE.RACECHECK_KINDS
+    kinds = {"synccheck": RACE.SYNCCHECK_KINDS, "initcheck": RACE.INITCHECK_KINDS}.get(
+        tool, RACE.RACECHECK_KINDS)
     total = 0
     seen = set()
     for hz in records:
@@ -75,6 +82,21 @@ def report_hazards(kernel, records: list, grid: tuple, block: tuple,
             if kind not in kinds or key in seen:
                 continue
             seen.add(key)
+            if kind == RACE.UNINIT_HAZARD:
+                key = (kind, line)
+                if key in seen:
+                    continue
+                seen.add(key)
+                where = _where(kernel, line)
+                what = _named(kernel, place(offset)) if place else f"address {offset:#x}"
+                sanitizer.report({
+                    "tool": "initcheck", "kind": "UNINIT", "kernel": kernel.name,
+                    "block": blk, "at": where,
+                    "message": f"uninitialized read in kernel {kernel.name}: thread {me} "
+                               f"{_coords(me, block)} of block {blk} {_coords(blk, grid)} at "
+                               f"{where} reads {size} bytes at {what}, which nothing wrote",
+                    "key": ["initcheck", kernel.name, _location(where)]})
+                continue
             if kind in RACE.SYNCCHECK_KINDS:
                 _report_sync(kernel, kind, offset, me, line, other, oline, blk, grid, block)
                 continue

@@ -14,7 +14,7 @@ import threading
 from .. import config
 from ..errors import LaunchError
 
-TOOLS = ("memcheck", "racecheck", "synccheck")
+TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 
 _lock = threading.Lock()
 _seen: dict = {}        # key -> count, in this process

@@ -55,6 +55,8 @@ class DeviceBuffer:
         _check_size(int(nbytes))
         self.nbytes = int(nbytes)
         self.pieces = PieceMap(0, []) if self.nbytes == 0 else None
+        # bytes nothing wrote (dptx.empty's: initcheck, dptx sanitize), [(lo, hi), ...]
+        self.unwritten = []
         runtime.track_buffer(self)
 
     @classmethod
@@ -69,6 +71,12 @@ class DeviceBuffer:
         buf.fill(pattern)
         return buf
 
+    def written(self, lo: int, hi: int) -> None:
+        """Bytes [lo, hi) hold what something wrote (initcheck's account)."""
+        if self.unwritten:
+            self.unwritten = [(a, b) for a0, b0 in self.unwritten
+                              for a, b in ((a0, min(b0, lo)), (max(a0, hi), b0)) if a < b]
+
     def upload(self, data: np.ndarray, at: int = 0, stream=None) -> None:
         """Host -> device, into bytes [at, at + data.nbytes) (a view's). The bytes leave the
         client now (as ``cudaMemcpy`` does), straight to the workers; the new version takes
@@ -77,6 +85,7 @@ class DeviceBuffer:
         from graphs.memcpy import upload
         session = runtime.get_session()
         pieces = upload(session.client, data, session.model.workers(), session.model.host_replicas)
+        self.written(at, at + data.nbytes)
         if at == 0 and pieces.nbytes == self.nbytes:
             op = _SetPieces(self, pieces, "host-to-device copy")
             op.first_contents = self.pieces is None
@@ -87,6 +96,7 @@ class DeviceBuffer:
     def fill(self, pattern: bytes, lo: int = 0, hi: int = None, stream=None) -> None:
         """Bytes [lo, hi) (all by default) repeat ``pattern``."""
         hi = self.nbytes if hi is None else hi
+        self.written(lo, hi)
         op = _Fill(self, pattern, lo, hi)
         op.first_contents = self.pieces is None and (lo, hi) == (0, self.nbytes)
         stream_for(stream).enqueue(op)
@@ -95,6 +105,8 @@ class DeviceBuffer:
         """A new buffer holding a copy of bytes [lo, hi) (all by default)."""
         hi = self.nbytes if hi is None else hi
         out = DeviceBuffer(hi - lo)
+        out.unwritten = [(max(a, lo) - lo, min(b, hi) - lo) for a, b in self.unwritten
+                         if max(a, lo) < min(b, hi)]
         stream_for(stream).enqueue(_Copy(out, self, lo, hi))
         return out
 

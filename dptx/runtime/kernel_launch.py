@@ -91,6 +91,7 @@ class LaunchOp(Operation):
         self.description = f"launch of kernel {kernel.title} (grid {grid}, block {block})"
         self.nblocks = grid[0] * grid[1] * grid[2]
         self.chunks = None                      # the plan, made once per submission
+        self.unwritten = None                   # initcheck: per slot, bytes nothing wrote
 
     # -- what the launch does to each buffer ---------------------------------------------------
     def _slots(self) -> list:
@@ -137,9 +138,12 @@ class LaunchOp(Operation):
             [buf.nbytes for buf in self.buffers], ranges)
 
     def request(self):
+        # initcheck (dptx sanitize): what nothing wrote in each buffer before this launch
+        unwritten = self.unwritten or ()
         spec = LaunchSpec(self.kernel.name, self.grid, self.block, int(self.shared_mem),
                           self.params, self.globals, self.cooperative,
-                          config.get("kernel-timeout"))
+                          config.get("kernel-timeout"), unwritten,
+                          tuple(getattr(self.kernel, "source_parameters", None) or ()) or None)
         return Request(spec, runtime.get_session().kernel_image(self.kernel.ptx), self._slots(),
                        self.kernel.model_key, self.kernel.title)
 
@@ -177,6 +181,25 @@ class LaunchOp(Operation):
         if not facts.mergeable or any(slot.rule is not None for slot in self._slots()):
             return False
         return self.footprints([(0, self.nblocks)]) is not None
+
+    def account_writes(self) -> None:
+        """initcheck (dptx sanitize), in stream order as the launch is queued: what nothing
+        wrote in each buffer before it (``unwritten``, for its chunks), then the bytes it may
+        write count as written: its footprint's writes where known, else each buffer it may
+        write, whole."""
+        self.unwritten = tuple(tuple(buf.unwritten) for buf in self.buffers)
+        if not any(self.unwritten):
+            self.unwritten = None
+            return
+        fps = self.footprints([(0, self.nblocks)])
+        for k, (buf, slot) in enumerate(zip(self.buffers, self._slots())):
+            if not buf.unwritten or not slot.written:
+                continue
+            if fps is None or fps[0] is None:
+                buf.written(0, buf.nbytes)
+                continue
+            for lo, hi in fps[0][k][1]:
+                buf.written(lo, hi)
 
     # -- the stream operation ------------------------------------------------------------------
     def submit(self) -> Submitted:
@@ -302,6 +325,8 @@ def _launch(kernel, grid, block, args, shared_mem: int, stream, cooperative: boo
         if name in used:        # (the rest stay where they are: this launch cannot see them)
             slot_for(buf, ("var", name), f"module variable {name}")
     op = LaunchOp(kernel, g, b, params, buffers, names, targets, shared_mem, cooperative)
+    if config.get("sanitize") == "initcheck":
+        op.account_writes()
     target = stream_for(stream)
     target.enqueue(op)
     return LaunchHandle(op, target)

@@ -577,8 +577,11 @@ def asarray(obj, dtype=None, order=None, *, copy=None) -> ndarray:
 
 def empty(shape, dtype=np.float64, order="C") -> ndarray:
     # Device memory is zeroed rather than left undefined: results are reproducible, and a
-    # chunk that writes part of its window keeps defined bytes in the rest.
-    return _new(shape, dtype, order)
+    # chunk that writes part of its window keeps defined bytes in the rest. For initcheck
+    # (dptx sanitize) its bytes are still unwritten: reading one before writing it is a bug.
+    out = _new(shape, dtype, order)
+    out._buffer.unwritten = [(0, out._buffer.nbytes)] if out._buffer.nbytes else []
+    return out
 
 
 def zeros(shape, dtype=np.float64, order="C") -> ndarray:
@@ -643,7 +646,9 @@ def empty_like(prototype, dtype=None, order="K", subok=None, shape=None) -> ndar
     out in ``order`` ("K": as the prototype; "A": F where it is F-contiguous). Zeroed, as
     ``empty``. ``subok`` is taken for numpy's signature (dptx has no subclasses)."""
     a = _prototype(prototype)
-    return _new(a.shape if shape is None else shape, dtype or a.dtype, order, a)
+    out = _new(a.shape if shape is None else shape, dtype or a.dtype, order, a)
+    out._buffer.unwritten = [(0, out._buffer.nbytes)] if out._buffer.nbytes else []
+    return out
 
 
 def zeros_like(a, dtype=None, order="K", subok=None, shape=None) -> ndarray:

@@ -86,6 +86,8 @@ CTX_FIELDS = [
                       # shared memory, per thread its epochs, the hazard records (int64:
     "race_epochs",    # the count, then records)
     "hazards",
+    "init_maps",      # initcheck: per window, the host address of its init map (a byte per
+                      # byte, 0: unwritten) or 0; null: no initcheck (racecheck_ir.py)
 ]
 # Native stack that nested device-function calls may use per call of dptx_run: recursion
 # deeper than that is a call stack overflow (ERR_STACK), not a crash of the process. (A GPU's

@@ -527,7 +527,10 @@ class FunctionCore(AlignmentChecks, StopPolls):
         if fn == "xlate" and base is not None:
             window = self.known_window(base)
             if window is not None:
-                return self.checked_in_window(window, value, size, inst, aligned)
+                p = self.checked_in_window(window, value, size, inst, aligned)
+                if self.mod.racecheck:
+                    self.note_init(value, size, inst, kind)
+                return p
         if not aligned:
             self.require_aligned(value, size, inst, {"xshared": L.SHARED_WINDOW,
                                                      "xlocal": L.LOCAL_WINDOW}.get(fn))
@@ -543,7 +546,17 @@ class FunctionCore(AlignmentChecks, StopPolls):
         self.block(ok)
         if self.mod.racecheck and fn in ("xshared", "xlate"):
             self.note_race(value, size, inst, kind, fn == "xshared")
+        if self.mod.racecheck and fn == "xlate":
+            self.note_init(value, size, inst, kind)
         return p
+
+    def note_init(self, value: str, size, inst, kind) -> None:
+        """Checked builds: tell initcheck of a global access (racecheck_ir.py)."""
+        if kind is None:
+            kind = {"st": RACE_WRITE, "atom": RACE_ATOMIC, "red": RACE_ATOMIC}.get(
+                inst.opcode, RACE_READ)
+        self.emit(f"call void @init_note(ptr %ctx, ptr %ti, i64 {value}, i64 {size}, "
+                  f"i32 {kind}, i32 {inst.line})")
 
     def note_race(self, value: str, size, inst, kind, shared_offset: bool) -> None:
         """racecheck builds: tell the shadow memory of this access (racecheck_ir.py)."""

@@ -32,8 +32,9 @@ HAZARD_FIELDS = 8           # i64: kind, shared offset, thread, line, other thre
 #                             block, size
 HAZARD_CAPACITY = 4096      # records per native call; more are counted
 READ, WRITE, ATOMIC = 0, 1, 2
-KINDS = {1: "RAW", 2: "WAR", 3: "WAW", 4: "ATOMIC", 5: "BARRIER", 6: "MASK"}
-RACECHECK_KINDS, SYNCCHECK_KINDS = (1, 2, 3, 4), (5, 6)
+KINDS = {1: "RAW", 2: "WAR", 3: "WAW", 4: "ATOMIC", 5: "BARRIER", 6: "MASK", 7: "UNINIT"}
+RACECHECK_KINDS, SYNCCHECK_KINDS, INITCHECK_KINDS = (1, 2, 3, 4), (5, 6), (7,)
+UNINIT_HAZARD = 7
 BARRIER_HAZARD, MASK_HAZARD = 5, 6
 # synccheck: a sync point's barrier id field carries this bit for an aligned barrier (bar.sync,
 # barrier.sync.aligned), whose threads must all wait at the same instruction
@@ -260,6 +261,69 @@ claim:
   br label %done
 done:
   ret ptr %e
+}}
+
+; initcheck: an access of %size bytes at device address %addr of a buffer with an init map (a
+; byte per byte of the buffer's window, 0: nothing wrote it; ctx init_maps: the map's host
+; address per window, 0 for none): a read or an atomic of an unwritten byte is a hazard (the
+; first of the access), a write or an atomic marks the bytes written
+define internal void @init_note(ptr %ctx, ptr %ti, i64 %addr, i64 %size, i32 %kind, i32 %line) noinline {{
+entry:
+{ctx_load("maps", "init_maps", "ptr")}  %none = icmp eq ptr %maps, null
+  br i1 %none, label %done, label %look
+look:
+  %win = lshr i64 %addr, {L.WINDOW_SHIFT}
+{ctx_load("nbuf", "nbuf")}  %inside = icmp ult i64 %win, %nbuf
+  br i1 %inside, label %lookup, label %done
+lookup:
+  %mp = getelementptr i64, ptr %maps, i64 %win
+  %m = load i64, ptr %mp
+  %nomap = icmp eq i64 %m, 0
+  br i1 %nomap, label %done, label %go
+go:
+{ctx_load("tab", "buftable", "ptr")}  %row = mul i64 %win, {L.TABLE_ROW}
+  %fp = getelementptr i64, ptr %tab, i64 %row
+  %first = load i64, ptr %fp
+  %rel = sub i64 %addr, %first
+  %mapp = inttoptr i64 %m to ptr
+  %isread = icmp eq i32 %kind, {READ}
+  %iswrite = icmp eq i32 %kind, {WRITE}
+  %notread = xor i1 %isread, true
+  %notwrite = xor i1 %iswrite, true
+  br label %loop
+loop:
+  %i = phi i64 [0, %go], [%i1, %next]
+  %found = phi i1 [false, %go], [%found1, %next]
+  %at = add i64 %rel, %i
+  %bp = getelementptr i8, ptr %mapp, i64 %at
+  %v = load i8, ptr %bp
+  %unwritten = icmp eq i8 %v, 0
+  %reads = and i1 %unwritten, %notwrite
+  %first1 = xor i1 %found, true
+  %report = and i1 %reads, %first1
+  br i1 %report, label %hazard, label %mark
+hazard:
+  %tp = getelementptr i32, ptr %ti, i64 6
+  %me = load i32, ptr %tp
+  %blkp = getelementptr i8, ptr %ti, i64 32
+  %b64 = load i64, ptr %blkp
+  %b = trunc i64 %b64 to i32
+  %tag = add i32 %b, 1
+  %where = add i64 %addr, %i
+  call void @race_record(ptr %ctx, i64 {UNINIT_HAZARD}, i64 %where, i32 %me, i32 %line, i32 -1, i32 0, i32 %tag, i64 %size)
+  br label %mark
+mark:
+  %found1 = or i1 %found, %report
+  br i1 %notread, label %set, label %next
+set:
+  store i8 1, ptr %bp
+  br label %next
+next:
+  %i1 = add i64 %i, 1
+  %more = icmp ult i64 %i1, %size
+  br i1 %more, label %loop, label %done
+done:
+  ret void
 }}
 
 ; an access of %size bytes at device address %addr: kind 0 read, 1 write, 2 atomic. Words

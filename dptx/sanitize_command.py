@@ -1,8 +1,8 @@
 """``dptx sanitize``: a program run with every dptx launch checked, as compute-sanitizer runs a
 CUDA program.
 
-    dptx sanitize [--tool memcheck|racecheck|synccheck|initcheck] [--error-exitcode N] [--print-limit N]
-                  [--save FILE] -- python script.py ARGS
+    dptx sanitize [--tool memcheck|racecheck|synccheck|initcheck] [--error-exitcode N]
+                  [--print-limit N] [--save FILE] -- python script.py ARGS
 
 The program runs as a child process with the ``dptx.sanitize`` setting (its launches in the
 process and the chunks on the workers of its cluster, which inherit the setting) and a report

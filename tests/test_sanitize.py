@@ -471,3 +471,45 @@ def test_initcheck_on_the_cluster_follows_what_wrote_each_byte(tmp_path, shift):
                          done.stderr), done.stderr
     else:
         assert "INITCHECK SUMMARY: 0 hazards" in done.stderr, done.stderr
+
+
+MORE_SOURCE = r'''
+extern "C" __global__ void tiled_missing_barrier(const float* a, const float* b, float* c, int n) {
+    __shared__ float as[16][16], bs[16][16];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = blockIdx.y * 16 + ty, col = blockIdx.x * 16 + tx;
+    float acc = 0.0f;
+    for (int k = 0; k < n; k += 16) {
+        as[ty][tx] = a[row * n + k + tx];                  // line 8: the next tile's load...
+        bs[ty][tx] = b[(k + ty) * n + col];
+        __syncthreads();
+        for (int j = 0; j < 16; j++) acc += as[ty][j] * bs[j][tx];   // line 11
+    }                                                      // ...with no barrier after the use
+    c[row * n + col] = acc;
+}
+extern "C" __global__ void shared_histogram_plain(const int* keys, int* bins) {
+    __shared__ int local[16];
+    int t = threadIdx.x;
+    if (t < 16) local[t] = 0;
+    __syncthreads();
+    local[keys[blockIdx.x * 128 + t] & 15] += 1;            // line 20: not atomic
+    __syncthreads();
+    if (t < 16) atomicAdd(&bins[t], local[t]);
+}
+'''
+
+
+def test_a_tiled_loop_without_its_second_barrier_and_a_plain_histogram(form):
+    m = dptx.RawModule(MORE_SOURCE, options=("-lineinfo",), name="more.cu")
+    n = 32
+    a, b = (np.ones((n, n), np.float32) for _ in range(2))
+    cpu.launch(m.get_function("tiled_missing_barrier"), (2, 2), (16, 16),
+               (a, b, np.zeros((n, n), np.float32), np.int32(n)), sanitize="racecheck")
+    found = {tuple(json.loads(k)[2:]) for k in sanitizer.seen()}
+    assert found & {("WAR", "more.cu:11", "more.cu:8"), ("RAW", "more.cu:8", "more.cu:11")}, found
+    sanitizer.reset()
+    keys = np.arange(256, dtype=np.int32)
+    cpu.launch(m.get_function("shared_histogram_plain"), (2,), (128,),
+               (keys, np.zeros(16, np.int32)), sanitize="racecheck")
+    found = {tuple(json.loads(k)[2:]) for k in sanitizer.seen()}
+    assert any(f[1:] == ("more.cu:20", "more.cu:20") for f in found), found

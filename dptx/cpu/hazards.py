@@ -1,6 +1,8 @@
-"""racecheck's hazard records (renderer/racecheck_ir.py), read after a launch, as reports in
-the user's terms: the kernel, the shared memory offset, both accesses with their kinds,
-threads, PTX lines and CUDA source lines."""
+"""The checked build's hazard records (renderer/racecheck_ir.py), read after a launch, as
+reports in the user's terms: racecheck's (the shared memory offset, both accesses with their
+kinds, threads, PTX and CUDA source lines), synccheck's (a divergent barrier's two lines, a
+warp mask leaving out its thread) and initcheck's (the first unwritten read: thread, line,
+argument and byte)."""
 from __future__ import annotations
 
 import re
@@ -63,11 +65,23 @@ def _report_sync(kernel, kind, value, me, line, other, oline, blk, grid, block) 
                       "block": blk, "message": message, "key": key, **extra})
 
 
+def _report_uninit(kernel, address, me, line, blk, size, grid, block, place) -> None:
+    where = _where(kernel, line)
+    what = _named(kernel, place(address)) if place else f"address {address:#x}"
+    sanitizer.report({
+        "tool": "initcheck", "kind": "UNINIT", "kernel": kernel.name, "block": blk,
+        "at": where, "key": ["initcheck", kernel.name, _location(where)],
+        "message": f"uninitialized read in kernel {kernel.name}: thread {me} "
+                   f"{_coords(me, block)} of block {blk} {_coords(blk, grid)} at {where} "
+                   f"reads {size} bytes at {what}, which nothing wrote"})
+
+
 def report_hazards(kernel, records: list, grid: tuple, block: tuple,
                    tool: str = "racecheck", place=None) -> int:
     """Report the hazards of one launch that ``tool`` reports (``records``: each native
-    call's int64 array; the checked build records racecheck's and synccheck's); returns how
-    many were recorded (counted past the records' capacity too)."""
+    call's int64 array; the checked build records every tool's); ``place(address)`` names a
+    device address (initcheck). Returns how many were recorded (counted past the records'
+    capacity too)."""
     kinds = {"synccheck": RACE.SYNCCHECK_KINDS, "initcheck": RACE.INITCHECK_KINDS}.get(
         tool, RACE.RACECHECK_KINDS)
     total = 0
@@ -83,19 +97,7 @@ def report_hazards(kernel, records: list, grid: tuple, block: tuple,
                 continue
             seen.add(key)
             if kind == RACE.UNINIT_HAZARD:
-                key = (kind, line)
-                if key in seen:
-                    continue
-                seen.add(key)
-                where = _where(kernel, line)
-                what = _named(kernel, place(offset)) if place else f"address {offset:#x}"
-                sanitizer.report({
-                    "tool": "initcheck", "kind": "UNINIT", "kernel": kernel.name,
-                    "block": blk, "at": where,
-                    "message": f"uninitialized read in kernel {kernel.name}: thread {me} "
-                               f"{_coords(me, block)} of block {blk} {_coords(blk, grid)} at "
-                               f"{where} reads {size} bytes at {what}, which nothing wrote",
-                    "key": ["initcheck", kernel.name, _location(where)]})
+                _report_uninit(kernel, offset, me, line, blk, size, grid, block, place)
                 continue
             if kind in RACE.SYNCCHECK_KINDS:
                 _report_sync(kernel, kind, offset, me, line, other, oline, blk, grid, block)

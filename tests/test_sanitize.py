@@ -513,3 +513,40 @@ def test_a_tiled_loop_without_its_second_barrier_and_a_plain_histogram(form):
                (keys, np.zeros(16, np.int32)), sanitize="racecheck")
     found = {tuple(json.loads(k)[2:]) for k in sanitizer.seen()}
     assert any(f[1:] == ("more.cu:20", "more.cu:20") for f in found), found
+
+
+GLOBAL_SOURCE = r'''
+extern "C" __global__ void histogram_plain(const int* keys, int* bins, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) bins[keys[i] & 15] += 1;             // line 4: not atomic
+}
+extern "C" __global__ void histogram_atomic(const int* keys, int* bins, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(&bins[keys[i] & 15], 1);
+}
+extern "C" __global__ void saxpy(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] += 2.0f * x[i];
+}
+'''
+
+
+def test_racecheck_on_global_memory_within_a_block(form):
+    """A block's threads on global memory: a non-atomic histogram races (named with its line
+    and the argument, as the source calls it), the atomic one and a saxpy do not."""
+    m = dptx.RawModule(GLOBAL_SOURCE, options=("-lineinfo",), name="global.cu")
+    keys = np.arange(512, dtype=np.int32)
+    cpu.launch(m.get_function("histogram_plain"), (4,), (128,),
+               (keys, np.zeros(16, np.int32), np.int32(512)), sanitize="racecheck", )
+    found = {tuple(json.loads(k)[2:]) for k in sanitizer.seen()}
+    assert ("WAW", "global.cu:4", "global.cu:4") in found, found
+    sanitizer.reset()
+    bins = np.zeros(16, np.int32)
+    cpu.launch(m.get_function("histogram_atomic"), (4,), (128,), (keys, bins, np.int32(512)),
+               sanitize="racecheck")
+    x, y = np.ones(1000, np.float32), np.zeros(1000, np.float32)
+    cpu.launch(m.get_function("saxpy"), (4,), (256,), (x, y, np.int32(1000)),
+               sanitize="racecheck")
+    assert sanitizer.seen() == {}
+    np.testing.assert_array_equal(bins, np.full(16, 32))
+    np.testing.assert_array_equal(y, np.full(1000, 2.0, np.float32))

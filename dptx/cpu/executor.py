@@ -24,6 +24,7 @@ from ..device.window import Window
 from ..errors import (DptxError, DptxMemoryError, DptxTimeoutError, FootprintViolation, LaunchError,
                       PtxUnsupportedError)
 from ..ptx import ir, print_module
+from ..ptx.analysis import merge_facts
 from ..ptx.digest import ptx_digest
 from ..ptx.source_lines import with_source_lines
 from .renderer import address_space as L
@@ -235,7 +236,8 @@ class _Chunk:
     """Scratch memory and the context array for one native call."""
 
     def __init__(self, ck: CompiledKernel, base_ctx: np.ndarray, base_table: np.ndarray,
-                 nthreads: int, shared_size: int, printf_cap: int, windows: np.ndarray):
+                 nthreads: int, shared_size: int, printf_cap: int, windows: np.ndarray,
+                 race_windows: list = ()):
         nlocal = nthreads if ck.resumable else 1
         npad = (nthreads + 31) // 32 * 32
         if ck.vector:
@@ -299,6 +301,12 @@ class _Chunk:
         c[L.CTX["printf_count"]] = 0
         if self.hazards is not None:
             c[L.CTX["race_shadow"]], c[L.CTX["race_epochs"]], c[L.CTX["hazards"]] = race_at
+        if race_windows:    # racecheck: this call's own shadows of global buffers
+            self.race_global = np.zeros(len(base_table), np.int64)
+            self.global_shadows = [np.zeros(size, np.uint8) for _, size in race_windows]
+            for (w, _), shadow in zip(race_windows, self.global_shadows):
+                self.race_global[w] = shadow.ctypes.data
+            c[L.CTX["race_global"]] = self.race_global.ctypes.data
         self.address = self.ctx.ctypes.data
 
 
@@ -469,6 +477,28 @@ def nanosleep_scale() -> float:
         raise DptxError(f"dptx.nanosleep-scale={value!r}: a factor >= 0 (1: as the kernel "
                         f"asks; 0.25: a node 4 times faster)")
     return scale
+
+
+GLOBAL_SHADOW_BYTES = 256 << 20     # racecheck's shadows of global buffers, at most, per call
+
+
+def _global_shadows(kernel, buffers, arg_windows: dict, var_windows: dict) -> list:
+    """racecheck: [(window, shadow bytes)] of the global buffers of a launch to shadow: one
+    entry per byte (renderer/racecheck_ir.SHADOW_BYTES) of each buffer the kernel may write
+    (one it only reads cannot race), in order while they fit in GLOBAL_SHADOW_BYTES (the
+    rest go unchecked)."""
+    written = merge_facts(kernel.module, kernel.function).written     # None: any
+    read_only = set() if written is None else \
+        {w for i, w in arg_windows.items() if ("param", i) not in written} | \
+        {w for name, w in var_windows.items() if ("var", name) not in written}
+    found, total = [], 0
+    for i, data in enumerate(buffers.data):
+        size = data.nbytes * RACE.SHADOW_BYTES
+        if not size or L.FIRST_BUFFER + i in read_only or total + size > GLOBAL_SHADOW_BYTES:
+            continue
+        found.append((L.FIRST_BUFFER + i, size))
+        total += size
+    return found
 
 
 def _init_maps(buffers, table, unwritten, arg_windows: dict, var_windows: dict):
@@ -668,6 +698,10 @@ def _launch(kernel, g, b, args, shared_mem, blocks, globals, threads, printf_cap
     thread_ids = L.thread_id_table(tuple(b))     # (cached per block shape: lives on)
     base[L.CTX["thread_ids"]] = thread_ids.ctypes.data
     base.view(np.float64)[L.CTX["sleep_scale"]] = nanosleep_scale()
+    # racecheck: the global buffers each native call shadows (blocks are never compared with
+    # each other, so each call keeps shadows of its own)
+    race_windows = _global_shadows(kernel, buffers, arg_windows, var_windows) \
+        if tool == "racecheck" else []
     init_maps = None
     if tool == "initcheck":
         init_maps = _init_maps(buffers, table, unwritten, arg_windows, var_windows)
@@ -686,7 +720,8 @@ def _launch(kernel, g, b, args, shared_mem, blocks, globals, threads, printf_cap
             pieces = _Pieces(blocks_range, _piece_count(len(blocks_range), workers))
             nthr = min(workers, pieces.count)
         windows = param_windows(pointer_values, table)
-        chunks = [_Chunk(form, base, table, nthreads, shared_size, printf_capacity, windows)
+        chunks = [_Chunk(form, base, table, nthreads, shared_size, printf_capacity, windows,
+                         race_windows)
                   for _ in range(nthr)]
         lock = threading.Lock()
         failures, printed = [], []

@@ -107,12 +107,15 @@ def report_hazards(kernel, records: list, grid: tuple, block: tuple,
             first, second = _where(kernel, oline), _where(kernel, line)
             other_thread = f"thread {other} {_coords(other, block)}" if other >= 0 \
                 else "another thread"
-            message = (f"{name} hazard in kernel {kernel.name} on shared memory offset "
-                       f"{offset}: a {that} by {other_thread} at {first} and a {this} by "
+            on = f"shared memory offset {offset}" if offset >> RACE.L.WINDOW_SHIFT == 0 \
+                else _named(kernel, place(offset)) if place else f"address {offset:#x}"
+            message = (f"{name} hazard in kernel {kernel.name} on {on}: a {that} by "
+                       f"{other_thread} at {first} and a {this} by "
                        f"thread {me} {_coords(me, block)} at {second}, block {blk} "
                        f"{_coords(blk, grid)}, with no barrier between them")
             sanitizer.report({
-                "tool": "racecheck", "kind": name, "kernel": kernel.name, "space": "shared",
+                "tool": "racecheck", "kind": name, "kernel": kernel.name,
+                "space": "shared" if offset >> RACE.L.WINDOW_SHIFT == 0 else "global",
                 "offset": offset, "block": blk, "message": message,
                 "first": {"access": that, "thread": other, "ptx_line": oline, "at": first},
                 "second": {"access": this, "thread": me, "ptx_line": line, "at": second},

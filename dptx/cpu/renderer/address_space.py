@@ -86,6 +86,8 @@ CTX_FIELDS = [
                       # shared memory, per thread its epochs, the hazard records (int64:
     "race_epochs",    # the count, then records)
     "hazards",
+    "race_global",    # racecheck: per window, the host address of its shadow (global
+                      # buffers of a launch run on one thread), or 0; null: none
     "init_maps",      # initcheck: per window, the host address of its init map (a byte per
                       # byte, 0: unwritten) or 0; null: no initcheck (racecheck_ir.py)
 ]

@@ -529,6 +529,7 @@ class FunctionCore(AlignmentChecks, StopPolls):
             if window is not None:
                 p = self.checked_in_window(window, value, size, inst, aligned)
                 if self.mod.racecheck:
+                    self.note_race(value, size, inst, kind, False)
                     self.note_init(value, size, inst, kind)
                 return p
         if not aligned:

@@ -334,9 +334,34 @@ define internal void @race_note(ptr %ctx, ptr %ti, i64 %addr, i64 %size, i32 %ki
 entry:
   %win = lshr i64 %addr, {L.WINDOW_SHIFT}
   %isshared = icmp eq i64 %win, {L.SHARED_WINDOW}
-  br i1 %isshared, label %go, label %done
+  br i1 %isshared, label %sharedmem, label %globalmem
+sharedmem:
+{ctx_load("sshadow", "race_shadow", "ptr")}  %soff = and i64 %addr, {L.OFFSET_MASK}
+  br label %go
+globalmem:
+  ; a buffer with a shadow of its own (ctx race_global, per window; 0: none): entries are
+  ; found by device address, from the shadow moved back by the window's first address
+{ctx_load("gmaps", "race_global", "ptr")}  %gnone = icmp eq ptr %gmaps, null
+  br i1 %gnone, label %done, label %glook
+glook:
+{ctx_load("gnbuf", "nbuf")}  %ginside = icmp ult i64 %win, %gnbuf
+  br i1 %ginside, label %gfind, label %done
+gfind:
+  %gmp = getelementptr i64, ptr %gmaps, i64 %win
+  %gm = load i64, ptr %gmp
+  %gnomap = icmp eq i64 %gm, 0
+  br i1 %gnomap, label %done, label %gready
+gready:
+{ctx_load("gtab", "buftable", "ptr")}  %grow = mul i64 %win, {L.TABLE_ROW}
+  %gfp = getelementptr i64, ptr %gtab, i64 %grow
+  %gfirst = load i64, ptr %gfp
+  %gback = mul i64 %gfirst, {SHADOW_BYTES}
+  %gbase = sub i64 %gm, %gback
+  %gshadow = inttoptr i64 %gbase to ptr
+  br label %go
 go:
-  %off = and i64 %addr, {L.OFFSET_MASK}
+  %shadow = phi ptr [%sshadow, %sharedmem], [%gshadow, %gready]
+  %off = phi i64 [%soff, %sharedmem], [%addr, %gready]
   %ep = call ptr @race_thread(ptr %ctx, ptr %ti)
   %tag = load i32, ptr %ep
   %bp = getelementptr i32, ptr %ep, i64 1
@@ -361,7 +386,7 @@ go:
   %mine0 = or i64 %me1_64, %bbits
   %mine = or i64 %mine0, %wbits
   %record = or i64 %mine, %lbits
-{ctx_load("shadow", "race_shadow", "ptr")}  %misal0 = or i64 %off, %size
+  %misal0 = or i64 %off, %size
   %misal = and i64 %misal0, 3
   %whole = icmp eq i64 %misal, 0
   br i1 %whole, label %words, label %bytes

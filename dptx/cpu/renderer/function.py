@@ -551,19 +551,24 @@ class FunctionCore(AlignmentChecks, StopPolls):
             self.note_init(value, size, inst, kind)
         return p
 
+    @staticmethod
+    def access_kind(inst, kind=None) -> int:
+        """What an access does for the checked build (racecheck_ir READ, WRITE, ATOMIC):
+        ``kind`` where the caller knows, else from the opcode."""
+        if kind is not None:
+            return kind
+        return {"st": RACE_WRITE, "atom": RACE_ATOMIC, "red": RACE_ATOMIC}.get(inst.opcode,
+                                                                              RACE_READ)
+
     def note_init(self, value: str, size, inst, kind) -> None:
         """Checked builds: tell initcheck of a global access (racecheck_ir.py)."""
-        if kind is None:
-            kind = {"st": RACE_WRITE, "atom": RACE_ATOMIC, "red": RACE_ATOMIC}.get(
-                inst.opcode, RACE_READ)
+        kind = self.access_kind(inst, kind)
         self.emit(f"call void @init_note(ptr %ctx, ptr %ti, i64 {value}, i64 {size}, "
                   f"i32 {kind}, i32 {inst.line})")
 
     def note_race(self, value: str, size, inst, kind, shared_offset: bool) -> None:
         """racecheck builds: tell the shadow memory of this access (racecheck_ir.py)."""
-        if kind is None:
-            kind = {"st": RACE_WRITE, "atom": RACE_ATOMIC, "red": RACE_ATOMIC}.get(
-                inst.opcode, RACE_READ)
+        kind = self.access_kind(inst, kind)
         if shared_offset:       # (a .shared address is an offset in the block's window)
             t = self.tmp()
             self.emit(f"{t} = or i64 {value}, {L.buffer_address(L.SHARED_WINDOW)}")

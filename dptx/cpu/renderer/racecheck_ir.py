@@ -263,27 +263,41 @@ done:
   ret ptr %e
 }}
 
+; the host address of the map (a shadow, an init map) of the window of device address %addr
+; in the per-window table %maps (null: no table; 0: the window has none), the window's first
+; mapped address in *%first
+define internal i64 @window_map(ptr %ctx, ptr %maps, i64 %addr, ptr %first) alwaysinline {{
+entry:
+  %none = icmp eq ptr %maps, null
+  br i1 %none, label %absent, label %look
+look:
+  %win = lshr i64 %addr, {L.WINDOW_SHIFT}
+{ctx_load("nbuf", "nbuf")}  %inside = icmp ult i64 %win, %nbuf
+  br i1 %inside, label %lookup, label %absent
+lookup:
+  %mp = getelementptr i64, ptr %maps, i64 %win
+  %m = load i64, ptr %mp
+{ctx_load("tab", "buftable", "ptr")}  %row = mul i64 %win, {L.TABLE_ROW}
+  %fp = getelementptr i64, ptr %tab, i64 %row
+  %f = load i64, ptr %fp
+  store i64 %f, ptr %first
+  ret i64 %m
+absent:
+  ret i64 0
+}}
+
 ; initcheck: an access of %size bytes at device address %addr of a buffer with an init map (a
 ; byte per byte of the buffer's window, 0: nothing wrote it; ctx init_maps: the map's host
 ; address per window, 0 for none): a read or an atomic of an unwritten byte is a hazard (the
 ; first of the access), a write or an atomic marks the bytes written
 define internal void @init_note(ptr %ctx, ptr %ti, i64 %addr, i64 %size, i32 %kind, i32 %line) noinline {{
 entry:
-{ctx_load("maps", "init_maps", "ptr")}  %none = icmp eq ptr %maps, null
-  br i1 %none, label %done, label %look
-look:
-  %win = lshr i64 %addr, {L.WINDOW_SHIFT}
-{ctx_load("nbuf", "nbuf")}  %inside = icmp ult i64 %win, %nbuf
-  br i1 %inside, label %lookup, label %done
-lookup:
-  %mp = getelementptr i64, ptr %maps, i64 %win
-  %m = load i64, ptr %mp
+  %firstp = alloca i64
+{ctx_load("maps", "init_maps", "ptr")}  %m = call i64 @window_map(ptr %ctx, ptr %maps, i64 %addr, ptr %firstp)
   %nomap = icmp eq i64 %m, 0
   br i1 %nomap, label %done, label %go
 go:
-{ctx_load("tab", "buftable", "ptr")}  %row = mul i64 %win, {L.TABLE_ROW}
-  %fp = getelementptr i64, ptr %tab, i64 %row
-  %first = load i64, ptr %fp
+  %first = load i64, ptr %firstp
   %rel = sub i64 %addr, %first
   %mapp = inttoptr i64 %m to ptr
   %isread = icmp eq i32 %kind, {READ}
@@ -332,6 +346,7 @@ done:
 ; (copies of the word's) and marks the word (bit 31 of its first entry's "many" field)
 define internal void @race_note(ptr %ctx, ptr %ti, i64 %addr, i64 %size, i32 %kind, i32 %line) noinline {{
 entry:
+  %gfirstp = alloca i64
   %win = lshr i64 %addr, {L.WINDOW_SHIFT}
   %isshared = icmp eq i64 %win, {L.SHARED_WINDOW}
   br i1 %isshared, label %sharedmem, label %globalmem
@@ -341,20 +356,11 @@ sharedmem:
 globalmem:
   ; a buffer with a shadow of its own (ctx race_global, per window; 0: none): entries are
   ; found by device address, from the shadow moved back by the window's first address
-{ctx_load("gmaps", "race_global", "ptr")}  %gnone = icmp eq ptr %gmaps, null
-  br i1 %gnone, label %done, label %glook
-glook:
-{ctx_load("gnbuf", "nbuf")}  %ginside = icmp ult i64 %win, %gnbuf
-  br i1 %ginside, label %gfind, label %done
-gfind:
-  %gmp = getelementptr i64, ptr %gmaps, i64 %win
-  %gm = load i64, ptr %gmp
+{ctx_load("gmaps", "race_global", "ptr")}  %gm = call i64 @window_map(ptr %ctx, ptr %gmaps, i64 %addr, ptr %gfirstp)
   %gnomap = icmp eq i64 %gm, 0
   br i1 %gnomap, label %done, label %gready
 gready:
-{ctx_load("gtab", "buftable", "ptr")}  %grow = mul i64 %win, {L.TABLE_ROW}
-  %gfp = getelementptr i64, ptr %gtab, i64 %grow
-  %gfirst = load i64, ptr %gfp
+  %gfirst = load i64, ptr %gfirstp
   %gback = mul i64 %gfirst, {SHADOW_BYTES}
   %gbase = sub i64 %gm, %gback
   %gshadow = inttoptr i64 %gbase to ptr

@@ -110,6 +110,12 @@ extern "C" __global__ void shared_histogram(const int* keys, int* bins) {
     __syncthreads();
     if (t < 16) atomicAdd(&bins[t], local[t]);
 }
+extern "C" __global__ void total_unsynced(const float* x, float* out) {
+    if (threadIdx.x != 0) return;
+    float s = 0;
+    for (int i = 0; i < 128; i++) s += x[blockIdx.x * 128 + i];
+    out[0] += s;                                             // line 102: every block, no atomic
+}
 '''
 RACY = {    # kernel -> the hazard as (kind, the first access's line, the second's): the order the
     #          threads ran in decides which comes first, so either of a pair
@@ -232,7 +238,7 @@ import time
 client = dptx.runtime.cluster.get_session().client
 for _ in range(50):
     state = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins["dptx"].state())
-    if state["hazards"] or "missing" not in "KERNEL":
+    if state["hazards"] or "sum" == "KERNEL":
         break
     time.sleep(0.1)
 print("dashboard", len(state["hazards"]), [h["kind"] for h in state["hazards"]])
@@ -240,9 +246,12 @@ print("dashboard", len(state["hazards"]), [h["kind"] for h in state["hazards"]])
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("kernel, hazards", [("sum_missing_barrier", 1), ("sum", 0)])
+@pytest.mark.parametrize("kernel, hazards", [("sum_missing_barrier", 1), ("sum", 0),
+                                             ("total_unsynced", 1)])
 def test_the_command_on_a_program_whose_launches_run_on_the_cluster(tmp_path, kernel,
                                                                      hazards):
+    """Each chunk a worker runs is checked (blocks of one chunk compared with each other too:
+    total_unsynced's blocks all add to one word without an atomic)."""
     (tmp_path / "races.cu").write_text(SOURCE)
     (tmp_path / "script.py").write_text(PROGRAM.replace("KERNEL", kernel))
     done = subprocess.run([sys.executable, "-m", "dptx.cli", "sanitize", "--tool", "racecheck",
@@ -254,7 +263,12 @@ def test_the_command_on_a_program_whose_launches_run_on_the_cluster(tmp_path, ke
     saved = json.loads((tmp_path / "hazards.json").read_text())
     assert len(saved["hazards"]) == hazards and saved["status"] == 0
     assert done.stdout.split("\n")[1].startswith(f"dashboard {hazards}"), done.stdout
-    if hazards:
+    if kernel == "total_unsynced":
+        assert done.returncode == 7
+        assert {h["kind"] for h in saved["hazards"]} == {"RAW"}
+        assert all(h["between_blocks"] and h["first"]["at"].endswith("(races.cu:102)")
+                   for h in saved["hazards"]), saved
+    elif hazards:
         assert done.returncode == 7
         assert "races.cu:7" in done.stderr and "races.cu:5" in done.stderr, done.stderr
         assert saved["hazards"][0]["kind"] == "WAR"
@@ -311,6 +325,12 @@ extern "C" __global__ void half_warp_mask(int* out) {
     if (threadIdx.x < 16) v = __shfl_xor_sync(0x0000ffffu, v, 1);   // the lanes that call it
     out[threadIdx.x] = v;
 }
+extern "C" __global__ void exited_lane(const int* x, int* out, int n) {
+    int t = threadIdx.x;
+    if (t >= n) return;                         // lanes n-31 exit
+    int v = __shfl_down_sync(0xffffffffu, x[t], 1);   // line 35: the full mask names them
+    out[t] = v;
+}
 '''
 
 
@@ -332,6 +352,10 @@ def test_synccheck_names_a_divergent_barrier_and_a_bad_mask(sync_module, form):
     cpu.launch(sync_module.get_function("bad_mask"), (1,), (32,), (np.zeros(32, np.int32),),
                sanitize="synccheck")
     assert _sync_hazards("bad_mask") == [("MASK", "sync.cu:16")]
+    cpu.launch(sync_module.get_function("exited_lane"), (1,), (32,),
+               (np.arange(32, dtype=np.int32), np.zeros(32, np.int32), np.int32(20)),
+               sanitize="synccheck")
+    assert _sync_hazards("exited_lane") == [("EXITED", "sync.cu:35")]
 
 
 def test_synccheck_is_quiet_on_legal_code(sync_module, module, form):
@@ -550,3 +574,165 @@ def test_racecheck_on_global_memory_within_a_block(form):
     assert sanitizer.seen() == {}
     np.testing.assert_array_equal(bins, np.full(16, 32))
     np.testing.assert_array_equal(y, np.full(1000, 2.0, np.float32))
+
+
+BLOCKS_SOURCE = r'''
+extern "C" __global__ void last_writer(int* out) {
+    if (threadIdx.x == 0) out[0] = blockIdx.x;               // line 3: every block writes
+}
+__device__ unsigned int retired;
+extern "C" __global__ void reduce(const float* x, float* partial, float* out, int fenced) {
+    __shared__ bool last;
+    int t = threadIdx.x;
+    if (t == 0) {
+        float s = 0;
+        for (int i = 0; i < 64; i++) s += x[blockIdx.x * 64 + i];
+        partial[blockIdx.x] = s;                             // line 12
+        if (fenced) __threadfence();
+        unsigned int ticket = atomicInc(&retired, gridDim.x);
+        last = ticket == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last && t == 0) {                                    // the last block to finish sums
+        float s = 0;
+        for (int b = 0; b < gridDim.x; b++) s += partial[b]; // line 20
+        out[0] = s;
+        retired = 0;
+    }
+}
+extern "C" __global__ void count_then_reset(int* count) {
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x == 2) count[0] = 0;                       // line 27: a plain store
+    else atomicAdd(count, 1);                                // line 28
+}
+extern "C" __global__ void publish(int* data, unsigned int* flag, int* out, int release) {
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x == 0) {
+        data[0] = 42;                                        // line 33
+        if (release)
+            asm volatile("st.release.gpu.global.u32 [%0], %1;" :: "l"(flag), "r"(1) : "memory");
+        else
+            flag[0] = 1;                                     // line 37
+    } else {
+        unsigned int f;
+        if (release)
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(f) : "l"(flag) : "memory");
+        else
+            f = flag[0];                                     // line 43
+        out[blockIdx.x] = f ? data[0] : -1;                  // line 44
+    }
+}
+extern "C" __global__ void coefficient(float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x + 1;
+    if (i < n) y[i] = 2.0f * y[0] + i;                       // every block reads y[0]
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def blocks_module():
+    return dptx.RawModule(BLOCKS_SOURCE, options=("-lineinfo",), name="blocks.cu")
+
+
+def _between_blocks(launch) -> set:
+    """(kind, first location, second) of each hazard between blocks ``launch()`` reports."""
+    sanitizer.reset()
+    launch()
+    keys = [json.loads(k) for k in sanitizer.seen()]
+    assert all(k[-1] == "between blocks" for k in keys), keys
+    return {tuple(k[2:5]) for k in keys}
+
+
+def test_racecheck_between_blocks(blocks_module, form, capsys):
+    """Blocks of a launch run in any order: a word two blocks write, a partial sum read by
+    the last block without the writer's __threadfence(), a plain store beside other blocks'
+    atomics, a flag published by plain accesses are hazards between blocks, named with both
+    blocks and lines; with the fence, or a release and an acquire, they are not, and every
+    result is the plain build's."""
+    m = blocks_module
+    found = _between_blocks(lambda: cpu.launch(m.get_function("last_writer"), (4,), (32,),
+                                               (np.zeros(1, np.int32),), sanitize="racecheck"))
+    assert found == {("WAW", "blocks.cu:3", "blocks.cu:3")}
+    assert "of block 0 (0, 0, 0)" in capsys.readouterr().err
+
+    x = np.arange(8 * 64, dtype=np.float32)
+    for fenced in (0, 1):
+        out = np.zeros(1, np.float32)
+        found = _between_blocks(lambda: cpu.launch(
+            m.get_function("reduce"), (8,), (32,),
+            (x, np.zeros(8, np.float32), out, np.int32(fenced)), sanitize="racecheck"))
+        assert found == (set() if fenced else {("RAW", "blocks.cu:12", "blocks.cu:20")})
+        assert out[0] == x.sum()
+
+    count = np.zeros(1, np.int32)
+    found = _between_blocks(lambda: cpu.launch(m.get_function("count_then_reset"), (4,), (32,),
+                                               (count,), sanitize="racecheck"))
+    assert found == {("ATOMIC", "blocks.cu:28", "blocks.cu:27"),
+                     ("ATOMIC", "blocks.cu:27", "blocks.cu:28")}, found
+
+    for release in (1, 0):
+        out = np.zeros(3, np.int32)
+        found = _between_blocks(lambda: cpu.launch(
+            m.get_function("publish"), (3,), (32,),
+            (np.zeros(1, np.int32), np.zeros(1, np.uint32), out, np.int32(release)),
+            sanitize="racecheck"))
+        assert found == (set() if release else {("RAW", "blocks.cu:37", "blocks.cu:43"),
+                                                ("RAW", "blocks.cu:33", "blocks.cu:44")}), found
+        np.testing.assert_array_equal(out, [0, 42, 42])   # (blocks run in order here)
+
+    y = np.ones(1000, np.float32)
+    assert _between_blocks(lambda: cpu.launch(m.get_function("coefficient"), (4,), (256,),
+                                              (y, np.int32(1000)), sanitize="racecheck")) == set()
+    np.testing.assert_array_equal(y[1:], 2.0 + np.arange(1, 1000, dtype=np.float32))
+
+
+HELPERS_SOURCE = r'''
+extern "C" __global__ void mbarrier_exchange(const int* x, int* out, int wait) {
+    __shared__ int s[64];
+    __shared__ unsigned long long bar;
+    unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+    int t = threadIdx.x;
+    if (t == 0) asm volatile("mbarrier.init.shared.b64 [%0], %1;" :: "r"(b), "r"(64));
+    __syncthreads();
+    s[t] = x[t];                                             // line 9
+    unsigned long long state;
+    asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(state) : "r"(b) : "memory");
+    unsigned int done = !wait;
+    while (!done)
+        asm volatile("{ .reg .pred p; mbarrier.test_wait.shared.b64 p, [%1], %2; "
+                     "selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(b), "l"(state) : "memory");
+    out[t] = s[63 - t];                                      // line 16
+}
+extern "C" __global__ void async_copy(const int* x, int* out, int wait) {
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    unsigned d = (unsigned)__cvta_generic_to_shared(&s[t]);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;"  // line 22: writes s[t]
+                 :: "r"(d), "l"(x + t) : "memory");
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    if (wait) __syncthreads();
+    out[t] = s[63 - t];                                      // line 26
+}
+'''
+
+
+@pytest.mark.parametrize("name, first, second", [("mbarrier_exchange", 9, 16),
+                                                 ("async_copy", 22, 26)])
+def test_mbarrier_phases_and_async_copies(form, name, first, second):
+    """A completed mbarrier phase orders what its threads did before arriving before what
+    the waiting thread does next; cp.async writes its shared operand. Without the wait (or
+    the barrier) each kernel races, named with both lines; with it, none."""
+    m = dptx.RawModule(HELPERS_SOURCE, options=("-lineinfo", "--gpu-architecture=compute_80"),
+                       name="helpers.cu")
+    x = np.arange(64, dtype=np.int32)
+    for wait in (1, 0):
+        sanitizer.reset()
+        out = np.zeros(64, np.int32)
+        cpu.launch(m.get_function(name), (1,), (64,), (x, out, np.int32(wait)),
+                   sanitize="racecheck")
+        found = {tuple(json.loads(k)[2:]) for k in sanitizer.seen()}
+        if wait:
+            assert found == set()
+            np.testing.assert_array_equal(out, x[::-1])
+        else:
+            assert ("RAW", f"helpers.cu:{first}", f"helpers.cu:{second}") in found, found

@@ -237,7 +237,7 @@ class _Chunk:
 
     def __init__(self, ck: CompiledKernel, base_ctx: np.ndarray, base_table: np.ndarray,
                  nthreads: int, shared_size: int, printf_cap: int, windows: np.ndarray,
-                 race_windows: list = ()):
+                 race_global: "_GlobalShadows" = None):
         nlocal = nthreads if ck.resumable else 1
         npad = (nthreads + 31) // 32 * 32
         if ck.vector:
@@ -301,12 +301,10 @@ class _Chunk:
         c[L.CTX["printf_count"]] = 0
         if self.hazards is not None:
             c[L.CTX["race_shadow"]], c[L.CTX["race_epochs"]], c[L.CTX["hazards"]] = race_at
-        if race_windows:    # racecheck: this call's own shadows of global buffers
-            self.race_global = np.zeros(len(base_table), np.int64)
-            self.global_shadows = [np.zeros(size, np.uint8) for _, size in race_windows]
-            for (w, _), shadow in zip(race_windows, self.global_shadows):
-                self.race_global[w] = shadow.ctypes.data
-            c[L.CTX["race_global"]] = self.race_global.ctypes.data
+        if race_global is not None:     # racecheck: shadows of global buffers
+            self.race_global = race_global
+            c[L.CTX["race_global"]] = race_global.table.ctypes.data
+            c[L.CTX["race_blocks"]] = race_global.blocks.ctypes.data
         self.address = self.ctx.ctypes.data
 
 
@@ -479,13 +477,13 @@ def nanosleep_scale() -> float:
     return scale
 
 
-GLOBAL_SHADOW_BYTES = 256 << 20     # racecheck's shadows of global buffers, at most, per call
+GLOBAL_SHADOW_BYTES = 256 << 20     # racecheck's shadows of global buffers, at most, per launch
 
 
 def _global_shadows(kernel, buffers, arg_windows: dict, var_windows: dict) -> list:
     """racecheck: [(window, shadow bytes)] of the global buffers of a launch to shadow: one
-    entry per byte (renderer/racecheck_ir.SHADOW_BYTES) of each buffer the kernel may write
-    (one it only reads cannot race), in order while they fit in GLOBAL_SHADOW_BYTES (the
+    entry per byte (renderer/racecheck_ir.GLOBAL_SHADOW_BYTES) of each buffer the kernel may
+    write (one it only reads cannot race), in order while they fit in GLOBAL_SHADOW_BYTES (the
     rest go unchecked)."""
     written = merge_facts(kernel.module, kernel.function).written     # None: any
     read_only = set() if written is None else \
@@ -493,12 +491,27 @@ def _global_shadows(kernel, buffers, arg_windows: dict, var_windows: dict) -> li
         {w for name, w in var_windows.items() if ("var", name) not in written}
     found, total = [], 0
     for i, data in enumerate(buffers.data):
-        size = data.nbytes * RACE.SHADOW_BYTES
+        size = data.nbytes * RACE.GLOBAL_SHADOW_BYTES
         if not size or L.FIRST_BUFFER + i in read_only or total + size > GLOBAL_SHADOW_BYTES:
             continue
         found.append((L.FIRST_BUFFER + i, size))
         total += size
     return found
+
+
+class _GlobalShadows:
+    """racecheck on global memory: the shadows of the buffers ``_global_shadows`` chose (a
+    table of their host addresses per window) and the blocks' ordering state
+    (renderer/racecheck_ir.py, BLOCK_SLOTS). One for the whole launch when its blocks run one
+    after another, so that every block is compared with those before it; one per native call
+    where blocks run side by side (cooperative launches, spin-waits)."""
+
+    def __init__(self, race_windows: list, nwindows: int):
+        self.table = np.zeros(nwindows, np.int64)
+        self.shadows = [np.zeros(size, np.uint8) for _, size in race_windows]
+        for (w, _), shadow in zip(race_windows, self.shadows):
+            self.table[w] = shadow.ctypes.data
+        self.blocks = np.zeros(8 + RACE.BLOCK_SLOTS * RACE.BLOCK_SLOT_BYTES, np.uint8)
 
 
 def _init_maps(buffers, table, unwritten, arg_windows: dict, var_windows: dict):
@@ -698,10 +711,22 @@ def _launch(kernel, g, b, args, shared_mem, blocks, globals, threads, printf_cap
     thread_ids = L.thread_id_table(tuple(b))     # (cached per block shape: lives on)
     base[L.CTX["thread_ids"]] = thread_ids.ctypes.data
     base.view(np.float64)[L.CTX["sleep_scale"]] = nanosleep_scale()
-    # racecheck: the global buffers each native call shadows (blocks are never compared with
-    # each other, so each call keeps shadows of its own)
+    # racecheck: shadows of the global buffers; blocks that may run side by side (cooperative
+    # launches, spin-waits) are compared within each native call, the others one after another
+    # on one thread, each with the blocks before it
     race_windows = _global_shadows(kernel, buffers, arg_windows, var_windows) \
         if tool == "racecheck" else []
+    race_launch = None
+    if race_windows and not cooperative and not any(
+            form is not None and form.spin_waits for form in (ck, ck.alternative)):
+        race_launch = _GlobalShadows(race_windows, len(table))
+        workers = 1
+
+    def race_global():
+        """The global shadows a new native call uses (None: no racecheck on global memory)."""
+        if race_launch is not None or not race_windows:
+            return race_launch
+        return _GlobalShadows(race_windows, len(table))
     init_maps = None
     if tool == "initcheck":
         init_maps = _init_maps(buffers, table, unwritten, arg_windows, var_windows)
@@ -721,7 +746,7 @@ def _launch(kernel, g, b, args, shared_mem, blocks, globals, threads, printf_cap
             nthr = min(workers, pieces.count)
         windows = param_windows(pointer_values, table)
         chunks = [_Chunk(form, base, table, nthreads, shared_size, printf_capacity, windows,
-                         race_windows)
+                         race_global())
                   for _ in range(nthr)]
         lock = threading.Lock()
         failures, printed = [], []

@@ -55,6 +55,14 @@ def _report_sync(kernel, kind, value, me, line, other, oline, blk, grid, block) 
         key = ["synccheck", kernel.name, "BARRIER", _location(first), _location(where)]
         extra = {"first": {"thread": other, "ptx_line": oline, "at": first},
                  "second": {"thread": me, "ptx_line": line, "at": where}}
+    elif kind == RACE.EXITED_HAZARD:
+        message = (f"warp synchronization in kernel {kernel.name} with member mask "
+                   f"{value:#010x} naming thread {other} {_coords(other, block)} (lane "
+                   f"{other % 32}), which exited, called by thread {me} {_coords(me, block)} "
+                   f"at {where}, {block_at} (the ISA: undefined; a GPU may hang)")
+        key = ["synccheck", kernel.name, "EXITED", _location(where)]
+        extra = {"second": {"thread": me, "ptx_line": line, "at": where}, "mask": value,
+                 "exited": other}
     else:
         message = (f"warp synchronization in kernel {kernel.name} with member mask "
                    f"{value:#010x} leaving out its own thread {me} {_coords(me, block)} "
@@ -76,6 +84,42 @@ def _report_uninit(kernel, address, me, line, blk, size, grid, block, place) -> 
                    f"reads {size} bytes at {what}, which nothing wrote"})
 
 
+def _report_race(kernel, kind, offset, me, line, other, oline, blk, oblk, grid, block,
+                 place) -> None:
+    """racecheck's report of two unordered accesses: of threads of one block (``oblk`` < 0:
+    no barrier between them), or of two blocks (no release and acquire between them)."""
+    this, that = _ACCESSES[kind]
+    name = RACE.KINDS[kind]
+    first, second = _where(kernel, oline), _where(kernel, line)
+    shared = offset >> RACE.L.WINDOW_SHIFT == 0
+    on = f"shared memory offset {offset}" if shared \
+        else _named(kernel, place(offset)) if place else f"address {offset:#x}"
+    other_thread = f"thread {other} {_coords(other, block)}" if other >= 0 else "another thread"
+    this_thread = f"thread {me} {_coords(me, block)}"
+    if oblk < 0:
+        message = (f"{name} hazard in kernel {kernel.name} on {on}: a {that} by "
+                   f"{other_thread} at {first} and a {this} by {this_thread} at {second}, "
+                   f"block {blk} {_coords(blk, grid)}, with no barrier between them")
+    else:
+        message = (f"{name} hazard between blocks in kernel {kernel.name} on {on}: a {that} "
+                   f"by {other_thread} of block {oblk} {_coords(oblk, grid)} at {first} and a "
+                   f"{this} by {this_thread} of block {blk} {_coords(blk, grid)} at {second}, "
+                   f"which nothing orders (blocks run in any order; a block's writes reach "
+                   f"another through a __threadfence() and an atomic, or a release and an "
+                   f"acquire, that it observes)")
+    first_at = {"access": that, "thread": other, "ptx_line": oline, "at": first}
+    if oblk >= 0:
+        first_at["block"] = oblk
+    sanitizer.report({
+        "tool": "racecheck", "kind": name, "kernel": kernel.name,
+        "space": "shared" if shared else "global", "between_blocks": oblk >= 0,
+        "offset": offset, "block": blk, "message": message, "first": first_at,
+        "second": {"access": this, "thread": me, "ptx_line": line, "at": second},
+        # one hazard per source location (an unrolled loop's copies are one)
+        "key": ["racecheck", kernel.name, name, _location(first), _location(second)]
+        + (["between blocks"] if oblk >= 0 else [])})
+
+
 def report_hazards(kernel, records: list, grid: tuple, block: tuple,
                    tool: str = "racecheck", place=None) -> int:
     """Report the hazards of one launch that ``tool`` reports (``records``: each native
@@ -90,9 +134,9 @@ def report_hazards(kernel, records: list, grid: tuple, block: tuple,
         count = int(hz[0])
         total += count
         rows = hz[1:1 + min(count, RACE.HAZARD_CAPACITY) * RACE.HAZARD_FIELDS]
-        for kind, offset, me, line, other, oline, blk, size in \
+        for kind, offset, me, line, other, oline, blk, size, oblk in \
                 np.asarray(rows).reshape(-1, RACE.HAZARD_FIELDS).tolist():
-            key = (kind, line, oline)
+            key = (kind, line, oline, oblk >= 0)
             if kind not in kinds or key in seen:
                 continue
             seen.add(key)
@@ -102,23 +146,6 @@ def report_hazards(kernel, records: list, grid: tuple, block: tuple,
             if kind in RACE.SYNCCHECK_KINDS:
                 _report_sync(kernel, kind, offset, me, line, other, oline, blk, grid, block)
                 continue
-            this, that = _ACCESSES[kind]
-            name = RACE.KINDS[kind]
-            first, second = _where(kernel, oline), _where(kernel, line)
-            other_thread = f"thread {other} {_coords(other, block)}" if other >= 0 \
-                else "another thread"
-            on = f"shared memory offset {offset}" if offset >> RACE.L.WINDOW_SHIFT == 0 \
-                else _named(kernel, place(offset)) if place else f"address {offset:#x}"
-            message = (f"{name} hazard in kernel {kernel.name} on {on}: a {that} by "
-                       f"{other_thread} at {first} and a {this} by "
-                       f"thread {me} {_coords(me, block)} at {second}, block {blk} "
-                       f"{_coords(blk, grid)}, with no barrier between them")
-            sanitizer.report({
-                "tool": "racecheck", "kind": name, "kernel": kernel.name,
-                "space": "shared" if offset >> RACE.L.WINDOW_SHIFT == 0 else "global",
-                "offset": offset, "block": blk, "message": message,
-                "first": {"access": that, "thread": other, "ptx_line": oline, "at": first},
-                "second": {"access": this, "thread": me, "ptx_line": line, "at": second},
-                # one hazard per source location (an unrolled loop's copies are one)
-                "key": ["racecheck", kernel.name, name, _location(first), _location(second)]})
+            _report_race(kernel, kind, offset, me, line, other, oline, blk, oblk, grid, block,
+                         place)
     return total

@@ -88,6 +88,8 @@ CTX_FIELDS = [
     "hazards",
     "race_global",    # racecheck: per window, the host address of its shadow (global
                       # buffers of a launch run on one thread), or 0; null: none
+    "race_blocks",    # racecheck between blocks: the era, then a slot per block (null: none;
+                      # racecheck_ir.py)
     "init_maps",      # initcheck: per window, the host address of its init map (a byte per
                       # byte, 0: unwritten) or 0; null: no initcheck (racecheck_ir.py)
 ]

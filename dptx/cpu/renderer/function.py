@@ -42,7 +42,8 @@ from .lowering.wmma import WmmaLowering
 from .lowering.async_barrier import AsyncBarrierLowering
 from .lowering.sleep import SleepLowering
 from .lowering.warpgroup import WarpgroupLowering
-from .racecheck_ir import ATOMIC as RACE_ATOMIC, READ as RACE_READ, WRITE as RACE_WRITE
+from .racecheck_ir import ATOMIC as RACE_ATOMIC, READ as RACE_READ, WRITE as RACE_WRITE, \
+    order_event
 
 
 def window_fields(origin, windows: dict) -> list:
@@ -557,8 +558,10 @@ class FunctionCore(AlignmentChecks, StopPolls):
         ``kind`` where the caller knows, else from the opcode."""
         if kind is not None:
             return kind
-        return {"st": RACE_WRITE, "atom": RACE_ATOMIC, "red": RACE_ATOMIC}.get(inst.opcode,
-                                                                              RACE_READ)
+        if inst.opcode == "wmma" and "store" in inst.modifiers:
+            return RACE_WRITE
+        return {"st": RACE_WRITE, "stmatrix": RACE_WRITE, "atom": RACE_ATOMIC,
+                "red": RACE_ATOMIC}.get(inst.opcode, RACE_READ)
 
     def note_init(self, value: str, size, inst, kind) -> None:
         """Checked builds: tell initcheck of a global access (racecheck_ir.py)."""
@@ -568,13 +571,15 @@ class FunctionCore(AlignmentChecks, StopPolls):
 
     def note_race(self, value: str, size, inst, kind, shared_offset: bool) -> None:
         """racecheck builds: tell the shadow memory of this access (racecheck_ir.py)."""
+        if kind is None and inst.opcode == "cp" and shared_offset:
+            kind = RACE_WRITE   # cp.async: its .shared operand is where it writes
         kind = self.access_kind(inst, kind)
         if shared_offset:       # (a .shared address is an offset in the block's window)
             t = self.tmp()
             self.emit(f"{t} = or i64 {value}, {L.buffer_address(L.SHARED_WINDOW)}")
             value = t
         self.emit(f"call void @race_note(ptr %ctx, ptr %ti, i64 {value}, i64 {size}, "
-                  f"i32 {kind}, i32 {inst.line})")
+                  f"i32 {kind}, i32 {inst.line}, i32 {order_event(inst)})")
 
 
     def allowed_windows(self, base) -> list:

@@ -28,17 +28,60 @@ SHADOW_BYTES = 32           # per byte of shared memory: i32 block tag, i32 "oth
 #                             too", then three packed records (i64): the last plain write,
 #                             the last atomic, the first read of the interval
 EPOCH_BYTES = 16            # i32 x 4 per thread: block tag, block epoch, warp epoch
-HAZARD_FIELDS = 8           # i64: kind, shared offset, thread, line, other thread, other line,
-#                             block, size
+GLOBAL_SHADOW_BYTES = 48    # per byte of a global buffer: the same, then the eras (i32) of
+#                             the three records (racecheck between blocks, below)
+HAZARD_FIELDS = 9           # i64: kind, shared offset, thread, line, other thread, other line,
+#                             block, size, the other access's block (-1: the same block)
 HAZARD_CAPACITY = 4096      # records per native call; more are counted
 READ, WRITE, ATOMIC = 0, 1, 2
-KINDS = {1: "RAW", 2: "WAR", 3: "WAW", 4: "ATOMIC", 5: "BARRIER", 6: "MASK", 7: "UNINIT"}
-RACECHECK_KINDS, SYNCCHECK_KINDS, INITCHECK_KINDS = (1, 2, 3, 4), (5, 6), (7,)
+KINDS = {1: "RAW", 2: "WAR", 3: "WAW", 4: "ATOMIC", 5: "BARRIER", 6: "MASK", 7: "UNINIT",
+         8: "EXITED"}
+RACECHECK_KINDS, SYNCCHECK_KINDS, INITCHECK_KINDS = (1, 2, 3, 4), (5, 6, 8), (7,)
 UNINIT_HAZARD = 7
-BARRIER_HAZARD, MASK_HAZARD = 5, 6
+BARRIER_HAZARD, MASK_HAZARD, EXITED_HAZARD = 5, 6, 8
 # synccheck: a sync point's barrier id field carries this bit for an aligned barrier (bar.sync,
 # barrier.sync.aligned), whose threads must all wait at the same instruction
 ALIGNED_BARRIER = 0x100
+
+# racecheck between blocks: the blocks of a launch run one after another, and the shadow of a
+# global word keeps the last block's records with their eras (a count of ordering events of
+# the launch). A block releases what it did before a fence of GPU or system scope once an
+# atomic or a strong store follows the fence (or at once, by a .release operation); it
+# acquires by an atomic, a fence or a strong load. An access of another block is ordered
+# before this one when it was released (its era before the release) and this block acquired
+# since; an atomic when this block acquired since it. ``race_blocks`` holds the count, then a
+# slot per block (BLOCK_SLOT_BYTES, indexed by block modulo the slot count): i32 block tag,
+# its release era, its acquire era, its last fence's era. Two atomics, two strong accesses,
+# never race; the location a release and an acquire go through is not compared (an ordering
+# through another word counts too: a race may go unreported, never a false one).
+BLOCK_SLOT_BYTES = 16
+BLOCK_SLOTS = 1 << 16
+ORDER_FENCE, ORDER_COMPLETE, ORDER_RELEASE, ORDER_ACQUIRE = 1, 2, 4, 8
+ORDER_STRONG = 16   # a strong load or store (.volatile, .relaxed, .acquire, .release): on global
+#                     memory, morally strong as an atomic is (two never race)
+
+
+
+def order_event(inst) -> int:
+    """The ORDER_* bits of an instruction between blocks: a fence of GPU or system scope
+    (membar.gl/.sys, fence.sc/.acq_rel), an atomic (completes a fence's release, acquires;
+    releases itself with .release/.acq_rel), a strong load (.volatile, .relaxed, .acquire:
+    acquires) or store (completes a fence's release; .release releases). CTA-scope operations
+    order nothing between blocks; 0 for the rest."""
+    mods = set(inst.modifiers)
+    if mods & {"cta", "proxy"} or inst.opcode not in ("membar", "fence", "atom", "red", "ld", "st"):
+        return 0
+    if inst.opcode in ("membar", "fence"):
+        return ORDER_FENCE
+    releases = ORDER_RELEASE if mods & {"release", "acq_rel"} else 0
+    if inst.opcode == "atom":
+        return ORDER_COMPLETE | ORDER_ACQUIRE | releases
+    if inst.opcode == "red":
+        return ORDER_COMPLETE | releases
+    if not mods & {"volatile", "relaxed", "acquire", "release", "mmio"}:
+        return 0        # a weak access
+    return ORDER_STRONG | (ORDER_ACQUIRE if inst.opcode == "ld" else ORDER_COMPLETE | releases)
+
 
 # A record packs an access into an i64 (0: none): thread + 1 in bits 0-10 (blocks have at most
 # 1024 threads), its PTX line in bits 11-31, its block epoch in bits 32-51 and its warp epoch
@@ -107,6 +150,8 @@ reset:
   store i32 0, ptr %b1
   %w1 = getelementptr i32, ptr %ep, i64 2
   store i32 0, ptr %w1
+  ; (the block's ordering slot, for racecheck between blocks)
+  %slot = call ptr @race_slot(ptr %ctx, i32 %tag, i1 true)
   br label %done
 done:
   ret ptr %ep
@@ -125,7 +170,7 @@ entry:
   ret void
 }}
 
-define internal void @race_record(ptr %ctx, i64 %kind, i64 %off, i32 %me, i32 %line, i32 %other, i32 %oline, i32 %tag, i64 %size) noinline cold {{
+define internal void @race_record(ptr %ctx, i64 %kind, i64 %off, i32 %me, i32 %line, i32 %other, i32 %oline, i32 %tag, i64 %size, i32 %otag) noinline cold {{
 entry:
 {ctx_load("hz", "hazards", "ptr")}  %n = atomicrmw add ptr %hz, i64 1 monotonic
   %room = icmp ult i64 %n, {HAZARD_CAPACITY}
@@ -155,6 +200,10 @@ fill:
   store i64 %b64, ptr %f6
   %f7 = getelementptr i64, ptr %r, i64 7
   store i64 %size, ptr %f7
+  %ob0 = sub i32 %otag, 1
+  %ob = sext i32 %ob0 to i64
+  %f8 = getelementptr i64, ptr %r, i64 8
+  store i64 %ob, ptr %f8
   br label %done
 done:
   ret void
@@ -177,7 +226,7 @@ bad:
   %b = trunc i64 %b64 to i32
   %tag = add i32 %b, 1
   %m64 = zext i32 %mask to i64
-  call void @race_record(ptr %ctx, i64 {MASK_HAZARD}, i64 %m64, i32 %me, i32 %line, i32 -1, i32 0, i32 %tag, i64 0)
+  call void @race_record(ptr %ctx, i64 {MASK_HAZARD}, i64 %m64, i32 %me, i32 %line, i32 -1, i32 0, i32 %tag, i64 0, i32 0)
   br label %done
 done:
   ret void
@@ -186,8 +235,9 @@ done:
 ; one entry %e (of shared byte %at, tag %tag current) against an access (%record, %mine: it
 ; packed without its line; %found: a hazard of this access was recorded already): checks,
 ; records the first hazard, notes the access; returns %found or'd with the new one. Bit 31 of
-; the "many" field marks a word whose bytes have entries of their own (race_note).
-define internal i1 @race_entry(ptr %ctx, ptr %e, i64 %at, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %kind, i32 %tag, i64 %size, i1 %found) alwaysinline {{
+; the "many" field marks a word whose bytes have entries of their own (race_note). %global: an
+; entry of a global buffer's shadow, whose records keep their eras (%era: now).
+define internal i1 @race_entry(ptr %ctx, ptr %e, i64 %at, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %kind, i32 %tag, i64 %size, i1 %found, i1 %global, i32 %era) alwaysinline {{
 entry:
   %isread = icmp eq i32 %kind, {READ}
   %isatomic = icmp eq i32 %kind, {ATOMIC}
@@ -221,10 +271,19 @@ hazard:
   %other = select i1 %h_w, i32 %w_t, i32 %o_1
   %ol_1 = select i1 %h_r, i32 %r_line, i32 %a_line
   %oline = select i1 %h_w, i32 %w_line, i32 %ol_1
-  call void @race_record(ptr %ctx, i64 %k, i64 %at, i32 %me, i32 %line, i32 %other, i32 %oline, i32 %tag, i64 %size)
+  call void @race_record(ptr %ctx, i64 %k, i64 %at, i32 %me, i32 %line, i32 %other, i32 %oline, i32 %tag, i64 %size, i32 0)
   br label %update
 update:
   %found1 = or i1 %found, %report
+  br i1 %global, label %noteera, label %noted
+noteera:
+  ; the era of the record this access becomes (the latest read's for reads)
+  %eraat = select i1 %isread, i64 40, i64 32
+  %eraat1 = select i1 %isatomic, i64 36, i64 %eraat
+  %erap = getelementptr i8, ptr %e, i64 %eraat1
+  store i32 %era, ptr %erap
+  br label %noted
+noted:
   br i1 %isread, label %noteread, label %notewrite
 notewrite:
   %slot = select i1 %isatomic, ptr %a_p, ptr %w_p
@@ -247,20 +306,193 @@ fresh:
   ret i1 %found1
 }}
 
-; the entry of shared byte %at, made current (an entry of an earlier block is empty now)
-define internal ptr @race_current(ptr %shadow, i64 %at, i32 %tag) alwaysinline {{
+; the entry of byte %at, made current (an entry of an earlier block is empty now; of a global
+; buffer, it is compared with this access first: race_blocks)
+define internal ptr @race_current(ptr %ctx, ptr %shadow, i64 %at, i32 %tag, i64 %stride, i1 %global, i32 %kind, i32 %me, i32 %line, i64 %size) alwaysinline {{
 entry:
-  %eoff = mul i64 %at, {SHADOW_BYTES}
+  %eoff = mul i64 %at, %stride
   %e = getelementptr i8, ptr %shadow, i64 %eoff
   %etag = load i32, ptr %e
   %ours = icmp eq i32 %etag, %tag
-  br i1 %ours, label %done, label %claim
+  br i1 %ours, label %done, label %other
+other:
+  %used = icmp ne i32 %etag, 0
+  %between = and i1 %used, %global
+  br i1 %between, label %blocks, label %claim
+blocks:
+  call void @race_blocks(ptr %ctx, ptr %e, i64 %at, i32 %kind, i32 %me, i32 %line, i32 %tag, i64 %size)
+  br label %claim
 claim:
   store i32 %tag, ptr %e
 {CLEAR}
   br label %done
 done:
   ret ptr %e
+}}
+
+; the slot of block %tag in race_blocks (made the block's when %claim; null: none, or another
+; block's)
+define internal ptr @race_slot(ptr %ctx, i32 %tag, i1 %claim) alwaysinline {{
+entry:
+{ctx_load("st", "race_blocks", "ptr")}  %none = icmp eq ptr %st, null
+  br i1 %none, label %absent, label %look
+look:
+  %t64 = zext i32 %tag to i64
+  %i = urem i64 %t64, {BLOCK_SLOTS}
+  %off0 = mul i64 %i, {BLOCK_SLOT_BYTES}
+  %off = add i64 %off0, 8
+  %p = getelementptr i8, ptr %st, i64 %off
+  %old = load i32, ptr %p
+  %ours = icmp eq i32 %old, %tag
+  br i1 %ours, label %found, label %notours
+notours:
+  br i1 %claim, label %take, label %absent
+take:
+  store i32 %tag, ptr %p
+  %f = getelementptr i8, ptr %p, i64 4
+  store i32 0, ptr %f
+  %f2 = getelementptr i8, ptr %p, i64 8
+  store i64 0, ptr %f2
+  br label %found
+found:
+  ret ptr %p
+absent:
+  ret ptr null
+}}
+
+; an ordering event of this thread's block (racecheck between blocks): %ev holds ORDER_* bits
+define internal void @race_order(ptr %ctx, ptr %ti, i32 %ev) noinline {{
+entry:
+  %bp = getelementptr i8, ptr %ti, i64 32
+  %b64 = load i64, ptr %bp
+  %b = trunc i64 %b64 to i32
+  %tag = add i32 %b, 1
+  %s = call ptr @race_slot(ptr %ctx, i32 %tag, i1 true)
+  %none = icmp eq ptr %s, null
+  br i1 %none, label %done, label %go
+go:
+{ctx_load("erap", "race_blocks", "ptr")}  %relp = getelementptr i8, ptr %s, i64 4
+  %acqp = getelementptr i8, ptr %s, i64 8
+  %fencep = getelementptr i8, ptr %s, i64 12
+  %fb = and i32 %ev, {ORDER_FENCE}
+  %isfence = icmp ne i32 %fb, 0
+  br i1 %isfence, label %fence, label %complete
+fence:
+  ; what came before is released by the next atomic or strong store; a fence acquires too
+  ; (a strong load, then the fence)
+  %e0 = load i32, ptr %erap
+  %e1 = add i32 %e0, 1
+  store i32 %e1, ptr %erap
+  store i32 %e1, ptr %fencep
+  store i32 %e1, ptr %acqp
+  br label %complete
+complete:
+  %cb = and i32 %ev, {ORDER_COMPLETE}
+  %iscomplete = icmp ne i32 %cb, 0
+  %fenced = load i32, ptr %fencep
+  %released = load i32, ptr %relp
+  %later = icmp ugt i32 %fenced, %released
+  %publish = and i1 %iscomplete, %later
+  br i1 %publish, label %publishing, label %release
+publishing:
+  store i32 %fenced, ptr %relp
+  br label %release
+release:
+  %rb = and i32 %ev, {ORDER_RELEASE}
+  %isrelease = icmp ne i32 %rb, 0
+  br i1 %isrelease, label %releasing, label %acquire
+releasing:
+  %e2 = load i32, ptr %erap
+  %e3 = add i32 %e2, 1
+  store i32 %e3, ptr %erap
+  store i32 %e3, ptr %relp
+  br label %acquire
+acquire:
+  %ab = and i32 %ev, {ORDER_ACQUIRE}
+  %isacquire = icmp ne i32 %ab, 0
+  br i1 %isacquire, label %acquiring, label %done
+acquiring:
+  %e4 = load i32, ptr %erap
+  %e5 = add i32 %e4, 1
+  store i32 %e5, ptr %erap
+  store i32 %e5, ptr %acqp
+  br label %done
+done:
+  ret void
+}}
+
+; racecheck between blocks: the entry %e of global byte %at holds the records of another block
+; (an earlier one: blocks run one after another); each is compared with this access unless
+; ordered before it (see BLOCK_SLOTS). An old block whose slot went to another is not compared.
+define internal void @race_blocks(ptr %ctx, ptr %e, i64 %at, i32 %kind, i32 %me, i32 %line, i32 %tag, i64 %size) noinline {{
+entry:
+  %etag = load i32, ptr %e
+  %os = call ptr @race_slot(ptr %ctx, i32 %etag, i1 false)
+  %unknown = icmp eq ptr %os, null
+  br i1 %unknown, label %done, label %known
+known:
+  %ms = call ptr @race_slot(ptr %ctx, i32 %tag, i1 true)
+  %relp = getelementptr i8, ptr %os, i64 4
+  %rel = load i32, ptr %relp
+  %acqp = getelementptr i8, ptr %ms, i64 8
+  %acq = load i32, ptr %acqp
+  %relsome = icmp ne i32 %rel, 0
+  %relbefore = icmp ult i32 %rel, %acq
+  %synced = and i1 %relsome, %relbefore
+  %isread = icmp eq i32 %kind, {READ}
+  %isatomic = icmp eq i32 %kind, {ATOMIC}
+  %notread = xor i1 %isread, true
+  %notatomic = xor i1 %isatomic, true
+  %w_p = getelementptr i8, ptr %e, i64 {WRITE_AT}
+  %w = load i64, ptr %w_p
+  %a_p = getelementptr i8, ptr %e, i64 {ATOMIC_AT}
+  %a = load i64, ptr %a_p
+  %r_p = getelementptr i8, ptr %e, i64 {READ_AT}
+  %r = load i64, ptr %r_p
+  %ew_p = getelementptr i8, ptr %e, i64 32
+  %ew = load i32, ptr %ew_p
+  %ea_p = getelementptr i8, ptr %e, i64 36
+  %ea = load i32, ptr %ea_p
+  %er_p = getelementptr i8, ptr %e, i64 40
+  %er = load i32, ptr %er_p
+  ; plain accesses: released (before the release) and acquired since; atomics: acquired since
+  %w_rel = icmp ult i32 %ew, %rel
+  %w_ord = and i1 %synced, %w_rel
+  %r_rel = icmp ult i32 %er, %rel
+  %r_ord = and i1 %synced, %r_rel
+  %a_ord = icmp ult i32 %ea, %acq
+  %w_has = icmp ne i64 %w, 0
+  %a_has = icmp ne i64 %a, 0
+  %r_has = icmp ne i64 %r, 0
+  %w_un = xor i1 %w_ord, true
+  %a_un = xor i1 %a_ord, true
+  %r_un = xor i1 %r_ord, true
+  %h_w = and i1 %w_has, %w_un
+  %h_a0 = and i1 %a_has, %a_un
+  %h_a = and i1 %h_a0, %notatomic
+  %h_r0 = and i1 %r_has, %r_un
+  %h_r = and i1 %h_r0, %notread
+  %any0 = or i1 %h_w, %h_a
+  %any = or i1 %any0, %h_r
+  br i1 %any, label %hazard, label %done
+hazard:
+  %k_w0 = select i1 %isread, i64 1, i64 3
+  %k_w = select i1 %isatomic, i64 4, i64 %k_w0
+  %k_r = select i1 %isatomic, i64 4, i64 2
+  %k_1 = select i1 %h_r, i64 %k_r, i64 4
+  %k = select i1 %h_w, i64 %k_w, i64 %k_1
+  %rec_1 = select i1 %h_r, i64 %r, i64 %a
+  %rec = select i1 %h_w, i64 %w, i64 %rec_1
+  %t1 = and i64 %rec, 2047
+  %t64 = sub i64 %t1, 1
+  %other = trunc i64 %t64 to i32
+  %l0 = lshr i64 %rec, {LINE_SHIFT}
+  %l1 = and i64 %l0, 2097151
+  %oline = trunc i64 %l1 to i32
+  call void @race_record(ptr %ctx, i64 %k, i64 %at, i32 %me, i32 %line, i32 %other, i32 %oline, i32 %tag, i64 %size, i32 %etag)
+  br label %done
+done:
+  ret void
 }}
 
 ; the host address of the map (a shadow, an init map) of the window of device address %addr
@@ -324,7 +556,7 @@ hazard:
   %b = trunc i64 %b64 to i32
   %tag = add i32 %b, 1
   %where = add i64 %addr, %i
-  call void @race_record(ptr %ctx, i64 {UNINIT_HAZARD}, i64 %where, i32 %me, i32 %line, i32 -1, i32 0, i32 %tag, i64 %size)
+  call void @race_record(ptr %ctx, i64 {UNINIT_HAZARD}, i64 %where, i32 %me, i32 %line, i32 -1, i32 0, i32 %tag, i64 %size, i32 0)
   br label %mark
 mark:
   %found1 = or i1 %found, %report
@@ -340,11 +572,12 @@ done:
   ret void
 }}
 
-; an access of %size bytes at device address %addr: kind 0 read, 1 write, 2 atomic. Words
+; an access of %size bytes at device address %addr: kind 0 read, 1 write, 2 atomic; %order:
+; the ordering event it is between blocks (ORDER_* bits, for global memory: race_order). Words
 ; (4 aligned bytes) that only whole-word accesses touched keep one entry, their first
 ; byte's; the first access to part of a word gives each of its bytes an entry of its own
 ; (copies of the word's) and marks the word (bit 31 of its first entry's "many" field)
-define internal void @race_note(ptr %ctx, ptr %ti, i64 %addr, i64 %size, i32 %kind, i32 %line) noinline {{
+define internal void @race_note(ptr %ctx, ptr %ti, i64 %addr, i64 %size, i32 %kind, i32 %line, i32 %order) noinline {{
 entry:
   %gfirstp = alloca i64
   %win = lshr i64 %addr, {L.WINDOW_SHIFT}
@@ -358,16 +591,28 @@ globalmem:
   ; found by device address, from the shadow moved back by the window's first address
 {ctx_load("gmaps", "race_global", "ptr")}  %gm = call i64 @window_map(ptr %ctx, ptr %gmaps, i64 %addr, ptr %gfirstp)
   %gnomap = icmp eq i64 %gm, 0
-  br i1 %gnomap, label %done, label %gready
+  br i1 %gnomap, label %gunmapped, label %gready
+gunmapped:
+  ; a buffer without a shadow: still an ordering event
+  %gordered = icmp ne i32 %order, 0
+  br i1 %gordered, label %event, label %end
 gready:
   %gfirst = load i64, ptr %gfirstp
-  %gback = mul i64 %gfirst, {SHADOW_BYTES}
+  %gback = mul i64 %gfirst, {GLOBAL_SHADOW_BYTES}
   %gbase = sub i64 %gm, %gback
   %gshadow = inttoptr i64 %gbase to ptr
+{ctx_load("gstate", "race_blocks", "ptr")}  %gera = load i32, ptr %gstate
+  %gstrong0 = and i32 %order, {ORDER_STRONG}
+  %gstrong = icmp ne i32 %gstrong0, 0
+  %gkind = select i1 %gstrong, i32 {ATOMIC}, i32 %kind
   br label %go
 go:
   %shadow = phi ptr [%sshadow, %sharedmem], [%gshadow, %gready]
   %off = phi i64 [%soff, %sharedmem], [%addr, %gready]
+  %global = phi i1 [false, %sharedmem], [true, %gready]
+  %stride = phi i64 [{SHADOW_BYTES}, %sharedmem], [{GLOBAL_SHADOW_BYTES}, %gready]
+  %era = phi i32 [0, %sharedmem], [%gera, %gready]
+  %akind = phi i32 [%kind, %sharedmem], [%gkind, %gready]
   %ep = call ptr @race_thread(ptr %ctx, ptr %ti)
   %tag = load i32, ptr %ep
   %bp = getelementptr i32, ptr %ep, i64 1
@@ -404,25 +649,25 @@ wloop:
   %wf = phi i1 [false, %words], [%wf1, %wnext]
   %wsh = shl i64 %wi, 2
   %wat = add i64 %off, %wsh
-  %we0 = call ptr @race_current(ptr %shadow, i64 %wat, i32 %tag)
+  %we0 = call ptr @race_current(ptr %ctx, ptr %shadow, i64 %wat, i32 %tag, i64 %stride, i1 %global, i32 %akind, i32 %me, i32 %line, i64 %size)
   %wmp = getelementptr i8, ptr %we0, i64 4
   %wmany = load i32, ptr %wmp
   %wsplit = icmp slt i32 %wmany, 0
   br i1 %wsplit, label %wbytes, label %wone
 wone:
-  %wf_one = call i1 @race_entry(ptr %ctx, ptr %we0, i64 %wat, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %kind, i32 %tag, i64 %size, i1 %wf)
+  %wf_one = call i1 @race_entry(ptr %ctx, ptr %we0, i64 %wat, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %akind, i32 %tag, i64 %size, i1 %wf, i1 %global, i32 %era)
   br label %wnext
 wbytes:
-  %wf_b0 = call i1 @race_entry(ptr %ctx, ptr %we0, i64 %wat, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %kind, i32 %tag, i64 %size, i1 %wf)
+  %wf_b0 = call i1 @race_entry(ptr %ctx, ptr %we0, i64 %wat, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %akind, i32 %tag, i64 %size, i1 %wf, i1 %global, i32 %era)
   %wat1 = add i64 %wat, 1
-  %we1 = call ptr @race_current(ptr %shadow, i64 %wat1, i32 %tag)
-  %wf_b1 = call i1 @race_entry(ptr %ctx, ptr %we1, i64 %wat1, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %kind, i32 %tag, i64 %size, i1 %wf_b0)
+  %we1 = call ptr @race_current(ptr %ctx, ptr %shadow, i64 %wat1, i32 %tag, i64 %stride, i1 %global, i32 %akind, i32 %me, i32 %line, i64 %size)
+  %wf_b1 = call i1 @race_entry(ptr %ctx, ptr %we1, i64 %wat1, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %akind, i32 %tag, i64 %size, i1 %wf_b0, i1 %global, i32 %era)
   %wat2 = add i64 %wat, 2
-  %we2 = call ptr @race_current(ptr %shadow, i64 %wat2, i32 %tag)
-  %wf_b2 = call i1 @race_entry(ptr %ctx, ptr %we2, i64 %wat2, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %kind, i32 %tag, i64 %size, i1 %wf_b1)
+  %we2 = call ptr @race_current(ptr %ctx, ptr %shadow, i64 %wat2, i32 %tag, i64 %stride, i1 %global, i32 %akind, i32 %me, i32 %line, i64 %size)
+  %wf_b2 = call i1 @race_entry(ptr %ctx, ptr %we2, i64 %wat2, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %akind, i32 %tag, i64 %size, i1 %wf_b1, i1 %global, i32 %era)
   %wat3 = add i64 %wat, 3
-  %we3 = call ptr @race_current(ptr %shadow, i64 %wat3, i32 %tag)
-  %wf_b3 = call i1 @race_entry(ptr %ctx, ptr %we3, i64 %wat3, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %kind, i32 %tag, i64 %size, i1 %wf_b2)
+  %we3 = call ptr @race_current(ptr %ctx, ptr %shadow, i64 %wat3, i32 %tag, i64 %stride, i1 %global, i32 %akind, i32 %me, i32 %line, i64 %size)
+  %wf_b3 = call i1 @race_entry(ptr %ctx, ptr %we3, i64 %wat3, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %akind, i32 %tag, i64 %size, i1 %wf_b2, i1 %global, i32 %era)
   br label %wnext
 wnext:
   %wf1 = phi i1 [%wf_one, %wone], [%wf_b3, %wbytes]
@@ -436,7 +681,7 @@ bloop:
   %bf = phi i1 [false, %bytes], [%bf1, %bnext]
   %bat = add i64 %off, %bi
   %bw = and i64 %bat, -4
-  %be0 = call ptr @race_current(ptr %shadow, i64 %bw, i32 %tag)
+  %be0 = call ptr @race_current(ptr %ctx, ptr %shadow, i64 %bw, i32 %tag, i64 %stride, i1 %global, i32 %akind, i32 %me, i32 %line, i64 %size)
   %bmp = getelementptr i8, ptr %be0, i64 4
   %bmany = load i32, ptr %bmp
   %bsplit = icmp slt i32 %bmany, 0
@@ -450,17 +695,17 @@ split:
 copy:
   %cj = phi i64 [1, %split], [%cj1, %copy]
   %cat = add i64 %bw, %cj
-  %coff = mul i64 %cat, {SHADOW_BYTES}
+  %coff = mul i64 %cat, %stride
   %cdst = getelementptr i8, ptr %shadow, i64 %coff
-  call void @llvm.memcpy.p0.p0.i64(ptr %cdst, ptr %be0, i64 {SHADOW_BYTES}, i1 false)
+  call void @llvm.memcpy.p0.p0.i64(ptr %cdst, ptr %be0, i64 %stride, i1 false)
   %cmp = getelementptr i8, ptr %cdst, i64 4
   store i32 %bmany, ptr %cmp
   %cj1 = add i64 %cj, 1
   %cmore = icmp ult i64 %cj1, 4
   br i1 %cmore, label %copy, label %bentry
 bentry:
-  %bthis = call ptr @race_current(ptr %shadow, i64 %bat, i32 %tag)
-  %bf_e = call i1 @race_entry(ptr %ctx, ptr %bthis, i64 %bat, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %kind, i32 %tag, i64 %size, i1 %bf)
+  %bthis = call ptr @race_current(ptr %ctx, ptr %shadow, i64 %bat, i32 %tag, i64 %stride, i1 %global, i32 %akind, i32 %me, i32 %line, i64 %size)
+  %bf_e = call i1 @race_entry(ptr %ctx, ptr %bthis, i64 %bat, i64 %record, i64 %mine, i64 %me1_64, i64 %mywarp, i32 %me, i32 %line, i32 %akind, i32 %tag, i64 %size, i1 %bf, i1 %global, i32 %era)
   br label %bnext
 bnext:
   %bf1 = phi i1 [%bf_e, %bentry]
@@ -468,6 +713,13 @@ bnext:
   %bmore = icmp ult i64 %bi1, %size
   br i1 %bmore, label %bloop, label %done
 done:
+  %ordered = icmp ne i32 %order, 0
+  %between = and i1 %ordered, %global
+  br i1 %between, label %event, label %end
+event:
+  call void @race_order(ptr %ctx, ptr %ti, i32 %order)
+  br label %end
+end:
   ret void
 }}
 """

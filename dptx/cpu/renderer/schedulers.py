@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from . import address_space as L
 from .lowering.common import FRAME_FIELD, ST_SPIN, ST_YIELD
-from .racecheck_ir import ALIGNED_BARRIER, BARRIER_HAZARD
+from .racecheck_ir import ALIGNED_BARRIER, BARRIER_HAZARD, EXITED_HAZARD
 from .runtime_ir import CTX_ARG, ctx_load
 
 
@@ -287,9 +287,27 @@ divergent:
   %blk32 = trunc i64 %blk0 to i32
   %btag = add i32 %blk32, 1
   %id64 = zext i32 %id to i64
-  call void @race_record(ptr %ctx, i64 {BARRIER_HAZARD}, i64 %id64, i32 %t, i32 %l, i32 %firstw, i32 %lprev, i32 %btag, i64 0)
+  call void @race_record(ptr %ctx, i64 {BARRIER_HAZARD}, i64 %id64, i32 %t, i32 %l, i32 %firstw, i32 %lprev, i32 %btag, i64 0, i32 0)
   br label %tallied
 tallied:
+"""
+
+
+def _exited_lane_check() -> str:
+    """IR in @warp_release's look at lane %v (thread %vt) of thread %u's member mask %umask:
+    a lane that exited is a hazard (synccheck: a warp synchronization naming an exited
+    thread; the ISA: undefined), recorded with %u's line (racecheck_ir)."""
+    return f"""  br i1 %vexited, label %vgone, label %vlive
+vgone:
+{_field("ulp", "ufp", "line")}  %uline = load i32, ptr %ulp
+  %xbp = getelementptr i8, ptr %ti, i64 32
+  %xb64 = load i64, ptr %xbp
+  %xb = trunc i64 %xb64 to i32
+  %xtag = add i32 %xb, 1
+  %xmask = zext i32 %umask to i64
+  call void @race_record(ptr %ctx, i64 {EXITED_HAZARD}, i64 %xmask, i32 %u, i32 %uline, i32 %vt, i32 0, i32 %xtag, i64 0, i32 0)
+  br label %vlive
+vlive:
 """
 
 
@@ -444,7 +462,7 @@ entry:
 ; wait at the same sync point (frame field 0) run again: a lane at shfl.sync with mask 0x3
 ; goes on while the warp's other lanes wait at bar.warp.sync for it. When no thread can go
 ; on by that rule (lanes at different bar.warp.sync instructions, which meet too), all go on.
-define internal i32 @warp_release(ptr %frames, i32 %nthr) {{
+define internal i32 @warp_release(ptr %frames, i32 %nthr, ptr %ctx, ptr %ti) {{
 entry:
   %ready = alloca [32 x i32], align 4
   call void @llvm.memset.p0.i64(ptr %ready, i8 0, i64 128, i1 false)
@@ -474,7 +492,7 @@ vlook:
   %vat = icmp eq i32 %vst, 2
   %vsame = and i1 %vat, %vsame0
   %vok = or i1 %vexited, %vsame
-  br i1 %vok, label %vnext, label %unext0
+{_exited_lane_check() if synccheck else ""}  br i1 %vok, label %vnext, label %unext0
 {_step("vnext", "v", "vloop")}isready:
   %uwarp = lshr i32 %u, 5
 {_slot("rq", "ready", "uwarp")}  %r0 = load i32, ptr %rq
@@ -611,7 +629,7 @@ tally:
 warpops:
   ; threads at warp operations: those whose member lanes all wait at the same one go on
   ; (the others wait for theirs); when no such group exists, every one goes on
-  %wdone = call i32 @warp_release(ptr %frames, i32 %nthr)
+  %wdone = call i32 @warp_release(ptr %frames, i32 %nthr, ptr %ctx, ptr %ti)
   ret i32 0
 {_loop("ids", "k", "judge", "inext", "kd", "16", "verdict", "ibody", carried=_ANY_COMPLETE)}ibody:
 {_slot("wkq", "wait", "k")}  %wk = load i32, ptr %wkq

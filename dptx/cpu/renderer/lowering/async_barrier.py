@@ -182,5 +182,10 @@ class AsyncBarrierLowering(MbarrierHelpers):
         self.sync_point(ST_YIELD, {"line": inst.line})
         self.emit(f"br label %{join}")
         self.block(go)
+        if self.mod.racecheck:
+            # racecheck: the completed phase orders what its threads did before arriving
+            # before what this one does next, as a block barrier does (racecheck_ir.py; taken
+            # for all the block's threads: a race with one that did not arrive goes unseen)
+            self.emit("call void @race_epoch(ptr %ctx, ptr %ti, i32 0)")
         self.emit(f"br label %{join}")
         self.block(join)

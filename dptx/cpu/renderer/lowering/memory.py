@@ -7,6 +7,7 @@ from ....ptx import ir
 from .. import address_space as L
 from .common import LLTY, BITS, unsupported, INTS, FLOATS, vector_width, vt
 from .registry import Registry
+from ..racecheck_ir import order_event
 from .async_barrier import MbarrierHelpers
 
 registry = Registry("memory")
@@ -193,6 +194,9 @@ class MemoryLowering(MbarrierHelpers):
     @registry.lower("membar", "fence")
     def op_membar(self, inst):
         self.emit("fence seq_cst")
+        event = order_event(inst) if self.mod.racecheck else 0
+        if event:   # racecheck: a fence orders a block's accesses for others (racecheck_ir)
+            self.emit(f"call void @race_order(ptr %ctx, ptr %ti, i32 {event})")
 
     @registry.lower("ld", "ldu")
     def op_ld(self, inst):

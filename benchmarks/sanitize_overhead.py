@@ -85,12 +85,13 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=None)
     opts = parser.parse_args(argv)
     module = dptx.RawModule(SOURCE)
-    print(f"{'kernel':<18}{'plain ms':>10}{'racecheck ms':>14}{'slowdown':>10}")
+    print(f"{'kernel':<18}{'plain ms':>10}{'1 thread':>10}{'racecheck ms':>14}"
+          f"{'slowdown':>10}{'per core':>10}")
     for title, name, grid, block, make in cases():
         kernel = module.get_function(name)
         plain_args, checked_args = make(), make()
-        run = lambda args, tool: cpu.launch(kernel, grid, block, args, threads=opts.threads,
-                                            sanitize=tool)
+        run = lambda args, tool, threads=opts.threads: cpu.launch(
+            kernel, grid, block, args, threads=threads, sanitize=tool)
         run(plain_args, None)
         run(checked_args, "racecheck")
         for checked in (False, True):   # the optimized builds, not the quick stand-ins
@@ -99,9 +100,12 @@ def main(argv=None) -> int:
             if isinstance(p, np.ndarray):
                 assert np.array_equal(p, c), f"{name}: racecheck changed the results"
         plain = best(lambda: run(plain_args, None), opts.repeat)
+        # racecheck runs a launch's blocks one after another on one thread (to compare each
+        # block with those before it): "per core" compares it with the usual build on one
+        one = best(lambda: run(plain_args, None, 1), opts.repeat)
         checked = best(lambda: run(checked_args, "racecheck"), opts.repeat)
-        print(f"{title:<18}{plain * 1e3:>10.2f}{checked * 1e3:>14.2f}{checked / plain:>9.1f}x",
-              flush=True)
+        print(f"{title:<18}{plain * 1e3:>10.2f}{one * 1e3:>10.2f}{checked * 1e3:>14.2f}"
+              f"{checked / plain:>9.1f}x{checked / one:>9.1f}x", flush=True)
     return 0
 
 

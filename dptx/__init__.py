@@ -7,7 +7,7 @@ import importlib
 
 from .errors import (CompileError, DptxError, DptxMemoryError, KernelNotFoundError,
                      OutOfMemoryError, VariableNotFoundError, ClusterLostError, DataLostError,
-                     WorkerDiedError, DptxTimeoutError,
+                     WorkerDiedError, DptxTimeoutError, DptxDeadlockError,
                      LaunchError, PtxSyntaxError, PtxUnsupportedError)
 from . import config  # registers the dptx.* settings with dask.config
 from .runtime.ndarray import (array, asarray, asnumpy, ascontiguousarray, asfortranarray, copy,
@@ -124,7 +124,7 @@ __all__ = [
     "RawModule", "RawKernel", "KernelParam", "DptxError", "CompileError", "PtxSyntaxError",
     "PtxUnsupportedError", "LaunchError", "DptxMemoryError", "KernelNotFoundError",
     "VariableNotFoundError", "ClusterLostError", "DataLostError", "WorkerDiedError",
-    "OutOfMemoryError", "DptxTimeoutError",
+    "OutOfMemoryError", "DptxTimeoutError", "DptxDeadlockError",
     "__version__", "ufunc", "dstack", "tri", "logspace", "array_split", "atleast_1d",
     "atleast_2d", "atleast_3d", "broadcast_arrays", "broadcast_to", "dsplit", "hsplit",
     "meshgrid", "moveaxis", "rollaxis", "rot90", "split", "vsplit", "average", "median",

@@ -74,6 +74,12 @@ class ExecutorRefusedError(DptxError):
     say): a worker's chunk then runs on the CPU instead (``dptx.device.executors``)."""
 
 
+class DptxDeadlockError(DptxError):
+    """The threads of a block wait at a barrier whose count is never met, or on an mbarrier
+    phase that never completes (the others exited or wait elsewhere): the kernel was
+    stopped, as a GPU would hang."""
+
+
 class DptxTimeoutError(DptxError):
     """A kernel ran past its time limit (``dptx.kernel-timeout``) and was stopped."""
 

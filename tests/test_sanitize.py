@@ -331,6 +331,11 @@ extern "C" __global__ void exited_lane(const int* x, int* out, int n) {
     int v = __shfl_down_sync(0xffffffffu, x[t], 1);   // line 35: the full mask names them
     out[t] = v;
 }
+extern "C" __global__ void count_too_large(int* out) {
+    out[threadIdx.x] = 1;
+    asm volatile("bar.sync 1, 64;" ::: "memory");   // line 40: 64 threads, in a block of 32
+    out[threadIdx.x] = 2;
+}
 '''
 
 
@@ -356,6 +361,11 @@ def test_synccheck_names_a_divergent_barrier_and_a_bad_mask(sync_module, form):
                (np.arange(32, dtype=np.int32), np.zeros(32, np.int32), np.int32(20)),
                sanitize="synccheck")
     assert _sync_hazards("exited_lane") == [("EXITED", "sync.cu:35")]
+    with pytest.raises(dptx.DptxDeadlockError, match=r"sync\.cu:40"):
+        cpu.launch(sync_module.get_function("count_too_large"), (1,), (32,),
+                   (np.zeros(32, np.int32),), sanitize="synccheck")
+    (found,) = _sync_hazards("count_too_large")
+    assert found[0] == "DEADLOCK" and found[1].endswith("(sync.cu:40)"), found
 
 
 def test_synccheck_is_quiet_on_legal_code(sync_module, module, form):

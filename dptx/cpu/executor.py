@@ -21,7 +21,7 @@ from ..device.launch_config import (MAX_COOPERATIVE_BLOCKS, check_arg_count, che
                                     convert_scalar)
 from ..device.pointer import Pointer, StructValue
 from ..device.window import Window
-from ..errors import (DptxError, DptxMemoryError, DptxTimeoutError, FootprintViolation, LaunchError,
+from ..errors import (DptxDeadlockError, DptxError, DptxMemoryError, DptxTimeoutError, FootprintViolation, LaunchError,
                       PtxUnsupportedError)
 from ..ptx import ir, print_module
 from ..ptx.analysis import merge_facts
@@ -597,6 +597,22 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, blocks=None, globals=
                               "message": named,
                               "key": ["memcheck", kernel.name, named.split(":")[0]]})
         raise
+    except DptxDeadlockError as exc:
+        if tool == "synccheck":     # a barrier count that cannot be met: synccheck's report
+            named = name_in_source(exc, [kernel]).args[0]
+            ptx = getattr(kernel, "ptx", None)
+            named = with_source_lines(named, ptx) if ptx else named
+            sanitizer.report({"tool": "synccheck", "kind": "DEADLOCK", "kernel": kernel.name,
+                              "message": named,
+                              "key": ["synccheck", kernel.name, "DEADLOCK",
+                                      _statement(named)]})
+        raise
+
+
+def _statement(message: str) -> str:
+    """The "PTX line N (file.cu:M)" an error message names (else the message)."""
+    found = re.search(r"PTX line \d+(?: \([^()]+\))?", message)
+    return found.group(0) if found else message
 
 
 def _launch(kernel, g, b, args, shared_mem, blocks, globals, threads, printf_capacity,
@@ -1048,7 +1064,7 @@ def _error(kernel, ck, record, g, b, buffers, shared_size):
             f"is outside the kernel's {max(kernel.function.param_size, 8)} bytes of "
             f"parameters. The kernel was stopped.")
     if code == L.ERR_DEADLOCK:
-        return DptxError(
+        return DptxDeadlockError(
             f"deadlock in {where}: threads wait at a barrier for {addr} threads, which never "
             f"all arrive (the others exited or wait elsewhere)")
     if code == L.ERR_STACK and addr == L.NATIVE_STACK_OVERFLOW:
@@ -1065,7 +1081,7 @@ def _error(kernel, ck, record, g, b, buffers, shared_size):
             f"pattern that does not start at a multiple of its size) is not supported by the "
             f"CPU executor")
     if code == L.ERR_MBARRIER:
-        return DptxError(f"deadlock in {where}: threads wait on an mbarrier phase that never "
+        return DptxDeadlockError(f"deadlock in {where}: threads wait on an mbarrier phase that never "
                          f"completes (its expected arrivals or transaction bytes are never "
                          f"all there)")
     if code == L.ERR_FREE:

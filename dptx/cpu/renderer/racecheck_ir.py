@@ -1,24 +1,27 @@
 """racecheck's runtime (``dptx sanitize --tool racecheck``): hazards between the threads of a
-block on shared memory, in the per-thread forms, which a race-checked build always takes.
+block on shared and global memory, and between blocks on global memory, in the per-thread
+forms, which a race-checked build always takes (synccheck's and initcheck's checks too).
 
-Every access to shared memory (through .shared or a generic address into it) calls
-``@race_note`` with its address, size, kind (read, write, atomic) and PTX line. Each thread
-counts the block barriers it has passed and the warp synchronizations (``__syncwarp``,
-shuffles, votes, matrix operations) since (``@race_epoch``, called where a sync point
-resumes). Two accesses of different threads are ordered when a barrier lies between them
-(their block epochs differ) or, in one warp, a warp synchronization does (their warp epochs
-differ); otherwise they are concurrent, and a write concurrent with another access to the same
-byte is a hazard (a write after a read: WAR; after a write: WAW; a read after a write: RAW;
-an atomic and a plain access: ATOMIC). Warp-synchronous code that exchanges through shared
-memory without ``__syncwarp`` is therefore a hazard, as Volta's independent thread scheduling
-makes it one.
+Every access to shared memory (through .shared or a generic address into it) and to a global
+buffer with a shadow calls ``@race_note`` with its address, size, kind (read, write, atomic),
+PTX line and ordering event. Each thread counts the block barriers it has passed (and
+completed mbarrier phases) and the warp synchronizations (``__syncwarp``, shuffles, votes,
+matrix operations) since (``@race_epoch``, called where a sync point resumes). Two accesses of
+different threads of a block are ordered when a barrier lies between them (their block epochs
+differ) or, in one warp, a warp synchronization does (their warp epochs differ); otherwise
+they are concurrent, and a write concurrent with another access to the same byte is a hazard
+(a write after a read: WAR; after a write: WAW; a read after a write: RAW; an atomic and a
+plain access: ATOMIC). Warp-synchronous code that exchanges through shared memory without
+``__syncwarp`` is therefore a hazard, as Volta's independent thread scheduling makes it one.
+Between blocks: see BLOCK_SLOTS.
 
-Shadow memory: one entry of SHADOW_BYTES per byte of the block's shared memory, tagged with
-the block (a new block finds entries of the old one empty, without clearing), holding the
-last plain write, the last atomic and the first read of the interval (each packed in 64 bits:
-thread, line, epochs) and whether other threads read too. Per thread: its block (tag) and its two epochs. Each
-access records at most one hazard (the first byte that shows one) in the launch's hazard
-records (``HAZARD_FIELDS`` each), counted past their capacity."""
+Shadow memory: one entry of SHADOW_BYTES per byte of the block's shared memory (of
+GLOBAL_SHADOW_BYTES per byte of a global buffer), tagged with the block (a new block finds
+entries of the old one empty, without clearing; of a global buffer, compared with it first),
+holding the last plain write, the last atomic and the first read of the interval (each packed
+in 64 bits: thread, line, epochs) and whether other threads read too. Per thread: its block
+(tag) and its two epochs. Each access records at most one hazard (the first byte that shows
+one) in the launch's hazard records (``HAZARD_FIELDS`` each), counted past their capacity."""
 from __future__ import annotations
 
 from . import address_space as L

@@ -2,14 +2,16 @@
 run (issue 19): ``a * 2 + b`` and ``np.sqrt(a * a + b * b)`` (each also through ``dptx.fuse``)
 and ``a.sum()`` on 16M float32, row sums of the same data as (n/128, 128) and (n/8192, 8192),
 a concatenation along the second axis (strided writes), a running sum, a boolean selection,
-a sort of a quarter of the data (against numpy's default and stable sorts) and a 1024 x 1024
-float32 matmul; under the sum, the floors Dask itself puts there (its round trips with no
+a sort of a quarter of the data (against numpy's default and stable sorts), a 1024 x 1024 float32
+matmul, and the library routines (issue 45: matmul 2048 x 2048 in float32 and float64,
+``linalg.solve``/``svd``/``eigh`` of 1000 x 1000, on the devices' libraries, with dptx's own
+kernels beside for the matmul and the svd: ``dptx.library = "kernels"``); under the sum, the floors Dask itself puts there (its round trips with no
 work, each graph in one message: one task, a task per worker, the sum's graph). Each dptx
 expression is timed to its result being complete on the devices (``dptx.synchronize()``),
 not to reading it back; the best of several runs, dptx and numpy interleaved. Results are
 checked against numpy.
 
-    python benchmarks/arrays.py [--n 16777216]
+    python benchmarks/arrays.py [--n 16777216] [--only linalg]
 """
 from __future__ import annotations
 
@@ -80,8 +82,13 @@ def dask_floors(a):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1 << 24)
+    ap.add_argument("--only", choices=["linalg"], default=None,
+                    help="only the library routines")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
+    if args.only == "linalg":
+        report(library_rows(rng), "library routines")
+        return
     a, b = rng.random(args.n, dtype=np.float32), rng.random(args.n, dtype=np.float32)
     da, db = dptx.asarray(a), dptx.asarray(b)
     rows = []
@@ -149,10 +156,65 @@ def main():
     np.testing.assert_allclose((dA @ dB).get(), A @ B, rtol=1e-4)
     rows.append((f"matmul {m}x{m} f32", best(dptx_run(lambda: dA @ dB), repeat=3),
                  best(lambda: A @ B, repeat=3)))
-    print(f"dptx array API on the embedded cluster vs numpy, {args.n} float32 elements; best of runs")
-    print(f"{'expression':<24}{'dptx (ms)':>11}{'numpy (ms)':>12}{'dptx/numpy':>12}")
+    rows.extend(library_rows(rng))
+    report(rows, f"{args.n} float32 elements")
+
+
+def report(rows, what: str) -> None:
+    print(f"dptx array API on the embedded cluster vs numpy, {what}; best of runs")
+    print(f"{'expression':<28}{'dptx (ms)':>11}{'numpy (ms)':>12}{'dptx/numpy':>12}")
     for name, d, n in rows:
-        print(f"{name:<24}{d * 1e3:>11.1f}{n * 1e3:>12.1f}{d / n:>12.2f}")
+        print(f"{name:<28}{d * 1e3:>11.1f}{n * 1e3:>12.1f}{d / n:>12.2f}")
+
+
+def library_rows(rng) -> list:
+    """numpy's linear algebra on the devices' libraries (one task on the worker holding the
+    operands: numpy's BLAS/LAPACK there), the operands on the devices already; the matmul and
+    the svd through dptx's own kernels too. Results checked against numpy."""
+    import dask.config
+
+    def timed(expr, repeat=3):
+        def run():
+            r = expr()
+            dptx.synchronize()
+            return r
+        return best(run, repeat=repeat)
+
+    rows = []
+    m = 2048
+    for T in (np.float32, np.float64):
+        A, B = rng.random((m, m)).astype(T), rng.random((m, m)).astype(T)
+        dA, dB = dptx.asarray(A), dptx.asarray(B)
+        np.testing.assert_allclose((dA @ dB).get(), A @ B, rtol=1e-4 if T == np.float32 else 1e-10)
+        rows.append((f"matmul {m}x{m} {np.dtype(T).name}", timed(lambda: dA @ dB),
+                     best(lambda: A @ B, repeat=3)))
+    n = 1000
+    a = rng.standard_normal((n, n))
+    spd = a @ a.T + n * np.eye(n)
+    b = rng.standard_normal((n, 1))
+    da, dspd, db = dptx.asarray(a), dptx.asarray(spd), dptx.asarray(b)
+    np.testing.assert_allclose(dptx.linalg.solve(da, db).get(), np.linalg.solve(a, b), rtol=1e-8)
+    np.testing.assert_allclose(dptx.linalg.svd(da, compute_uv=False).get(),
+                               np.linalg.svd(a, compute_uv=False), rtol=1e-9)
+    np.testing.assert_allclose(dptx.linalg.eigh(dspd)[0].get(), np.linalg.eigh(spd)[0],
+                               rtol=1e-9)
+    rows.append((f"linalg.solve {n}x{n}", timed(lambda: dptx.linalg.solve(da, db)),
+                 best(lambda: np.linalg.solve(a, b), repeat=3)))
+    rows.append((f"linalg.svd {n}x{n}", timed(lambda: dptx.linalg.svd(da), repeat=2),
+                 best(lambda: np.linalg.svd(a), repeat=2)))
+    rows.append((f"linalg.eigh {n}x{n}", timed(lambda: dptx.linalg.eigh(dspd), repeat=2),
+                 best(lambda: np.linalg.eigh(spd), repeat=2)))
+    with dask.config.set({"dptx.library": "kernels"}):
+        k = 1024
+        A = rng.random((k, k)).astype(np.float32)
+        dA = dptx.asarray(A)
+        rows.append((f"  kernels: matmul {k} f32", timed(lambda: dA @ dA), best(lambda: A @ A)))
+        s = 300
+        small = rng.standard_normal((s, s))
+        ds = dptx.asarray(small)
+        rows.append((f"  kernels: svd {s}x{s}", timed(lambda: dptx.linalg.svd(ds), repeat=1),
+                     best(lambda: np.linalg.svd(small), repeat=3)))
+    return rows
 
 
 if __name__ == "__main__":

@@ -68,6 +68,12 @@ DEFAULTS = {
         # run as on a node that much slower (0.25: a node 4 times faster). For emulated
         # clusters and capacity planning (benchmarks/scale_out.py).
         "nanosleep-scale": 1.0,
+        # Where numpy's linear algebra runs (matmul, linalg's solve, inv, det, slogdet,
+        # cholesky, qr, eigh, eigvalsh, svd): "device" as library routines, one task on the
+        # worker holding the operands, with its device's library (OpenBLAS/LAPACK through
+        # numpy on CPU workers, cuBLAS/cuSOLVER through CuPy on GPU workers); "kernels" as
+        # dptx's own CUDA kernels, run as launches split over the workers like any other.
+        "library": "device",
         # A sanitizer tool every launch runs under (dptx sanitize, tests): None, "memcheck"
         # (the checks every launch has, its memory errors reported), "racecheck" (shared
         # memory hazards between a block's threads), "synccheck" (barrier misuse) or

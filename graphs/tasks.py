@@ -366,11 +366,12 @@ def _note_once(key, message: str, *args) -> None:
 
 
 @contextlib.contextmanager
-def _chunk_device(chunk: ChunkPlan):
-    """(device kind, CUDA device) the chunk runs on: a GPU chunk holds one of the worker's
-    devices (``dptx.gpu.lane``: one chunk per device at a time) for all its steps; without a
-    usable GPU (none, or all lost to faults until the worker restarts) it runs on the CPU."""
-    if chunk.device != "gpu":
+def _chunk_device(kind: str):
+    """(device kind, CUDA device) a task of ``kind`` ("cpu" or "gpu") runs on: a GPU task
+    holds one of the worker's devices (``dptx.gpu.lane``: one task per device at a time) for
+    all its work; without a usable GPU (none, or all lost to faults until the worker
+    restarts) it runs on the CPU."""
+    if kind != "gpu":
         yield "cpu", None
         return
     with executor("gpu").lane() as device:
@@ -401,7 +402,7 @@ def run_chunk(chunk: ChunkPlan, *inputs):
         views.append(data if whole else Window(data, slot.lo, slot.nbytes))
 
     kernel_seconds, sample = 0.0, True
-    with _chunk_device(chunk) as (device, lane):
+    with _chunk_device(chunk.device) as (device, lane):
         for i, step in enumerate(chunk.steps):
             try:
                 seconds, representative = _run_step(step, device, views, inputs, lane,
@@ -527,3 +528,54 @@ def merge_range(lo: int, hi: int, rule, layout: tuple, nbase: int, views: tuple,
             a = start - lo
             _combine(out[a:a + data.size], base[a:a + data.size], data, rule)
     return base if out is None else out
+
+
+# ----------------------------------------------------------------------------------------------
+# library routines on workers
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LibraryPlan:
+    """A library routine's task (``dptx.device.library``): ``routine`` over the arrays
+    ``inputs`` ((shape, dtype, nbytes, parts) each: parts as ``assemble`` takes them, indexing
+    ``views``), with keyword arguments ``kwargs`` ((name, value) pairs), returning ``outputs``
+    ((shape, dtype) each) on this worker's ``device`` ("cpu" or "gpu"); with ``status``, one
+    more output: int32 [0], or [1] where the routine failed as numpy says with LinAlgError
+    (then the other outputs hold NaN)."""
+    routine: str
+    inputs: tuple
+    kwargs: tuple
+    outputs: tuple
+    views: tuple
+    device: str
+    status: bool
+
+
+def run_library(plan: LibraryPlan, *inputs):
+    """Run a library routine with this worker's device's library (numpy's on the CPU, CuPy's on
+    a GPU): its outputs' bytes, one array, or a tuple of them."""
+    inputs = _arrays(plan.views, inputs)
+    arrays = [assemble(nbytes, parts, *inputs).view(np.dtype(dtype)).reshape(shape)
+              for shape, dtype, nbytes, parts in plan.inputs]
+    failed = 0
+    with _chunk_device(plan.device) as (device, lane):
+        try:
+            got = executor(device).run_library(plan.routine, arrays, dict(plan.kwargs), lane)
+        except np.linalg.LinAlgError:
+            if not plan.status:
+                raise
+            failed = 1
+            got = [np.full(shape, np.nan, dtype) for shape, dtype in plan.outputs]
+    if len(got) != len(plan.outputs):
+        raise RuntimeError(f"{plan.routine} returned {len(got)} arrays, not "
+                           f"{len(plan.outputs)}")
+    outs = []
+    for value, (shape, dtype) in zip(got, plan.outputs):
+        value = np.asarray(value)
+        if value.shape != tuple(shape):
+            raise RuntimeError(f"{plan.routine} returned shape {value.shape}, not {shape}")
+        out = pool.empty(value.size * np.dtype(dtype).itemsize)
+        out.view(np.dtype(dtype)).reshape(value.shape)[...] = value
+        outs.append(out)
+    if plan.status:
+        outs.append(np.array([failed], np.int32).view(np.uint8))
+    return outs[0] if len(outs) == 1 else tuple(outs)

@@ -10,6 +10,7 @@ from ..errors import DptxError
 from . import matrix_vector, outputs, ufuncs
 from .reduction_kernel import EXACT, column_pieces
 from ..runtime.ndarray import asarray, ascontiguousarray, empty, may_share_memory, ndarray
+from ..runtime import library_call
 from ..runtime.module import RawModule
 from ..runtime.stream import stream_for
 
@@ -69,6 +70,8 @@ def matmul(a, b, out=None):
                                                         casting="same_kind")
     if a.ndim > 2 or b.ndim > 2:
         return _stacked_matmul(a, b, a2, b2, R, out)
+    if a.ndim == 2 and b.ndim == 2 and library_call.enabled() and R.kind in "fiu":
+        return _library_matmul(a, b, R, (a.shape[0], b.shape[1]), out)
     a2 = ascontiguousarray(a2) if a2.dtype == R else a2.astype(R)
     b2 = ascontiguousarray(b2) if b2.dtype == R else b2.astype(R)
     n, k = a2.shape
@@ -100,6 +103,24 @@ def matmul(a, b, out=None):
 _MAX_GRID_Z = 65535     # CUDA's limit on gridDim.z: larger stacks go in several launches
 
 
+def _library_matmul(a, b, R, shape: tuple, out):
+    """matmul as the device's library routine (BLAS's on a CPU worker, cuBLAS's on a GPU
+    worker: the ``dptx.library`` setting), its operands in R; into ``out`` (checked as
+    numpy checks it) through the result."""
+    if out is not None:
+        _check_product_out(out, shape, R)
+    if 0 in shape:
+        result = empty(shape, R)
+    else:
+        (result,) = library_call.call("matmul", [a if a.dtype == R else a.astype(R),
+                                                 b if b.dtype == R else b.astype(R)],
+                                      [(shape, R)])
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
 def _through_temporary(out, R, a, b) -> bool:
     """Whether a product goes into ``out`` through a temporary: the kernels write R
     contiguously, and read their inputs as they write (numpy's result is as if the inputs
@@ -127,6 +148,8 @@ def _stacked_matmul(a, b, a2, b2, R, out):
     batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
     n, k, m = a2.shape[-2], a2.shape[-1], b2.shape[-1]
     shape = batch + ((n,) if a.ndim > 1 else ()) + ((m,) if b.ndim > 1 else ())
+    if library_call.enabled() and R.kind in "fiu":
+        return _library_matmul(a, b, R, shape, out)
     if out is not None:
         _check_product_out(out, shape, R)
         if _through_temporary(out, R, a, b):

@@ -5,6 +5,7 @@
 """
 from .blocks import run_blocks
 from .executor import CompiledKernel, compile_kernel, global_image, launch, module_state
+from .library import run_library
 
 __all__ = ["launch", "compile_kernel", "CompiledKernel", "global_image", "module_state",
-           "run_blocks"]
+           "run_blocks", "run_library"]

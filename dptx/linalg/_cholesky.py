@@ -13,6 +13,7 @@ from ..runtime.ndarray import asarray, empty, ndarray
 from .._core.elementwise import KernelCache, c_type
 from ._lu import _THREADS, _flagged, _square, _stack, _type
 from ..runtime.module import RawModule
+from . import _library
 
 __all__ = ["cholesky"]
 
@@ -67,6 +68,8 @@ def cholesky(a, /, *, upper=False) -> ndarray:
     a = asarray(a)
     _square(a)
     T = _type(a)
+    if _library.enabled():
+        return _library.cholesky(a, T, upper)
     n = a.shape[-1]
     L = _stack(a, a.shape, T)
     count = int(np.prod(a.shape[:-2], dtype=np.int64))

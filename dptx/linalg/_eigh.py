@@ -22,6 +22,7 @@ from .._indexing.index_tricks import take_along_axis
 from ._lu import _THREADS, _flagged, _square, _type
 from .._creation.matrices import tril, triu
 from ..runtime.module import RawModule
+from . import _library
 
 __all__ = ["eigh", "eigvalsh"]
 
@@ -155,6 +156,9 @@ def _decompose(a, UPLO: str, vectors: bool):
     a = asarray(a)
     _square(a)
     T = _type(a)
+    if _library.enabled():
+        got = _library.eigh(a, T, UPLO, vectors)
+        return EighResult(*got) if vectors else got
     n = a.shape[-1]
     stack = a.shape[:-2]
     count = int(np.prod(stack, dtype=np.int64))

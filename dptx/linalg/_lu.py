@@ -16,6 +16,7 @@ from .._creation.matrices import eye
 from .._manipulation.views import broadcast_to
 from ..runtime.module import RawModule
 from ..runtime.ndarray import asarray, empty, ndarray
+from . import _library
 
 __all__ = ["det", "inv", "slogdet", "solve"]
 
@@ -193,6 +194,9 @@ def solve(a, b) -> ndarray:
                          f"different from {n})")
     batch = np.broadcast_shapes(a.shape[:-2], b2.shape[:-2])
     k = b2.shape[-1]
+    if _library.enabled():
+        x = _library.solve(a, b2, T, batch)
+        return x.reshape(batch + (n,)) if vector else x
     B = _stack(b2, batch + (n, k), T)
     if B.size and n:
         info, _, _ = _factor(_stack(a, batch + (n, n), T), B, det=False)
@@ -216,6 +220,10 @@ def _inverse(a):
 
 def inv(a) -> ndarray:
     """numpy.linalg.inv: the inverse of each matrix of the stack (a solve for the identity)."""
+    if _library.enabled():
+        a = asarray(a)
+        _square(a)
+        return _library.inv(a, _type(a))
     B, info = _inverse(a)
     if info is not None:
         _raise_if_singular(info)
@@ -240,6 +248,9 @@ def slogdet(a) -> tuple:
     T = _type(a)
     n, batch = a.shape[-1], a.shape[:-2]
     count = int(np.prod(batch, dtype=np.int64))
+    if _library.enabled() and n and count:
+        sign, logdet = _library.slogdet(a, T)
+        return sign, logdet
     if n == 0 or count == 0:
         sign, logdet = empty(batch, T), empty(batch, T)
         sign.fill(1)
@@ -251,5 +262,9 @@ def slogdet(a) -> tuple:
 
 def det(a) -> ndarray:
     """numpy.linalg.det: sign * exp(log|det|), numpy's formula."""
+    a = asarray(a)
+    _square(a)
+    if _library.enabled() and a.size:
+        return _library.det(a, _type(a))
     sign, logdet = slogdet(a)
     return ufuncs.apply(np.multiply, sign, ufuncs.apply(np.exp, logdet))

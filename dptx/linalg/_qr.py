@@ -14,6 +14,7 @@ from .._core.elementwise import KernelCache, c_type
 from ._lu import _THREADS, _matrices, _type
 from .._creation.matrices import triu
 from ..runtime.module import RawModule
+from . import _library
 
 __all__ = ["qr"]
 
@@ -125,6 +126,9 @@ def qr(a, mode="reduced"):
     a = asarray(a)
     _matrices(a)
     T = _type(a)
+    if mode != "raw" and _library.enabled():
+        got = _library.qr(a, T, mode)
+        return got if mode == "r" else QRResult(*got)
     m, n = a.shape[-2:]
     k = min(m, n)
     stack = a.shape[:-2]

@@ -26,6 +26,7 @@ from ._lu import _flagged, _matrices, _type
 from .._creation.matrices import eye
 from ..runtime.module import RawModule
 from ._qr import qr
+from . import _library
 
 __all__ = ["svd"]
 
@@ -121,6 +122,9 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     a = asarray(a)
     _matrices(a)
     T = _type(a)
+    if _library.enabled():
+        got = _library.svd(a, T, full_matrices, compute_uv)
+        return SVDResult(*got) if compute_uv else got
     M, N = a.shape[-2:]
     wide = M < N
     rows, length = (M, N) if wide else (N, M)      # the rotated rows: a's (wide) or columns

@@ -103,3 +103,21 @@ def chunks8():
     """Launches split into 8 chunks (4 per worker thread)."""
     with dask.config.set({"dptx.chunks": 8}):
         yield
+
+
+@pytest.fixture(params=["device", "kernels"])
+def linalg_path(request):
+    """numpy's linear algebra both ways (the ``dptx.library`` setting): as library routines
+    on the devices (numpy's LAPACK on CPU workers, CuPy's on the GPU stand-in), and as
+    dptx's own kernels."""
+    with dask.config.set({"dptx.library": request.param}):
+        yield request.param
+
+
+@pytest.fixture
+def kernels():
+    """numpy's linear algebra as dptx's own kernels (``dptx.library = "kernels"``): for the
+    tests of what those kernels promise beyond numpy's (each sum in order, bit for bit)."""
+    with dask.config.set({"dptx.library": "kernels"}):
+        yield
+

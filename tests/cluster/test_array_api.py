@@ -1604,7 +1604,7 @@ def test_reductions_of_nan_empty_and_bad_axes(client):
     np.testing.assert_allclose(dptx.asarray(big).sum().get(), big.sum(), rtol=1e-12)
 
 
-def test_matmul_and_dot(client):
+def test_matmul_and_dot(client, linalg_path):
     A, B = RNG.random((37, 19)), RNG.random((19, 23))
     v = RNG.random(19)
     np.testing.assert_allclose((dptx.asarray(A) @ dptx.asarray(B)).get(), A @ B, rtol=1e-12)
@@ -1617,7 +1617,7 @@ def test_matmul_and_dot(client):
         dptx.asarray(A) @ dptx.asarray(A)
 
 
-def test_matmul_of_stacks_and_dot_of_more_dimensions(client, monkeypatch):
+def test_matmul_of_stacks_and_dot_of_more_dimensions(client, monkeypatch, kernels):
     """matmul of arrays of more than 2 dimensions: stacks of matrices, their stack dimensions
     broadcast (and a vector operand), each output the sum over k in order (bit for bit
     against that sum; integers exact, narrow ones wrapping as numpy's); a stack longer than
@@ -1819,7 +1819,7 @@ def test_reductions_with_where_and_initial(client, every):
         dptx.ones((4, 5)).sum(where=np.ones((3, 4, 5), bool))
 
 
-def test_linalg_solve_inv_det_by_lu_on_the_devices(client):
+def test_linalg_solve_inv_det_by_lu_on_the_devices(client, linalg_path):
     """solve/inv/det/slogdet (one launch: a block per matrix factors it with partial
     pivoting): numpy's values to rounding for float64, float32 and integers (as float64),
     stacks broadcast against the right-hand sides, a vector right-hand side, numpy's
@@ -1911,7 +1911,7 @@ def test_histogram_estimators_and_periodic_interp(client, every):
         dptx.interp(dptx.ones(3), dptx.ones(3), dptx.ones(3), period=0)
 
 
-def test_linalg_cholesky_on_the_devices(client):
+def test_linalg_cholesky_on_the_devices(client, linalg_path):
     """cholesky (a block per matrix, one launch): numpy's L to rounding for float64, float32
     and integers, upper=, stacks, numpy's LinAlgError for a matrix that is not positive
     definite, and NaNs carried through as numpy's LAPACK carries them."""
@@ -1977,7 +1977,7 @@ def test_products_with_a_vector(client):
     _same(dptx.zeros((3, 0)) @ dptx.zeros(0), np.zeros(3))
 
 
-def test_matmul_of_tall_operands_sums_each_output_in_order(client):
+def test_matmul_of_tall_operands_sums_each_output_in_order(client, kernels):
     """Enough rows for four outputs per thread (n >= 64), sizes not multiples of the tiles:
     every output is the sum over k in order of rounded products, bit for bit (the reference
     adds them in that order); integers exact; a matrix-vector product."""

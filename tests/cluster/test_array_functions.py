@@ -505,7 +505,7 @@ def test_histogram2d_and_histogramdd_follow_numpy(client):
 
 # -- linalg.qr ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
-def test_qr_is_lapacks_to_rounding(client, cluster_kind, dtype):
+def test_qr_is_lapacks_to_rounding(client, cluster_kind, dtype, linalg_path):
     if cluster_kind == "mixed" and dtype is not np.float64:
         pytest.skip("the same kernels as the float64 case runs on the mixed cluster")
     tol = 1e-4 if dtype is np.float32 else 1e-10
@@ -538,7 +538,7 @@ def test_qr_is_lapacks_to_rounding(client, cluster_kind, dtype):
 
 # -- linalg.eigh -------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_eigh_and_eigvalsh_follow_numpy(client, cluster_kind, dtype):
+def test_eigh_and_eigvalsh_follow_numpy(client, cluster_kind, dtype, linalg_path):
     if cluster_kind == "mixed" and dtype is not np.float64:
         pytest.skip("the same kernel as the float64 case runs on the mixed cluster")
     tol = 2e-5 if dtype is np.float32 else 1e-10
@@ -572,7 +572,7 @@ def test_eigh_and_eigvalsh_follow_numpy(client, cluster_kind, dtype):
 # -- linalg.svd ---------------------------------------------------------------------------------
 @pytest.mark.cpu_workers("a block per matrix as eigh's and qr's, which run on the mixed one")
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_svd_follows_numpy(client, dtype):
+def test_svd_follows_numpy(client, dtype, linalg_path):
     tol = 1e-4 if dtype is np.float32 else 1e-10
     rank2 = RNG.standard_normal((6, 2)) @ RNG.standard_normal((2, 5))
     shapes = ((5, 3), (3, 5), (4, 4), (1, 1), (6, 1), (1, 6), (2, 7, 4), (30, 20)) \
@@ -605,7 +605,7 @@ def test_svd_follows_numpy(client, dtype):
 
 
 @pytest.mark.cpu_workers("made of svd, qr and products, which run on the mixed one")
-def test_pinv_lstsq_matrix_rank_cond_follow_numpy(client):
+def test_pinv_lstsq_matrix_rank_cond_follow_numpy(client, linalg_path):
     """The routines made of an SVD, against numpy's to rounding: pseudo-inverses of tall,
     wide, square, stacked and rank-deficient matrices, least squares (the minimum-norm
     solution of a deficient system, residuals only at full rank with more rows), ranks and

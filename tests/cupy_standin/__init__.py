@@ -20,6 +20,8 @@ import numpy
 
 from . import cuda  # noqa: F401
 from . import _state  # noqa: F401
+from . import linalg  # noqa: F401
+from ._library import run as _run_library
 from .cuda import memory as _memory
 from .cuda import pinned_memory as _pinned_memory
 from .cuda import runtime as _runtime
@@ -133,3 +135,9 @@ def asnumpy(a, stream=None, order="C", out=None, blocking=True):
     if isinstance(a, ndarray):
         return a.get(stream=stream, order=order, out=out, blocking=blocking)
     return numpy.asarray(a, order=order)
+
+
+def matmul(a, b):
+    """cuBLAS's product on a GPU (the stand-in: numpy's, ``_library``)."""
+    return _run_library("matmul", numpy.matmul, a, b)
+

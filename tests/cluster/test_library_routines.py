@@ -124,3 +124,19 @@ def test_the_setting_picks_the_path(client):
     with dask.config.set({"dptx.library": "lapack"}):
         with pytest.raises(ValueError, match="dptx.library is 'lapack'"):
             dptx.linalg.inv(dptx.asarray(a))
+
+
+def test_a_large_product_is_split_by_the_rows_each_worker_holds(client, monkeypatch):
+    """A product whose first operand lies on both workers: each computes the rows it holds
+    (the second operand comes to it whole), and the result's rows stay where they were
+    made."""
+    from dptx.runtime import library_call
+    monkeypatch.setattr(library_call, "SPLIT_FROM", 1)
+    a, b = RNG.standard_normal((300, 200)), RNG.standard_normal((200, 50))
+    A = dptx.asarray(a)         # (480 kB: spread over the workers)
+    assert len({p.worker for p in A._buffer.pieces.pieces}) == 2
+    C = A @ dptx.asarray(b)
+    holders = [p.worker for p in C._buffer.pieces.pieces]
+    assert len(holders) == 2 and len(set(holders)) == 2
+    np.testing.assert_allclose(C.get(), a @ b, rtol=1e-10)
+    np.testing.assert_allclose((A[10:250] @ dptx.asarray(b)).get(), a[10:250] @ b, rtol=1e-10)

@@ -26,7 +26,6 @@ from ._sorting import setops, sorting
 from ._ufunc import ufunc_objects as ufunc_api, ufunc_at
 from .runtime.ndarray import (asarray, copy, expand_dims, may_share_memory, ndarray, ravel,
                               reshape, squeeze, swapaxes, transpose, zeros)
-from .errors import DptxError
 from .runtime.layout import new_strides, same_layout
 
 
@@ -215,26 +214,28 @@ def _inplace_matmul(self, other):
     return self
 
 
-def _no_complex(a):
-    if a.dtype.kind == "c":
-        raise DptxError("complex dtypes are not supported on dptx arrays yet")
-
-
 def _conj(self):
-    """The complex conjugate: of a real array, a copy (numpy's ``conjugate`` ufunc)."""
-    _no_complex(self)
+    """The complex conjugate (numpy's ``conjugate`` ufunc): of a real array, a copy."""
+    if self.dtype.kind == "c":
+        return ufuncs.apply(np.conjugate, self)
     return self.copy()
 
 
 def _real(self):
-    """The real part: of a real array, the array itself (a view, as numpy's)."""
-    _no_complex(self)
+    """The real part, a view (as numpy's): of a complex array its real parts in place
+    (strided), of a real array the array itself."""
+    if self.dtype.kind == "c":
+        probe = self._stand_in()
+        return self._like(probe, probe.real)
     return self[...]
 
 
 def _imag(self):
-    """The imaginary part: of a real array, zeros (a new array)."""
-    _no_complex(self)
+    """The imaginary part: of a complex array a view of its imaginary parts (as numpy's),
+    of a real array zeros (a new array, read-only in numpy: written to, it changes nothing)."""
+    if self.dtype.kind == "c":
+        probe = self._stand_in()
+        return self._like(probe, probe.imag)
     return zeros(self.shape, self.dtype)
 
 

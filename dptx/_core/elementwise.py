@@ -44,7 +44,10 @@ C_TYPES = {
     np.dtype(np.uint8): "unsigned char", np.dtype(np.uint16): "unsigned short",
     np.dtype(np.uint32): "unsigned int", np.dtype(np.uint64): "unsigned long long",
     np.dtype(np.float32): "float", np.dtype(np.float64): "double",
-    np.dtype(np.float16): "__half",         # cuda_fp16.h's (``with_half_header``)
+    np.dtype(np.float16): "__half",         # cuda_fp16.h's (``with_type_headers``)
+    # libcu++'s (``with_type_headers``): two of the real type, numpy's layout
+    np.dtype(np.complex64): "cuda::std::complex<float>",
+    np.dtype(np.complex128): "cuda::std::complex<double>",
 }
 HALF = np.dtype(np.float16)
 
@@ -66,6 +69,13 @@ def conversion(src: np.dtype, dst: np.dtype, x: str = "x") -> str:
     """C for numpy's conversion of ``x`` from ``src`` to ``dst``. C's own cast matches it for
     every value ``dst`` holds; a negative float into an unsigned type is C's undefined case
     (a GPU saturates to 0) where numpy wraps it modulo 2**bits, as through int64."""
+    if src.kind == "c" and dst.kind != "c":
+        # numpy keeps the real part (with a ComplexWarning), a bool is either part's truth
+        if dst.kind == "b":
+            return truth(src, x)
+        return conversion(real_type(src), dst, f"({x}).real()")
+    if dst.kind == "c" and src == HALF:
+        return f"({c_type(dst)})(float)({x})"
     if src == HALF and dst.kind in "iu":
         # numpy converts a half to an integer through float (cuda_fp16's own conversions
         # saturate where C's float one wraps, as numpy's)
@@ -84,12 +94,27 @@ def compute_type(dtype) -> str:
     return "float" if dt == HALF else c_type(dt)
 
 
-def with_half_header(src: str) -> str:
-    """``src`` with cuda_fp16.h included where it uses ``__half`` (only then: the header
-    costs compile time)."""
+def with_type_headers(src: str) -> str:
+    """``src`` with the headers of the types it uses included: cuda_fp16.h for ``__half``,
+    libcu++'s complex for ``cuda::std::complex`` (only then: headers cost compile time)."""
+    if "cuda::std::complex" in src and "<cuda/std/complex>" not in src:
+        src = "#include <cuda/std/complex>\n" + src
     if "__half" in src and "cuda_fp16.h" not in src:
-        return "#include <cuda_fp16.h>\n" + src
+        src = "#include <cuda_fp16.h>\n" + src
     return src
+
+
+def real_type(dtype) -> np.dtype:
+    """The type of a complex type's parts (a real type itself)."""
+    dt = np.dtype(dtype)
+    return np.dtype(dt.char.lower()) if dt.kind == "c" else dt
+
+
+def truth(dtype, x: str = "x") -> str:
+    """C for numpy's truth of ``x`` of ``dtype`` (a complex value: either part non-zero)."""
+    if np.dtype(dtype).kind == "c":
+        return f"(({x}).real() != 0 || ({x}).imag() != 0)"
+    return f"(bool)({x})"
 
 
 class Param:
@@ -300,7 +325,7 @@ class ElementwiseKernel:
 
     def _compile(self, types, placeholders, layouts, ndim, wide):
         src = self.source(types, placeholders, layouts, ndim, wide)
-        return RawModule(with_half_header(src), options=self.options).get_function(self.name)
+        return RawModule(with_type_headers(src), options=self.options).get_function(self.name)
 
     def source(self, types, placeholders, layouts, ndim, wide) -> str:
         """The CUDA C of the kernel for these types and layouts (see the module doc).

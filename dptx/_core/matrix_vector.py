@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime.ndarray import empty, ndarray
-from .elementwise import KernelCache, c_type
+from .elementwise import KernelCache, c_type, with_type_headers
 from ..runtime.module import RawModule
 from ..runtime.stream import stream_for
 
@@ -64,9 +64,9 @@ def _accumulator(R: np.dtype) -> np.dtype:
 
 def _module(R: np.dtype, wide: bool) -> RawModule:
     S = c_type(_accumulator(R))
-    return _kernels.get(("matvec", str(R), wide), lambda: RawModule(
+    return _kernels.get(("matvec", str(R), wide), lambda: RawModule(with_type_headers(
         f"typedef {c_type(R)} R_;\ntypedef {S} S_;\n"
-        f"typedef {'long long' if wide else 'int'} I_;\n" + _SOURCE,
+        f"typedef {'long long' if wide else 'int'} I_;\n" + _SOURCE),
         options=("--fmad=false",)))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .elementwise import HALF, KernelCache, c_type, with_half_header
+from .elementwise import HALF, KernelCache, c_type, with_type_headers
 from ..errors import DptxError
 from . import matrix_vector, outputs, ufuncs
 from .reduction_kernel import EXACT, column_pieces
@@ -19,11 +19,13 @@ _MATMUL_TILE = 16
 _MATMUL_ROWS_PER_THREAD = 4     # outputs per thread, a column of them, where n allows
 
 
-def matmul(a, b, out=None):
+def matmul(a, b, out=None, *, _in_order=False):
     """numpy.matmul: a tiled kernel (shared-memory tiles of 16 x 16, four outputs per thread
     where there are rows enough), each output the sum over k in order, in numpy's result
     type; arrays of more than 2 dimensions are stacks of matrices, their stack dimensions
-    broadcast (one launch, the stack along the grid's z)."""
+    broadcast (one launch, the stack along the grid's z). Real matrix products are the
+    device's library's where ``dptx.library`` says so (``_in_order``: the kernels', each sum
+    in order, as numpy's half loops want)."""
     a, b = asarray(a), asarray(b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions")
@@ -60,7 +62,7 @@ def matmul(a, b, out=None):
         # rounded
         a32, b32 = a.astype(np.float32), b.astype(np.float32)
         product = matmul(a32[None, :] if a.ndim == 1 else a32,
-                         b32[:, None] if b.ndim == 1 else b32)
+                         b32[:, None] if b.ndim == 1 else b32, _in_order=True)
         if b.ndim == 1:
             product = product[..., 0]
         if a.ndim == 1:
@@ -68,9 +70,17 @@ def matmul(a, b, out=None):
         result = ufuncs.astype(product, HALF)
         return result if out is None else outputs.store(out, result, "matmul",
                                                         casting="same_kind")
+    if R.kind == "c":
+        # complex products are the device's library's whatever dptx.library says (dptx's
+        # product kernels are real)
+        batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+        shape = batch + ((a2.shape[-2],) if a.ndim > 1 else ()) + \
+            ((b2.shape[-1],) if b.ndim > 1 else ())
+        return _library_matmul(a, b, R, shape, out)
+    library = not _in_order and library_call.enabled() and R.kind in "fiu"
     if a.ndim > 2 or b.ndim > 2:
-        return _stacked_matmul(a, b, a2, b2, R, out)
-    if a.ndim == 2 and b.ndim == 2 and library_call.enabled() and R.kind in "fiu":
+        return _stacked_matmul(a, b, a2, b2, R, out, library)
+    if a.ndim == 2 and b.ndim == 2 and library:
         return _library_matmul(a, b, R, (a.shape[0], b.shape[1]), out)
     a2 = ascontiguousarray(a2) if a2.dtype == R else a2.astype(R)
     b2 = ascontiguousarray(b2) if b2.dtype == R else b2.astype(R)
@@ -141,14 +151,14 @@ def _shape_text(shape: tuple) -> str:
     return "(" + ",".join(str(d) for d in shape) + ")"
 
 
-def _stacked_matmul(a, b, a2, b2, R, out):
+def _stacked_matmul(a, b, a2, b2, R, out, library: bool):
     """matmul of stacks of matrices (``a2``, ``b2``: the operands with a vector made a
     matrix): each operand contiguous in R, its stack dimensions broadcast by strides of 0,
     the product of stack entry z computed by blocks of grid z."""
     batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
     n, k, m = a2.shape[-2], a2.shape[-1], b2.shape[-1]
     shape = batch + ((n,) if a.ndim > 1 else ()) + ((m,) if b.ndim > 1 else ())
-    if library_call.enabled() and R.kind in "fiu":
+    if library:
         return _library_matmul(a, b, R, shape, out)
     if out is not None:
         _check_product_out(out, shape, R)
@@ -240,7 +250,7 @@ extern "C" __global__ void dptx_matmul(const {t}* __restrict__ A, const {t}* __r
         if (row < n && col < m) C[row * m + col] = acc[r];
     }}
 }}'''
-    return RawModule(with_half_header(src), options=EXACT).get_function("dptx_matmul")
+    return RawModule(with_type_headers(src), options=EXACT).get_function("dptx_matmul")
 
 
 def dot(a, b, out=None):

@@ -17,7 +17,7 @@ import threading
 import numpy as np
 
 from .elementwise import (bind_placeholder, c_type, converted_inputs, element_strides,
-                          parse_params, with_half_header)
+                          parse_params, with_type_headers)
 from ..errors import DptxError
 from ..runtime.ndarray import _axes, empty, may_share_memory, ndarray
 from ..runtime.module import RawModule
@@ -262,7 +262,7 @@ class ReductionKernel:
 
     def _compile(self, types, placeholders, rtype, kinds, layout, nkept, nred, mode, wide):
         src = self.source(types, placeholders, rtype, kinds, layout, nkept, nred, mode, wide)
-        mod = RawModule(with_half_header(src), options=self.options)
+        mod = RawModule(with_type_headers(src), options=self.options)
         if mode not in (PIECES, COLUMN_PIECES):
             return mod.get_function(f"{self.name}_{mode}"), None
         return mod.get_function(f"{self.name}_{mode}"), mod.get_function(f"{self.name}_final")
@@ -374,12 +374,13 @@ class ReductionKernel:
             # tree of shuffles (the value as 32-bit words: _reduce_t may be a struct)
             return (head +
                     "__device__ __forceinline__ _reduce_t _shfl_down(_reduce_t x, int o) {\n"
-                    "    union { _reduce_t v; int w[(sizeof(_reduce_t) + 3) / 4]; } u;\n"
-                    "    u.v = x;\n"
+                    "    int w[(sizeof(_reduce_t) + 3) / 4];\n"
+                    "    memcpy(w, &x, sizeof(_reduce_t));\n"
                     "    #pragma unroll\n"
                     "    for (int k = 0; k < (int)((sizeof(_reduce_t) + 3) / 4); k++)\n"
-                    "        u.w[k] = __shfl_down_sync(0xffffffffu, u.w[k], o);\n"
-                    "    return u.v;\n"
+                    "        w[k] = __shfl_down_sync(0xffffffffu, w[k], o);\n"
+                    "    memcpy(&x, w, sizeof(_reduce_t));\n"
+                    "    return x;\n"
                     "}\n" + kernel +
                     "    const long long _mw = (long long)blockIdx.x * (blockDim.x >> 5)"
                     " + (threadIdx.x >> 5);\n"

@@ -20,6 +20,9 @@ _builtins = KernelCache()   # numpy's reductions, by operation and dtypes
 def _extreme(dtype, largest: bool) -> str:
     """C text of the largest (or smallest) value of ``dtype``: min's (max's) identity."""
     dt = np.dtype(dtype)
+    if dt.kind == "c":      # (both parts: every value is ordered before it, or after it)
+        part = _extreme(dt.char.lower(), largest)
+        return f"{c_type(dt)}({part}, {part})"
     if dt.kind == "f":
         return ("" if largest else "-") + "__int_as_float(0x7f800000)" if dt.itemsize == 4 \
             else ("" if largest else "-") + "__longlong_as_double(0x7ff0000000000000LL)"
@@ -30,6 +33,16 @@ def _extreme(dtype, largest: bool) -> str:
     if dt.kind == "i" and not largest:
         return f"({v + 1}LL - 1)"        # the literal -2**63 does not parse in C
     return f"{v}{'ULL' if dt.kind == 'u' else 'LL'}"
+
+
+_COMPLEX_NAN = "(({v}).real() != ({v}).real() || ({v}).imag() != ({v}).imag())"
+
+
+def _complex_order(cmp: str, x: str, y: str) -> str:
+    """C: whether complex ``x`` comes before (``cmp`` "<") or after (">") ``y`` in numpy's
+    order (real parts, then imaginary ones; NaNs are handled by the caller)."""
+    return (f"(({x}).real() {cmp} ({y}).real() || (({x}).real() == ({y}).real() && "
+            f"({x}).imag() {cmp} ({y}).imag()))")
 
 
 def _reduce(a, op: str, axis, dtype, out, keepdims, result_dtype):
@@ -66,7 +79,12 @@ def _reduce(a, op: str, axis, dtype, out, keepdims, result_dtype):
             spec = (conversion(X, acc), "a * b", "1")
         elif op in ("min", "max"):
             cmp = "<" if op == "min" else ">"
-            if R.kind == "f":
+            if R.kind == "c":
+                # numpy's minimum/maximum of complex values: by real parts then imaginary
+                # ones, a NaN (in either part) propagating
+                combine = (f"{_COMPLEX_NAN.format(v='a')} ? a : ({_COMPLEX_NAN.format(v='b')}"
+                           f" ? b : ({_complex_order(cmp, 'b', 'a')} ? b : a))")
+            elif R.kind == "f":
                 combine = f"(a != a) ? a : ((b != b) ? b : ((b {cmp} a) ? b : a))"
             else:
                 combine = f"(b {cmp} a) ? b : a"
@@ -238,7 +256,13 @@ def _arg(a, op: str, axis, out, keepdims):
     xt = c_type(X)
     cmp = "<" if op == "min" else ">"
     pick = f"(b_v {cmp} a_v) || (b_v == a_v && b_i < a_i)"
-    if X.kind == "f":
+    if X.kind == "c":
+        # numpy's complex argmin/argmax: the first NaN (in either part), else the first
+        # extreme in its order
+        a_nan, b_nan = _COMPLEX_NAN.format(v="a_v"), _COMPLEX_NAN.format(v="b_v")
+        pick = (f"{a_nan} ? ({b_nan} && b_i < a_i) : ({b_nan} || "
+                f"{_complex_order(cmp, 'b_v', 'a_v')} || (b_v == a_v && b_i < a_i))")
+    elif X.kind == "f":
         pick = (f"(a_v != a_v) ? ((b_v != b_v) && b_i < a_i) : "
                 f"((b_v != b_v) || (b_v {cmp} a_v) || (b_v == a_v && b_i < a_i))")
     preamble = (f"struct _arg_t {{ {xt} v; long long i; }};\n"

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..runtime.ndarray import _axes, asarray, ascontiguousarray, empty, ndarray
 from . import outputs
-from .elementwise import KernelCache, c_type, conversion, with_half_header
+from .elementwise import KernelCache, c_type, conversion, with_type_headers
 from ..runtime.module import RawModule
 
 # The loops run a count from 0 bounded by a constant (PIECE_) and the row's length, not
@@ -74,7 +74,7 @@ def _module(X: np.dtype, R: np.dtype, op: str, wide: bool) -> RawModule:
     footprint analysis takes a 64-bit parameter for a possible pointer, and then every
     chunk's window would be every buffer, diffed byte by byte."""
     identity = "0" if op == "sum" else "1"
-    return _modules.get(("scan", str(X), str(R), op, wide), lambda: RawModule(with_half_header(
+    return _modules.get(("scan", str(X), str(R), op, wide), lambda: RawModule(with_type_headers(
         f"#define PIECE_ ((I_){PIECE})\n#define OP_ {'+' if op == 'sum' else '*'}\n"
         f"typedef {'long long' if wide else 'int'} I_;\n"
         f"typedef {c_type(X)} X_;\ntypedef {c_type(R)} R_;\n#define IDENTITY_ (R_){identity}\n"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime.ndarray import asarray, ascontiguousarray, empty, ndarray
-from .elementwise import KernelCache, c_type, with_half_header
+from .elementwise import KernelCache, c_type, with_type_headers
 from ..runtime.module import RawModule
 
 PIECE = 4096        # elements a thread scans: few pieces for the one-thread prefix sum
@@ -77,7 +77,7 @@ _modules = KernelCache()
 
 def _module(values: np.dtype, mask: np.dtype, wide: bool = False) -> RawModule:
     return _modules.get(("mask_select", str(values), str(mask), wide), lambda: RawModule(
-        with_half_header(f"typedef {'long long' if wide else 'int'} I_;\n"
+        with_type_headers(f"typedef {'long long' if wide else 'int'} I_;\n"
                          f"#define PIECE_ ((I_){PIECE})\n"
                          f"typedef {c_type(values)} T_;\ntypedef {c_type(mask)} M_;\n"
                          + _SOURCE)))

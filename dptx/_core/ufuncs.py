@@ -12,12 +12,14 @@ an fma (``--fmad=false``), as numpy computes."""
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 
 from ..runtime.ndarray import may_share_memory, ndarray
 from ..runtime.layout import c_strides, f_strides, result_strides
-from .elementwise import HALF, ElementwiseKernel, KernelCache, c_type, compute_type, conversion
+from .elementwise import (HALF, ElementwiseKernel, KernelCache, c_type, compute_type,
+                          conversion, truth)
 from ..errors import DptxError
 
 EXACT = ("--fmad=false",)
@@ -32,8 +34,8 @@ _ARITH = {
 }
 _COMPARE = {np.equal: "==", np.not_equal: "!=", np.less: "<", np.less_equal: "<=",
             np.greater: ">", np.greater_equal: ">="}
-_LOGICAL = {np.logical_and: "(bool)x && (bool)y", np.logical_or: "(bool)x || (bool)y",
-            np.logical_xor: "(bool)x != (bool)y"}
+_LOGICAL = {np.logical_and: "{x} && {y}", np.logical_or: "{x} || {y}",
+            np.logical_xor: "{x} != {y}"}
 
 # unary: C expression in x (R: the result type); "float" ones take the float type R
 _UNARY = {
@@ -85,7 +87,7 @@ def _probe(value):
     if isinstance(value, (np.ndarray,)):
         raise DptxError("mixing numpy and dptx arrays: move the numpy array to the device "
                         "first (dptx.asarray)")
-    if isinstance(value, (bool, int, float, np.generic)):
+    if isinstance(value, (bool, int, float, complex, np.generic)):
         return value
     raise TypeError(f"unsupported operand type {type(value).__name__} for a dptx array "
                     f"operation")
@@ -101,12 +103,52 @@ def _as_param(v, dtype) -> object:
     return np.array(v, dtype=dtype)[()]
 
 
+# numpy's order of complex values (npymath's CLT, CLE): by real parts, then imaginary ones; a
+# NaN part is unordered
+_COMPLEX_LT = ("((C)x).real() < ((C)y).real() && ((C)x).imag() == ((C)x).imag() && "
+               "((C)y).imag() == ((C)y).imag()")
+_COMPLEX_ORDER = {
+    np.less: f"({_COMPLEX_LT}) || (((C)x).real() == ((C)y).real() && "
+             f"((C)x).imag() < ((C)y).imag())",
+    np.less_equal: f"({_COMPLEX_LT}) || (((C)x).real() == ((C)y).real() && "
+                   f"((C)x).imag() <= ((C)y).imag())",
+}
+_COMPLEX_ORDER[np.greater] = _COMPLEX_ORDER[np.less].replace("x)", "_X)").replace(
+    "y)", "x)").replace("_X)", "y)")
+_COMPLEX_ORDER[np.greater_equal] = _COMPLEX_ORDER[np.less_equal].replace("x)", "_X)").replace(
+    "y)", "x)").replace("_X)", "y)")
+
+
+def _complex_binary_expr(ufunc, R: np.dtype, C: np.dtype):
+    """numpy's complex loops (npymath's nc_*, the C* order macros); None where numpy has
+    none (it refused the operands before) or dptx has none yet."""
+    if ufunc in (np.equal, np.not_equal):
+        return f"(C)x {_COMPARE[ufunc]} (C)y"
+    if ufunc in _COMPLEX_ORDER:
+        return _COMPLEX_ORDER[ufunc]
+    if ufunc in (np.minimum, np.maximum, np.fmin, np.fmax):
+        # numpy: the first where it is ordered before (or equal), or where its own NaN
+        # propagates (minimum, maximum) or the other's is skipped (fmin, fmax)
+        order = _COMPLEX_ORDER[np.less_equal if ufunc in (np.minimum, np.fmin)
+                               else np.greater_equal].replace("(C)", "(R)")
+        side = "x" if ufunc in (np.minimum, np.maximum) else "y"
+        nan = f"((R){side}).real() != ((R){side}).real() || ((R){side}).imag() != ((R){side}).imag()"
+        return f"(({order}) || {nan}) ? (R)x : (R)y"
+    if ufunc in (np.add, np.subtract, np.multiply, np.true_divide):
+        return _ARITH[ufunc]
+    if ufunc in (np.power, np.float_power):
+        return "cuda::std::pow((R)x, (R)y)"
+    return None
+
+
 def _binary_expr(ufunc, R: np.dtype, C: np.dtype) -> str:
     kind = R.kind
+    if "c" in (R.kind, C.kind) and ufunc not in _LOGICAL:
+        return _complex_binary_expr(ufunc, R, C)
     if ufunc in _COMPARE:
         return f"(C)x {_COMPARE[ufunc]} (C)y"
     if ufunc in _LOGICAL:
-        return _LOGICAL[ufunc]
+        return _LOGICAL[ufunc].format(x=truth(C, "x"), y=truth(C, "y"))
     if ufunc in (np.minimum, np.maximum, np.fmin, np.fmax):
         op = "<" if ufunc in (np.minimum, np.fmin) else ">"
         if kind != "f":
@@ -200,7 +242,35 @@ def _binary_expr(ufunc, R: np.dtype, C: np.dtype) -> str:
     return None
 
 
+# complex ufuncs as libcu++ computes them (numpy's npymath: the same functions, to rounding)
+_COMPLEX_UNARY = {
+    np.negative: "-(R)x", np.positive: "(R)x", np.square: "(R)x * (R)x",
+    np.reciprocal: "(R)1 / (R)x", np.conjugate: "cuda::std::conj((R)x)",
+    np.absolute: "cuda::std::abs(x)",
+    np.sqrt: "cuda::std::sqrt((R)x)", np.exp: "cuda::std::exp((R)x)",
+    np.log: "cuda::std::log((R)x)", np.log10: "cuda::std::log10((R)x)",
+    # numpy's nc_exp2 and nc_log2: through e
+    np.exp2: "cuda::std::exp((R)x * (R::value_type)0.693147180559945309417232121458176568)",
+    np.log2: "cuda::std::log((R)x) / (R::value_type)0.693147180559945309417232121458176568",
+    np.sin: "cuda::std::sin((R)x)", np.cos: "cuda::std::cos((R)x)",
+    np.tan: "cuda::std::tan((R)x)", np.sinh: "cuda::std::sinh((R)x)",
+    np.cosh: "cuda::std::cosh((R)x)", np.tanh: "cuda::std::tanh((R)x)",
+    np.arcsin: "cuda::std::asin((R)x)", np.arccos: "cuda::std::acos((R)x)",
+    np.arctan: "cuda::std::atan((R)x)", np.arcsinh: "cuda::std::asinh((R)x)",
+    np.arccosh: "cuda::std::acosh((R)x)", np.arctanh: "cuda::std::atanh((R)x)",
+    # numpy 2's sign of a complex value: x / |x| (0 for 0)
+    np.sign: "((R)x == (R)0) ? (R)0 : (R)x / cuda::std::abs((R)x)",
+    np.isnan: "(x.real() != x.real() || x.imag() != x.imag())",
+    np.isinf: "(isinf(x.real()) || isinf(x.imag()))",
+    np.isfinite: "(isfinite(x.real()) && isfinite(x.imag()))",
+}
+
+
 def _unary_expr(ufunc, R: np.dtype, X: np.dtype) -> str:
+    if X.kind == "c":
+        if ufunc is np.logical_not:
+            return f"!{truth(X)}"
+        return _COMPLEX_UNARY.get(ufunc)
     if ufunc is np.absolute:
         return "fabs((R)x)" if R.kind == "f" else ("x" if X.kind in "ub" else "(R)(x < 0 ? -x : x)")
     if ufunc is np.reciprocal:
@@ -376,6 +446,8 @@ def expression(ufunc, R: np.dtype, C: np.dtype, types, operands):
     error for a negative one of integers. ``apply`` and fused functions both use it."""
     if ufunc.nin == 1:
         return _unary_expr(ufunc, R, types[0])
+    if ufunc in _LOGICAL:
+        return _LOGICAL[ufunc].format(x=truth(types[0], "x"), y=truth(types[1], "y"))
     if ufunc is np.power:
         fast = scalar_power(R, operands[1])
         if fast:
@@ -441,10 +513,18 @@ def _name(operation: str, *types) -> str:
     return "_".join(["dptx", operation] + [str(np.dtype(t)) for t in types])
 
 
+def _discards_imaginary(src: np.dtype, dst: np.dtype) -> None:
+    """numpy's ComplexWarning for a conversion of complex values to a real type."""
+    if src.kind == "c" and dst.kind != "c":
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      np.exceptions.ComplexWarning, stacklevel=4)
+
+
 def astype(a, dtype, out=None):
     """A copy of ``a`` converted to ``dtype`` as numpy converts (``conversion``), new or into
     ``out`` (of ``a``'s shape, in any layout)."""
     dt = np.dtype(dtype)
+    _discards_imaginary(a.dtype, dt)
     key = ("astype", str(a.dtype), str(dt))
     kernel = _kernels.get(key, lambda: ElementwiseKernel(
         f"{a.dtype} x", f"{dt} z", f"z = {conversion(a.dtype, dt)}",
@@ -459,6 +539,7 @@ def assign(dst, src):
     if not dst.size:
         return
     src_type = src.dtype if isinstance(src, ndarray) else dst.dtype
+    _discards_imaginary(np.dtype(src_type), dst.dtype)
     key = ("assign", str(src_type), str(dst.dtype))
     kernel = _kernels.get(key, lambda: ElementwiseKernel(
         f"{src_type} x", f"{dst.dtype} z", f"z = {conversion(np.dtype(src_type), dst.dtype)}",

@@ -49,7 +49,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
-    if np.ndim(start) or np.ndim(stop):
+    if np.ndim(start) or np.ndim(stop) or np.iscomplexobj(start) or np.iscomplexobj(stop):
+        # (complex ends: numpy's steps as device operations, as for array ends)
         return _linspaces(start, stop, num, endpoint, retstep, dtype, axis)
     start, stop = (v.get()[()] if isinstance(v, ndarray) else v for v in (start, stop))
     start, stop = (v[()] if isinstance(v, np.ndarray) else v for v in (start, stop))
@@ -74,8 +75,6 @@ def _computation_type(start, stop) -> np.dtype:
     dt = np.result_type(start, stop)
     if dt.kind not in "fc":
         dt = np.result_type(dt, 0.0)
-    if dt.kind == "c":
-        raise DptxError("complex dtypes are not supported on dptx arrays yet")
     return dt
 
 

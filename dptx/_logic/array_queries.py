@@ -9,6 +9,8 @@ import sys
 
 import numpy as np
 
+from .._core import ufuncs
+
 from ..runtime.ndarray import asarray, may_share_memory, ndarray, ones, zeros
 
 # numpy's functions of these names (array_api dispatches numpy's to them)
@@ -30,7 +32,7 @@ def isfortran(a) -> bool:
 
 
 def iscomplexobj(x) -> bool:
-    """numpy.iscomplexobj: whether the type is complex (never, for a dptx array)."""
+    """numpy.iscomplexobj: whether the type is complex."""
     if isinstance(x, ndarray):
         return x.dtype.kind == "c"
     return np.iscomplexobj(x)
@@ -44,12 +46,17 @@ def iscomplex(x) -> ndarray:
     """numpy.iscomplex: per element, whether its imaginary part is nonzero (all False for a
     real array; a 0-d array for a scalar, as CuPy's)."""
     x = asarray(x)
+    if x.dtype.kind == "c":
+        return ufuncs.apply(np.not_equal, x.imag, 0)
     return zeros(x.shape, np.bool_)
 
 
 def isreal(x) -> ndarray:
-    """numpy.isreal: per element, whether its imaginary part is zero (all True here)."""
+    """numpy.isreal: per element, whether its imaginary part is zero (all True for a real
+    array)."""
     x = asarray(x)
+    if x.dtype.kind == "c":
+        return ufuncs.apply(np.equal, x.imag, 0)
     return ones(x.shape, np.bool_)
 
 

@@ -1,5 +1,5 @@
 """numpy's functions of elements made of the array API's launches, step by step as numpy's:
-``nan_to_num``, ``sinc``, ``real``/``imag``/``angle`` (of real arrays), ``unwrap``."""
+``nan_to_num``, ``sinc``, ``real``/``imag``/``angle``, ``unwrap``."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +8,6 @@ from .._core import ufuncs
 from .._core.elementwise import ElementwiseKernel, KernelCache
 from .._core.scan import cumsum
 from .._manipulation.rearranging import diff
-from ..errors import DptxError
 from ..runtime.ndarray import _axes, asarray, ndarray
 
 
@@ -19,9 +18,13 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None) -> ndarray:
     """numpy.nan_to_num: NaN to ``nan``, infinities to ``posinf``/``neginf`` (the type's
     largest and lowest finite values by default), one launch; integers unchanged."""
     x = asarray(x)
+    if x.dtype.kind == "c":
+        # numpy's: each part on its own (the parts are strided views of the result)
+        out = x.copy() if copy else x
+        for part in (out.real, out.imag):
+            nan_to_num(part, copy=False, nan=nan, posinf=posinf, neginf=neginf)
+        return out
     if x.dtype.kind not in "f":
-        if x.dtype.kind == "c":
-            raise DptxError("complex dtypes are not supported on dptx arrays yet")
         return x.copy() if copy else x
     info = np.finfo(x.dtype)
     values = [np.array(v, dtype=x.dtype)[()] for v in (
@@ -50,22 +53,21 @@ def sinc(x):
 
 
 def real(val):
-    """numpy.real: of a real array, the array itself (a view)."""
+    """numpy.real: the real parts (a view); of a real array, the array itself."""
     return asarray(val).real
 
 
 def imag(val):
-    """numpy.imag: of a real array, zeros."""
+    """numpy.imag: the imaginary parts (a view); of a real array, zeros."""
     return asarray(val).imag
 
 
 def angle(z, deg=False):
-    """numpy.angle: arctan2(0, z) for real ``z`` (0 or pi, signed zeros and NaNs as
-    numpy's), in degrees with ``deg``."""
+    """numpy.angle: arctan2(imag, real) (for real ``z``, arctan2(0, z): 0 or pi, signed zeros
+    and NaNs as numpy's), in degrees with ``deg``."""
     z = asarray(z)
-    if z.dtype.kind == "c":
-        raise DptxError("complex dtypes are not supported on dptx arrays yet")
-    a = ufuncs.apply(np.arctan2, 0, z)
+    a = ufuncs.apply(np.arctan2, z.imag, z.real) if z.dtype.kind == "c" else \
+        ufuncs.apply(np.arctan2, 0, z)
     if deg:
         a = ufuncs.apply(np.multiply, a, 180 / np.pi)
     return a

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import reductions, scan, selection, ufuncs
-from .._core.elementwise import HALF, KernelCache, c_type, with_half_header
+from .._core.elementwise import HALF, KernelCache, c_type, with_type_headers
 from .._indexing import indexing
 from .._manipulation import joining, views
 from ..errors import DptxError
@@ -32,7 +32,15 @@ BLOCK = 128
 _SOURCE = r"""
 // numpy's order: NaN after everything, equal NaNs in place
 __device__ __forceinline__ bool before(T_ a, T_ b) {
-#if FLOAT_
+#if COMPLEX_
+    // numpy's order of complex values (npysort's CFLOAT_LT): by real parts, then imaginary
+    // ones, a NaN part after the numbers
+    const auto ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
+    if (ar < br) return ai == ai || bi != bi;
+    if (ar > br) return bi != bi && ai == ai;
+    if (ar == br || (ar != ar && br != br)) return ai < bi || (bi != bi && ai == ai);
+    return br != br;
+#elif FLOAT_
     return a < b || (b != b && a == a);
 #else
     return a < b;
@@ -59,6 +67,8 @@ __device__ __forceinline__ I_ clamp(I_ x, I_ lo, I_ hi) {
 __device__ __forceinline__ T_ shfl_xor(T_ x, int j) {
 #if NARROW_
     return (T_)__shfl_xor_sync(0xffffffffu, (int)x, j);
+#elif REREAD_
+    return x;       // (never called: the sort reads the partner's key again)
 #else
     return __shfl_xor_sync(0xffffffffu, x, j);
 #endif
@@ -215,12 +225,12 @@ _modules = KernelCache()
 
 
 def _module(dtype: np.dtype, wide: bool) -> RawModule:
-    return _modules.get(("sort", str(dtype), wide), lambda: RawModule(with_half_header(
+    return _modules.get(("sort", str(dtype), wide), lambda: RawModule(with_type_headers(
         f"typedef {c_type(dtype)} T_;\ntypedef {'long long' if wide else 'int'} I_;\n"
         f"#define PIECE_ ((I_){PIECE})\n#define RUN_ ((I_){RUN})\n"
-        f"#define FLOAT_ {int(dtype.kind == 'f')}\n"
-        f"#define NARROW_ {int(dtype.itemsize < 4 and dtype.kind != 'f')}\n"
-        f"#define REREAD_ {int(dtype.itemsize == 8 or dtype == HALF)}\n" + _SOURCE),
+        f"#define FLOAT_ {int(dtype.kind == 'f')}\n#define COMPLEX_ {int(dtype.kind == 'c')}\n"
+        f"#define NARROW_ {int(dtype.itemsize < 4 and dtype.kind not in 'fc')}\n"
+        f"#define REREAD_ {int(dtype.itemsize >= 8 or dtype == HALF)}\n" + _SOURCE),
         options=("--fmad=false",)))
 
 
@@ -485,9 +495,10 @@ def searchsorted(a, v, side="left", sorter=None) -> ndarray:
     if out.size:
         wide = max(a.size, out.size) > np.iinfo(np.int32).max
         I = np.int64 if wide else np.int32
-        mod = _modules.get(("search", str(T), wide), lambda: RawModule(with_half_header(
+        mod = _modules.get(("search", str(T), wide), lambda: RawModule(with_type_headers(
             f"typedef {c_type(T)} T_;\ntypedef {'long long' if wide else 'int'} I_;\n"
-            f"#define FLOAT_ {int(T.kind == 'f')}\n" + _SOURCE.split("extern")[0] + _SEARCH)))
+            f"#define FLOAT_ {int(T.kind == 'f')}\n#define COMPLEX_ {int(T.kind == 'c')}\n"
+            + _SOURCE.split("extern")[0] + _SEARCH)))
         if a.size:
             mod.get_function("dptx_searchsorted")((-(-out.size // BLOCK),), (BLOCK,), [
                 a, I(a.size), values, out, I(out.size), np.int32(side == "right")])

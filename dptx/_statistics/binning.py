@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import reductions, ufuncs
-from .._core.elementwise import KernelCache, c_type, with_half_header
+from .._core.elementwise import KernelCache, c_type, with_type_headers
 from .._creation.ranges import linspace
 from .._manipulation.joining import stack
 from .._sorting import sorting
@@ -89,7 +89,7 @@ def _module(x: np.dtype, e: np.dtype, w: np.dtype, wide: bool,
             f: np.dtype = np.dtype(np.float64)) -> RawModule:
     key = (str(x), str(e), str(w), wide, str(f))
     half = f == np.float16
-    return _modules.get(key, lambda: RawModule(with_half_header(
+    return _modules.get(key, lambda: RawModule(with_type_headers(
         f"typedef {c_type(x)} X_;\ntypedef {c_type(e)} E_;\ntypedef {c_type(w)} W_;\n"
         f"typedef {'float' if half else c_type(f)} F_;\n"
         f"#define RF(v) {'((float)(__half)(v))' if half else '(v)'}\n"

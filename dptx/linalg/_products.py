@@ -59,10 +59,12 @@ def inner(a, b) -> ndarray:
 
 
 def vdot(a, b) -> ndarray:
-    """numpy.vdot of real arrays: the dot product of the flattened arrays."""
+    """numpy.vdot: the dot product of the flattened arrays, ``a`` conjugated."""
     a, b = asarray(a), asarray(b)
     if a.size != b.size:
         raise ValueError("vectors have different lengths")
+    if a.dtype.kind == "c":
+        a = ufuncs.apply(np.conjugate, a)
     return products.dot(a.reshape(-1), b.reshape(-1))
 
 

@@ -4,7 +4,8 @@ and ``a.sum()`` on 16M float32, row sums of the same data as (n/128, 128) and (n
 a concatenation along the second axis (strided writes), a running sum, a boolean selection,
 a sort of a quarter of the data (against numpy's default and stable sorts), a 1024 x 1024 float32
 matmul, and the library routines (issue 45: matmul 2048 x 2048 in float32 and float64,
-``linalg.solve``/``svd``/``eigh`` of 1000 x 1000, on the devices' libraries, with dptx's own
+``linalg.solve``/``svd``/``eigh`` of 1000 x 1000, an FFT of 2^22 complex64, on the devices'
+libraries, with dptx's own
 kernels beside for the matmul and the svd: ``dptx.library = "kernels"``); under the sum, the floors Dask itself puts there (its round trips with no
 work, each graph in one message: one task, a task per worker, the sum's graph). Each dptx
 expression is timed to its result being complete on the devices (``dptx.synchronize()``),
@@ -204,6 +205,11 @@ def library_rows(rng) -> list:
                  best(lambda: np.linalg.svd(a), repeat=2)))
     rows.append((f"linalg.eigh {n}x{n}", timed(lambda: dptx.linalg.eigh(dspd), repeat=2),
                  best(lambda: np.linalg.eigh(spd), repeat=2)))
+    z = (rng.standard_normal(1 << 22) + 1j * rng.standard_normal(1 << 22)).astype(np.complex64)
+    dz = dptx.asarray(z)
+    np.testing.assert_allclose(dptx.fft.fft(dz).get(), np.fft.fft(z), rtol=1e-3, atol=1e-2)
+    rows.append(("fft 2^22 complex64", timed(lambda: dptx.fft.fft(dz)),
+                 best(lambda: np.fft.fft(z), repeat=3)))
     with dask.config.set({"dptx.library": "kernels"}):
         k = 1024
         A = rng.random((k, k)).astype(np.float32)

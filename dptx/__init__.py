@@ -25,6 +25,7 @@ from ._math.interpolation import interp
 from .linalg._products import cross, inner, kron, tensordot, vdot
 from .linalg._einsum import einsum
 from . import linalg
+from . import fft
 from ._creation.matrices import (diag, diagflat, diagonal, eye, fill_diagonal, identity, outer,
                                  trace, tri, tril, triu, vander)
 from ._manipulation.rearranging import diff, ediff1d, flip, fliplr, flipud, repeat, roll, tile
@@ -131,7 +132,7 @@ __all__ = [
     "nanmax", "nanmean", "nanmin", "nanprod", "nansum", "percentile", "ptp", "quantile",
     "amin", "amax", "nan_to_num", "copyto", "argpartition", "lexsort", "partition",
     "bincount", "digitize", "histogram", "interp", "cross", "einsum", "inner", "kron", "tensordot",
-    "vdot", "fill_diagonal", "put", "linalg",
+    "vdot", "fill_diagonal", "put", "linalg", "fft",
     "diag_indices", "diag_indices_from", "indices", "ix_", "place", "put_along_axis", "putmask",
     "ravel_multi_index", "select", "take_along_axis", "tril_indices", "tril_indices_from",
     "triu_indices", "triu_indices_from", "unravel_index", "nanargmax", "nanargmin",

@@ -17,7 +17,7 @@ from ._math import (bit_packing as bits, calculus, convolution, functional, inte
                     polynomials, rounding, window_functions as windows)
 from ._creation import construction, conversions, matrices
 from .linalg import _einsum as contractions, _products as tensor_products
-from . import cuda, linalg
+from . import cuda, fft, linalg
 from ._manipulation import editing, joining, padding, rearranging, views
 from ._indexing import flat_iterator, index_tricks, indexing
 from ._io import formatting, npyio
@@ -129,6 +129,7 @@ for _module in (array_api_standard, array_queries, binning, bits, calculus, cons
                 padding, polynomials, setops, statistics, tensor_products, views, windows):
     _FUNCTIONS.update({getattr(np, name): getattr(_module, name) for name in _module.__all__})
 _FUNCTIONS.update({getattr(np.linalg, name): getattr(linalg, name) for name in linalg.__all__})
+_FUNCTIONS.update({getattr(np.fft, name): getattr(fft, name) for name in fft.__all__})
 
 
 def _array_function(self, func, types, args, kwargs):

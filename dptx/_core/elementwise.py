@@ -45,9 +45,9 @@ C_TYPES = {
     np.dtype(np.uint32): "unsigned int", np.dtype(np.uint64): "unsigned long long",
     np.dtype(np.float32): "float", np.dtype(np.float64): "double",
     np.dtype(np.float16): "__half",         # cuda_fp16.h's (``with_type_headers``)
-    # libcu++'s (``with_type_headers``): two of the real type, numpy's layout
-    np.dtype(np.complex64): "cuda::std::complex<float>",
-    np.dtype(np.complex128): "cuda::std::complex<double>",
+    # dptx_complex.h's (``with_type_headers``): two of the real type, numpy's layout
+    np.dtype(np.complex64): "dptx::complex<float>",
+    np.dtype(np.complex128): "dptx::complex<double>",
 }
 HALF = np.dtype(np.float16)
 
@@ -96,9 +96,9 @@ def compute_type(dtype) -> str:
 
 def with_type_headers(src: str) -> str:
     """``src`` with the headers of the types it uses included: cuda_fp16.h for ``__half``,
-    libcu++'s complex for ``cuda::std::complex`` (only then: headers cost compile time)."""
-    if "cuda::std::complex" in src and "<cuda/std/complex>" not in src:
-        src = "#include <cuda/std/complex>\n" + src
+    dptx_complex.h for ``dptx::complex`` (only then: headers cost compile time)."""
+    if "dptx::complex" in src and "dptx_complex.h" not in src:
+        src = "#include <dptx_complex.h>\n" + src
     if "__half" in src and "cuda_fp16.h" not in src:
         src = "#include <cuda_fp16.h>\n" + src
     return src

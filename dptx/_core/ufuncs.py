@@ -137,7 +137,7 @@ def _complex_binary_expr(ufunc, R: np.dtype, C: np.dtype):
     if ufunc in (np.add, np.subtract, np.multiply, np.true_divide):
         return _ARITH[ufunc]
     if ufunc in (np.power, np.float_power):
-        return "cuda::std::pow((R)x, (R)y)"
+        return "dptx::pow((R)x, (R)y)"
     return None
 
 
@@ -242,24 +242,24 @@ def _binary_expr(ufunc, R: np.dtype, C: np.dtype) -> str:
     return None
 
 
-# complex ufuncs as libcu++ computes them (numpy's npymath: the same functions, to rounding)
+# complex ufuncs as dptx_complex.h computes them (numpy's npymath's formulas, to rounding)
 _COMPLEX_UNARY = {
     np.negative: "-(R)x", np.positive: "(R)x", np.square: "(R)x * (R)x",
-    np.reciprocal: "(R)1 / (R)x", np.conjugate: "cuda::std::conj((R)x)",
-    np.absolute: "cuda::std::abs(x)",
-    np.sqrt: "cuda::std::sqrt((R)x)", np.exp: "cuda::std::exp((R)x)",
-    np.log: "cuda::std::log((R)x)", np.log10: "cuda::std::log10((R)x)",
+    np.reciprocal: "(R)1 / (R)x", np.conjugate: "dptx::conj((R)x)",
+    np.absolute: "dptx::abs(x)",
+    np.sqrt: "dptx::sqrt((R)x)", np.exp: "dptx::exp((R)x)",
+    np.log: "dptx::log((R)x)", np.log10: "dptx::log10((R)x)",
     # numpy's nc_exp2 and nc_log2: through e
-    np.exp2: "cuda::std::exp((R)x * (R::value_type)0.693147180559945309417232121458176568)",
-    np.log2: "cuda::std::log((R)x) / (R::value_type)0.693147180559945309417232121458176568",
-    np.sin: "cuda::std::sin((R)x)", np.cos: "cuda::std::cos((R)x)",
-    np.tan: "cuda::std::tan((R)x)", np.sinh: "cuda::std::sinh((R)x)",
-    np.cosh: "cuda::std::cosh((R)x)", np.tanh: "cuda::std::tanh((R)x)",
-    np.arcsin: "cuda::std::asin((R)x)", np.arccos: "cuda::std::acos((R)x)",
-    np.arctan: "cuda::std::atan((R)x)", np.arcsinh: "cuda::std::asinh((R)x)",
-    np.arccosh: "cuda::std::acosh((R)x)", np.arctanh: "cuda::std::atanh((R)x)",
+    np.exp2: "dptx::exp((R)x * (R::value_type)0.693147180559945309417232121458176568)",
+    np.log2: "dptx::log((R)x) / (R::value_type)0.693147180559945309417232121458176568",
+    np.sin: "dptx::sin((R)x)", np.cos: "dptx::cos((R)x)",
+    np.tan: "dptx::tan((R)x)", np.sinh: "dptx::sinh((R)x)",
+    np.cosh: "dptx::cosh((R)x)", np.tanh: "dptx::tanh((R)x)",
+    np.arcsin: "dptx::asin((R)x)", np.arccos: "dptx::acos((R)x)",
+    np.arctan: "dptx::atan((R)x)", np.arcsinh: "dptx::asinh((R)x)",
+    np.arccosh: "dptx::acosh((R)x)", np.arctanh: "dptx::atanh((R)x)",
     # numpy 2's sign of a complex value: x / |x| (0 for 0)
-    np.sign: "((R)x == (R)0) ? (R)0 : (R)x / cuda::std::abs((R)x)",
+    np.sign: "((R)x == (R)0) ? (R)0 : (R)x / dptx::abs((R)x)",
     np.isnan: "(x.real() != x.real() || x.imag() != x.imag())",
     np.isinf: "(isinf(x.real()) || isinf(x.imag()))",
     np.isfinite: "(isfinite(x.real()) && isfinite(x.imag()))",

@@ -25,6 +25,8 @@ ROUTINES = {
     "linalg.eigvalsh": "Eigenvalues did not converge",
     "linalg.svd": "SVD did not converge",
     "linalg.lstsq": "SVD did not converge in Linear Least Squares",
+    **{f"fft.{name}": None for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fftn",
+                                         "ifftn", "rfftn", "irfftn")},
 }
 
 

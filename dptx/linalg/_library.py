@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from .._manipulation.views import broadcast_to
 from ..runtime import library_call
-from ..runtime.library_call import enabled  # noqa: F401 - the callers' switch
+from ..runtime.library_call import enabled
+
+__all__ = ["enabled", "svd", "eigh", "qr", "cholesky", "solve", "inv", "slogdet", "det", "matmul"]
 
 
 def _in(a, T, shape=None):

@@ -20,7 +20,7 @@ import numpy
 
 from . import cuda  # noqa: F401
 from . import _state  # noqa: F401
-from . import linalg  # noqa: F401
+from . import fft, linalg  # noqa: F401
 from ._library import run as _run_library
 from .cuda import memory as _memory
 from .cuda import pinned_memory as _pinned_memory

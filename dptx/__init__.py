@@ -43,6 +43,7 @@ from ._math.polynomials import polyfit, polyval
 from ._logic.comparison import allclose, array_equal, array_equiv, isclose, isneginf, isposinf
 from ._statistics.moments import std, var
 from ._indexing.indexing import put, take
+from ._indexing.grids import c_, mgrid, ogrid, r_
 from ._indexing.index_tricks import (choose, compress, diag_indices, diag_indices_from, extract,
                                      indices, ix_, mask_indices, place, put_along_axis, putmask,
                                      ravel_multi_index, select, take_along_axis, tril_indices,
@@ -132,7 +133,7 @@ __all__ = [
     "nanmax", "nanmean", "nanmin", "nanprod", "nansum", "percentile", "ptp", "quantile",
     "amin", "amax", "nan_to_num", "copyto", "argpartition", "lexsort", "partition",
     "bincount", "digitize", "histogram", "interp", "cross", "einsum", "inner", "kron", "tensordot",
-    "vdot", "fill_diagonal", "put", "linalg", "fft",
+    "vdot", "fill_diagonal", "put", "linalg", "fft", "mgrid", "ogrid", "r_", "c_",
     "diag_indices", "diag_indices_from", "indices", "ix_", "place", "put_along_axis", "putmask",
     "ravel_multi_index", "select", "take_along_axis", "tril_indices", "tril_indices_from",
     "triu_indices", "triu_indices_from", "unravel_index", "nanargmax", "nanargmin",

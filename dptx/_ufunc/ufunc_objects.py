@@ -59,8 +59,7 @@ def call(np_ufunc, *inputs, out=None, casting="same_kind", dtype=None, where=Tru
                               or np_ufunc is np.divmod or np_ufunc in _VECTOR_PRODUCTS):
         raise DptxError(f"{np_ufunc.__name__}: where= is not supported on dptx arrays yet")
     if dtype is not None:
-        raise DptxError(f"{np_ufunc.__name__}: dtype= is not supported on dptx arrays yet "
-                        f"(convert with astype first)")
+        inputs = _in_loop_type(np_ufunc, inputs, dtype, casting)
     if casting not in ("same_kind", "unsafe"):
         raise DptxError(f"{np_ufunc.__name__}: casting={casting!r} is not supported on dptx "
                         f"arrays yet ('same_kind', numpy's default, or 'unsafe')")
@@ -71,6 +70,19 @@ def call(np_ufunc, *inputs, out=None, casting="same_kind", dtype=None, where=Tru
     if where is not True:
         return _masked(np_ufunc, inputs, _out(out), casting, where)
     return ufuncs.apply(np_ufunc, *inputs, out=_out(out), casting=casting, order=order)
+
+
+def _in_loop_type(np_ufunc, inputs, dtype, casting):
+    """numpy's ``dtype=``: the loop whose output is ``dtype`` (numpy's choice and errors, the
+    input casts checked under ``casting``); the array operands converted to its input type
+    where the loop is of one type throughout (``np.add(i, j, dtype=np.float32)``), so that
+    the kernel computes in it. Other loops (``ldexp``'s, comparisons') are refused."""
+    probes = [np.empty(0, v.dtype) if isinstance(v, ndarray) else v for v in inputs]
+    R = np.asarray(np_ufunc(*probes, dtype=dtype, casting=casting)).dtype
+    if R.char * np_ufunc.nin + "->" + R.char * np_ufunc.nout not in np_ufunc.types:
+        raise DptxError(f"{np_ufunc.__name__}: dtype={np.dtype(dtype)} is not supported on "
+                        f"dptx arrays (a loop of mixed types; convert with astype first)")
+    return [v.astype(R, copy=False) if isinstance(v, ndarray) else v for v in inputs]
 
 
 def _masked(np_ufunc, inputs, out, casting, where):

@@ -139,10 +139,26 @@ class ndarray:
     _strides = None     # byte strides of a strided view; None: C-contiguous
 
     def __init__(self, shape, dtype=np.float64, _buffer: DeviceBuffer = None,
-                 _offset: int = 0, _base: "ndarray" = None, _strides: tuple = None):
+                 _offset: int = 0, _base: "ndarray" = None, _strides: tuple = None, *,
+                 strides=None, order="C"):
         self._shape = _shape(shape)
         self._dtype = _dtype(dtype)
         nbytes = int(np.prod(self._shape, dtype=np.int64)) * self._dtype.itemsize
+        if strides is not None or order not in ("C", None):
+            # numpy's and CuPy's constructor: an array of these strides (or order "F") over
+            # a new buffer of the shape's size (numpy's error where they reach past it)
+            if _strides is not None:
+                raise TypeError("ndarray(): give strides= or _strides, not both")
+            order = check_order(order)
+            _strides = tuple(int(s) for s in strides) if strides is not None else \
+                new_strides(self._shape, self._dtype.itemsize, order)
+            if len(_strides) != len(self._shape):
+                raise ValueError("strides, if given, must be the same length as shape")
+            reach = sum((n - 1) * abs(s) for n, s in zip(self._shape, _strides) if n) + \
+                self._dtype.itemsize
+            if nbytes and (reach > nbytes or any(s < 0 for s in _strides)):
+                raise ValueError("strides is incompatible with shape of requested array and "
+                                 "size of buffer")
         if _buffer is None:
             _buffer = DeviceBuffer.filled(nbytes, b"\0")
         self._buffer = _buffer

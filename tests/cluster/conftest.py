@@ -48,7 +48,8 @@ MIXED_SAMPLE = {
     "test_outputs_that_overlap_inputs_give_numpys_results",       # out= overlaps
     "test_fft_follows_numpy",                                     # library routines: FFT
 }
-ARRAY_TESTS = ("test_array_api.py", "test_array_functions.py", "test_complex_and_fft.py")
+ARRAY_TESTS = ("test_array_api.py", "test_array_functions.py", "test_complex_and_fft.py",
+               "test_index_objects_and_dtype.py")
 # test_mixed_cluster.py runs the corpus on a mixed cluster (an even split, the stand-in's
 # launches counted; a sample of it by default): test_corpus_cluster's run there is exhaustive.
 MIXED_ELSEWHERE = ("test_corpus_cluster.py",)

@@ -63,6 +63,10 @@ from . import exceptions  # noqa: F401
 def __getattr__(name):
     # dptx's names only: a name dptx lacks is CuPy's test failing, never numpy's
     return getattr(_dptx, name)
+
+
+import importlib as _importlib  # noqa: E402
+testing = _importlib.import_module(__name__ + ".testing")  # CuPy's helpers, not dptx.testing
 '''
 EXCEPTIONS = '''from numpy.exceptions import *  # noqa: F401,F403
 '''
@@ -87,6 +91,7 @@ def _checkout(source: pathlib.Path, into: pathlib.Path) -> pathlib.Path:
     archive = subprocess.run(["git", "--git-dir", str(source), "archive", "HEAD",
                               "cupy/testing", "tests/cupy_tests"], capture_output=True,
                              check=True).stdout
+    into.mkdir(parents=True, exist_ok=True)
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into
 
@@ -102,8 +107,12 @@ def build(source: pathlib.Path, work: pathlib.Path, files: list) -> list:
     (pkg / "_core" / "__init__.py").write_text("")
     (pkg / "_core" / "internal.py").write_text(INTERNAL)
     shutil.copytree(tree / "cupy" / "testing", pkg / "testing")
-    (work / "site" / "cupyx").mkdir()
-    (work / "site" / "cupyx" / "__init__.py").write_text("")
+    # cupyx: what CuPy's helpers ask of it (dptx has no sparse matrices)
+    sparse = work / "site" / "cupyx" / "scipy" / "sparse"
+    sparse.mkdir(parents=True)
+    for folder in (sparse.parent.parent, sparse.parent):
+        (folder / "__init__.py").write_text("")
+    (sparse / "__init__.py").write_text("def issparse(x):\n    return False\n")
     tests = work / "tests"
     tests.mkdir()
     (tests / "conftest.py").write_text(CONFTEST)
@@ -118,22 +127,27 @@ def build(source: pathlib.Path, work: pathlib.Path, files: list) -> list:
     return found
 
 
-def run(source, files=SCOPE, timeout: int = 90, processes: int = 1, out=sys.stdout) -> dict:
+def run(source, files=SCOPE, timeout: int = 90, processes: int = 1, out=sys.stdout,
+        log=None) -> dict:
     """Run the files; {folder: (passed, failed or errors, skipped)} and the total under
-    "all", printed as a table."""
+    "all", printed as a table; pytest's own output goes to ``log`` (a path) when given."""
     with tempfile.TemporaryDirectory(prefix="dptx-cupy-suite-") as tmp:
         work = pathlib.Path(tmp)
         found = build(pathlib.Path(source), work, files)
         report = work / "report.xml"
+        # (the workers of dptx's embedded cluster inherit the path: the GPU executor must
+        # not take the shim for CuPy; this harness runs on CPU workers)
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            [str(work / "site"), os.environ.get("PYTHONPATH", "")]))
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+            [str(work / "site"), os.environ.get("PYTHONPATH", "")]),
+            DPTX_CUPY_MODULE="dptx_cupy_suite_has_no_cupy")
+        command = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider",
                    "-o", "addopts=", "--rootdir", str(work / "tests"),
                    f"--timeout={timeout}", f"--junitxml={report}"]
         if processes > 1:
             command += ["-n", str(processes)]
-        subprocess.run(command + [str(f) for f in found], cwd=work / "tests", env=env,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(log or os.devnull, "w") as sink:
+            subprocess.run(command + [str(f) for f in found], cwd=work / "tests", env=env,
+                           stdout=sink, stderr=subprocess.STDOUT)
         counts = collections.defaultdict(lambda: [0, 0, 0])
         if report.exists():
             for case in ElementTree.parse(report).iter("testcase"):
@@ -157,10 +171,11 @@ def main(argv=None) -> int:
                     help="folders or files of SCOPE to run (default: all of it)")
     ap.add_argument("--timeout", type=int, default=90, help="seconds per test")
     ap.add_argument("-n", type=int, default=1, help="pytest processes (pytest-xdist)")
+    ap.add_argument("--log", default=None, help="a file for pytest's own output")
     args = ap.parse_args(argv)
     files = SCOPE if not args.only else [f for f in SCOPE
                                          if any(f.startswith(o) for o in args.only)]
-    totals = run(args.source, files, args.timeout, args.n)
+    totals = run(args.source, files, args.timeout, args.n, log=args.log)
     return 0 if totals.get("all") else 1
 
 

@@ -18,8 +18,18 @@ def arange(start, stop=None, step=1, dtype=None) -> ndarray:
     array's type, delta being the difference of the first two)."""
     if stop is None:
         start, stop = 0, start
+    if step is None:            # (numpy's default step)
+        step = 1
     if step == 0:
         raise ZeroDivisionError("division by zero (arange's step)")
+    if dtype is not None and np.dtype(dtype) == np.bool_:
+        # numpy fills a boolean range of at most two elements (start, start + step as
+        # truth values), and has no fill for longer ones
+        values = arange(start, stop, step, dtype=np.result_type(start, stop, step, np.intp))
+        if values.size > 2:
+            raise TypeError("arange() is only supported for booleans when the result has at "
+                            "most length 2.")
+        return values.astype(np.bool_)
     # numpy's arange type: at least intp, with Python numbers taken at their default types
     # (not weak): arange(0, 1, np.float32(0.1)) is float64, arange(np.int8(5)) int64
     dt = np.dtype(dtype) if dtype is not None else np.result_type(

@@ -14,7 +14,8 @@ TYPES = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"
          "float16", "float32", "float64", "intp", "uintp", "byte", "ubyte", "short",
          "ushort", "intc", "uintc", "longlong", "ulonglong", "half", "single", "double",
          "dtype", "generic", "number", "integer", "signedinteger", "unsignedinteger",
-         "floating", "inexact", "bool", "int_", "uint", "long", "ulong")
+         "floating", "inexact", "bool", "int_", "uint", "long", "ulong", "complex64",
+         "complex128", "csingle", "cdouble", "complexfloating")
 CONSTANTS = ("newaxis", "pi", "e", "inf", "nan", "euler_gamma")
 QUERIES = ("finfo", "iinfo", "result_type", "can_cast", "promote_types", "min_scalar_type",
            "common_type", "issubdtype", "isscalar", "broadcast_shapes", "isdtype", "typename",

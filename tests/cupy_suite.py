@@ -7,7 +7,8 @@ a bare git repository (its HEAD is read with ``git archive``). Nothing of CuPy i
 this repository: in a temporary folder the harness builds a ``cupy`` package that is dptx
 (``import cupy`` gives dptx's names; a name dptx lacks is an AttributeError, never numpy's,
 which would compare numpy with itself), with CuPy's own ``cupy.testing`` from the checkout,
-and runs pytest on the test files of ``SCOPE`` there (each test with a time limit), then
+and runs pytest on the test files of ``SCOPE`` there (each test with a time limit; CuPy's
+tests of ``__cuda_array_interface__`` excluded: ``EXCLUDED``), then
 prints how many passed per folder and in all. ``tests/test_cupy_suite.py`` runs it on a
 small part when ``DPTX_CUPY_SOURCE`` names a checkout."""
 from __future__ import annotations
@@ -51,6 +52,10 @@ SCOPE = [
     "core_tests/test_ndarray_reduction.py", "core_tests/test_ndarray_copy_and_view.py",
 ]
 
+# CuPy's tests of what a dptx array cannot be: __cuda_array_interface__ (its memory lives on
+# the cluster's workers, not at a device pointer of this process)
+EXCLUDED = "not CudaArrayInterface"
+
 # the ``cupy`` package the tests import: dptx, with CuPy's testing helpers
 SHIM = '''"""cupy as dptx, for CuPy's own tests (dptx's tests/cupy_suite.py)."""
 import numpy as _numpy
@@ -58,6 +63,10 @@ import dptx as _dptx
 from dptx import *  # noqa: F401,F403
 from dptx import cuda, fft, linalg, random, testing as _assertions  # noqa: F401
 from . import exceptions  # noqa: F401
+import sys as _sys
+for _name in ("cuda", "fft", "linalg", "random", "testing"):
+    if _name != "testing":      # (``import cupy.cuda`` as well as ``cupy.cuda``)
+        _sys.modules[__name__ + "." + _name] = getattr(_dptx, _name)
 
 
 def __getattr__(name):
@@ -104,6 +113,7 @@ def build(source: pathlib.Path, work: pathlib.Path, files: list) -> list:
     (pkg / "_core").mkdir(parents=True)
     (pkg / "__init__.py").write_text(SHIM)
     (pkg / "exceptions.py").write_text(EXCEPTIONS)
+    (pkg / "_util.py").write_text("class PerformanceWarning(RuntimeWarning):\n    pass\n")
     (pkg / "_core" / "__init__.py").write_text("")
     (pkg / "_core" / "internal.py").write_text(INTERNAL)
     shutil.copytree(tree / "cupy" / "testing", pkg / "testing")
@@ -142,7 +152,9 @@ def run(source, files=SCOPE, timeout: int = 90, processes: int = 1, out=sys.stdo
             DPTX_CUPY_MODULE="dptx_cupy_suite_has_no_cupy")
         command = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider",
                    "-o", "addopts=", "--rootdir", str(work / "tests"),
-                   f"--timeout={timeout}", f"--junitxml={report}"]
+                   f"--timeout={timeout}", f"--junitxml={report}", "-k", EXCLUDED,
+                   # (a file that imports CuPy's internals fails alone: one failure)
+                   "--continue-on-collection-errors"]
         if processes > 1:
             command += ["-n", str(processes)]
         with open(log or os.devnull, "w") as sink:

@@ -2,15 +2,15 @@
 run (issue 19): ``a * 2 + b`` and ``np.sqrt(a * a + b * b)`` (each also through ``dptx.fuse``)
 and ``a.sum()`` on 16M float32, row sums of the same data as (n/128, 128) and (n/8192, 8192),
 a concatenation along the second axis (strided writes), a running sum, a boolean selection,
-a sort of a quarter of the data (against numpy's default and stable sorts), a 1024 x 1024 float32
-matmul, and the library routines (issue 45: matmul 2048 x 2048 in float32 and float64,
-``linalg.solve``/``svd``/``eigh`` of 1000 x 1000, an FFT of 2^22 complex64, on the devices'
-libraries, with dptx's own
-kernels beside for the matmul and the svd: ``dptx.library = "kernels"``); under the sum, the floors Dask itself puts there (its round trips with no
-work, each graph in one message: one task, a task per worker, the sum's graph). Each dptx
-expression is timed to its result being complete on the devices (``dptx.synchronize()``),
-not to reading it back; the best of several runs, dptx and numpy interleaved. Results are
-checked against numpy.
+a sort of a quarter of the data (against numpy's default and stable sorts), a 1024 x 1024
+float32 matmul, and the library routines (issue 45: matmul 2048 x 2048 in float32 and
+float64, ``linalg.solve``/``svd``/``eigh`` of 1000 x 1000, an FFT of 2^22 complex64, on the
+devices' libraries, with dptx's own kernels beside for the matmul and the svd:
+``dptx.library = "kernels"``); under the sum, the floors Dask itself puts there (its round
+trips with no work, each graph in one message: one task, a task per worker, the sum's graph).
+Each dptx expression is timed to its result being complete on the devices
+(``dptx.synchronize()``), not to reading it back; the best of several runs, dptx and numpy
+interleaved. Results are checked against numpy.
 
     python benchmarks/arrays.py [--n 16777216] [--only linalg]
 """

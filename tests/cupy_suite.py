@@ -64,9 +64,8 @@ from dptx import *  # noqa: F401,F403
 from dptx import cuda, fft, linalg, random, testing as _assertions  # noqa: F401
 from . import exceptions  # noqa: F401
 import sys as _sys
-for _name in ("cuda", "fft", "linalg", "random", "testing"):
-    if _name != "testing":      # (``import cupy.cuda`` as well as ``cupy.cuda``)
-        _sys.modules[__name__ + "." + _name] = getattr(_dptx, _name)
+for _name in ("cuda", "fft", "linalg", "random"):   # (``import cupy.cuda`` too)
+    _sys.modules[__name__ + "." + _name] = getattr(_dptx, _name)
 
 
 def __getattr__(name):

@@ -132,7 +132,8 @@ def _complex_binary_expr(ufunc, R: np.dtype, C: np.dtype):
         order = _COMPLEX_ORDER[np.less_equal if ufunc in (np.minimum, np.fmin)
                                else np.greater_equal].replace("(C)", "(R)")
         side = "x" if ufunc in (np.minimum, np.maximum) else "y"
-        nan = f"((R){side}).real() != ((R){side}).real() || ((R){side}).imag() != ((R){side}).imag()"
+        nan = (f"((R){side}).real() != ((R){side}).real() || "
+               f"((R){side}).imag() != ((R){side}).imag()")
         return f"(({order}) || {nan}) ? (R)x : (R)y"
     if ufunc in (np.add, np.subtract, np.multiply, np.true_divide):
         return _ARITH[ufunc]

@@ -21,8 +21,8 @@ from ..device.launch_config import (MAX_COOPERATIVE_BLOCKS, check_arg_count, che
                                     convert_scalar)
 from ..device.pointer import Pointer, StructValue
 from ..device.window import Window
-from ..errors import (DptxDeadlockError, DptxError, DptxMemoryError, DptxTimeoutError, FootprintViolation, LaunchError,
-                      PtxUnsupportedError)
+from ..errors import (DptxDeadlockError, DptxError, DptxMemoryError, DptxTimeoutError,
+                      FootprintViolation, LaunchError, PtxUnsupportedError)
 from ..ptx import ir, print_module
 from ..ptx.analysis import merge_facts
 from ..ptx.digest import ptx_digest

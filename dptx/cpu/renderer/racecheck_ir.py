@@ -363,6 +363,15 @@ absent:
   ret ptr null
 }}
 
+; the launch's next era (the count at %erap, advanced)
+define internal i32 @race_tick(ptr %erap) alwaysinline {{
+entry:
+  %e0 = load i32, ptr %erap
+  %e1 = add i32 %e0, 1
+  store i32 %e1, ptr %erap
+  ret i32 %e1
+}}
+
 ; an ordering event of this thread's block (racecheck between blocks): %ev holds ORDER_* bits
 define internal void @race_order(ptr %ctx, ptr %ti, i32 %ev) noinline {{
 entry:
@@ -383,9 +392,7 @@ go:
 fence:
   ; what came before is released by the next atomic or strong store; a fence acquires too
   ; (a strong load, then the fence)
-  %e0 = load i32, ptr %erap
-  %e1 = add i32 %e0, 1
-  store i32 %e1, ptr %erap
+  %e1 = call i32 @race_tick(ptr %erap)
   store i32 %e1, ptr %fencep
   store i32 %e1, ptr %acqp
   br label %complete
@@ -405,9 +412,7 @@ release:
   %isrelease = icmp ne i32 %rb, 0
   br i1 %isrelease, label %releasing, label %acquire
 releasing:
-  %e2 = load i32, ptr %erap
-  %e3 = add i32 %e2, 1
-  store i32 %e3, ptr %erap
+  %e3 = call i32 @race_tick(ptr %erap)
   store i32 %e3, ptr %relp
   br label %acquire
 acquire:
@@ -415,9 +420,7 @@ acquire:
   %isacquire = icmp ne i32 %ab, 0
   br i1 %isacquire, label %acquiring, label %done
 acquiring:
-  %e4 = load i32, ptr %erap
-  %e5 = add i32 %e4, 1
-  store i32 %e5, ptr %erap
+  %e5 = call i32 @race_tick(ptr %erap)
   store i32 %e5, ptr %acqp
   br label %done
 done:
